@@ -1,0 +1,38 @@
+# engram: `make demo` shows it working, `make test` runs the whole suite.
+BUILD    ?= build
+JOBS     ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build test demo bench asan clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: deps
+	$(MAKE) build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+demo: deps
+	$(MAKE) build
+	$(BUILD)/engram demo
+
+bench: deps
+	@scripts/install-bench-deps.sh
+	$(MAKE) build
+	bench/run.sh
+
+# The suite under AddressSanitizer + UndefinedBehaviorSanitizer (separate build directory).
+asan: deps
+	$(MAKE) build BUILD=build-asan CMAKE_FLAGS="-DENGRAM_SANITIZE=address,undefined -DENGRAM_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo"
+	cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf build build-asan

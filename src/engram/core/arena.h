@@ -1,0 +1,43 @@
+// Arena: a bump allocator for activations and their gradients, reset once per batch.
+// Memory is kept across resets (never returned to the OS), so a steady-state training step
+// allocates nothing from malloc: glibc would otherwise unmap and page-fault big blocks every step.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace engram::core {
+
+class Arena {
+ public:
+  explicit Arena(size_t initial_bytes = size_t{1} << 20);
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  // `bytes` of uninitialised memory aligned to 64 bytes, valid until reset().
+  void* allocate(size_t bytes);
+  float* floats(size_t n) { return static_cast<float*>(allocate(n * sizeof(float))); }
+  template <class T>
+  T* array(size_t n) { return static_cast<T*>(allocate(n * sizeof(T))); }
+
+  // Forget every allocation. If the last cycle spilled into extra blocks, they are merged into
+  // one block big enough for the whole cycle, so the next cycle stays in a single block.
+  void reset();
+  size_t used() const { return used_total_; }
+  size_t capacity() const;
+
+ private:
+  struct Block {
+    std::unique_ptr<std::byte[], void (*)(std::byte*)> mem{nullptr, nullptr};
+    size_t size = 0;
+  };
+  static Block make_block(size_t bytes);
+
+  std::vector<Block> blocks_;
+  size_t current_ = 0;  // index of the block being filled
+  size_t offset_ = 0;   // bytes used in the current block
+  size_t used_total_ = 0;
+};
+
+}  // namespace engram::core

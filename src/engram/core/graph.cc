@@ -1,0 +1,102 @@
+// Graph: leaves, recording and the reverse walk of the tape.
+#include "engram/core/graph.h"
+
+#include <cstring>
+
+namespace engram::core {
+
+Graph::Graph(bool grad_enabled, size_t arena_bytes) : arena_(arena_bytes), grad_enabled_(grad_enabled) {
+  nodes_.reserve(1024);
+}
+
+Var Graph::constant(const Tensor& t) { return constant(t.shape, t.data); }
+
+Var Graph::constant(Shape shape, const float* values) {
+  Tensor t = alloc(shape);
+  if (t.numel()) std::memcpy(t.data, values, sizeof(float) * t.numel());
+  return input(t);
+}
+
+Var Graph::zeros(Shape shape) { return input(alloc_zero(shape)); }
+
+Var Graph::full(Shape shape, float v) {
+  Tensor t = alloc(shape);
+  t.fill(v);
+  return input(t);
+}
+
+Var Graph::input(const Tensor& t) {
+  Node& n = nodes_.emplace_back();
+  n.value = t;
+  return {this, static_cast<int32_t>(nodes_.size() - 1)};
+}
+
+Var Graph::leaf(const Tensor& value, float* grad) {
+  Var v = input(value);
+  if (grad_enabled_) {
+    Node& n = nodes_[v.id];
+    n.needs_grad = true;
+    n.grad = grad;
+  }
+  return v;
+}
+
+Var Graph::variable(const Tensor& value) {
+  Var v = input(value);
+  nodes_[v.id].needs_grad = grad_enabled_;
+  return v;
+}
+
+Var Graph::record(const Tensor& value, BackwardFn fn, std::initializer_list<Var> inputs) {
+  Node& n = nodes_.emplace_back();
+  n.value = value;
+  int k = 0;
+  bool needs = false;
+  for (const Var& v : inputs) {
+    ENGRAM_CHECK(v.g == this, "op input belongs to another graph");
+    if (k < 3) n.in[k] = v.id;
+    ++k;
+    needs = needs || nodes_[v.id].needs_grad;
+  }
+  if (grad_enabled_ && needs) {
+    n.needs_grad = true;
+    n.backward = fn;
+  }
+  return {this, static_cast<int32_t>(nodes_.size() - 1)};
+}
+
+float* Graph::grad(int32_t id) {
+  if (id < 0) return nullptr;
+  Node& n = nodes_[id];
+  if (!n.needs_grad) return nullptr;
+  if (!n.grad) {
+    n.grad = arena_.floats(n.value.numel());
+    std::memset(n.grad, 0, sizeof(float) * n.value.numel());
+  }
+  return n.grad;
+}
+
+void Graph::backward(Var loss) {
+  ENGRAM_CHECK(loss.numel() == 1, "backward(loss) needs a single-element loss, got {}", loss.shape());
+  const float one = 1.0f;
+  backward(loss, &one);
+}
+
+void Graph::backward(Var out, const float* seed) {
+  ENGRAM_CHECK(out.g == this, "backward on a Var of another graph");
+  ENGRAM_CHECK(grad_enabled_, "backward() called on a graph in inference mode");
+  float* d = grad(out.id);
+  if (!d) return;  // nothing trainable upstream
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) d[i] += seed[i];
+  for (int32_t id = out.id; id >= 0; --id) {
+    const Node& n = nodes_[id];
+    if (n.backward && n.grad) n.backward(*this, n);
+  }
+}
+
+void Graph::reset() {
+  nodes_.clear();
+  arena_.reset();
+}
+
+}  // namespace engram::core

@@ -1,0 +1,56 @@
+// sgemm backends behind kernels/blas.h.
+#include "engram/core/kernels/blas.h"
+
+#include <cblas.h>
+#include <dnnl.h>
+
+#include <Eigen/Core>
+
+namespace engram::core::kernels {
+
+void sgemm_openblas(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+                    const float* b, int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void sgemm_dnnl(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+                const float* b, int ldb, float beta, float* c, int ldc) {
+  dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void sgemm_eigen(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+                 const float* b, int ldb, float beta, float* c, int ldc) {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Stride = Eigen::OuterStride<>;
+  Eigen::Map<Mat, 0, Stride> C(c, m, n, Stride(ldc));
+  // op(A) is m x k; stored as k x m when transposed.
+  Eigen::Map<const Mat, 0, Stride> A(a, ta ? k : m, ta ? m : k, Stride(lda));
+  Eigen::Map<const Mat, 0, Stride> B(b, tb ? n : k, tb ? k : n, Stride(ldb));
+  if (beta == 0.0f) {
+    C.setZero();
+  } else if (beta != 1.0f) {
+    C *= beta;
+  }
+  if (!ta && !tb) C.noalias() += alpha * A * B;
+  else if (ta && !tb) C.noalias() += alpha * A.transpose() * B;
+  else if (!ta && tb) C.noalias() += alpha * A * B.transpose();
+  else C.noalias() += alpha * A.transpose() * B.transpose();
+}
+
+void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // C = beta * C
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+  sgemm_openblas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+const char* blas_backend() { return "openblas"; }
+
+void set_blas_threads(int n) { openblas_set_num_threads(n); }
+
+}  // namespace engram::core::kernels

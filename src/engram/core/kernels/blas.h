@@ -1,0 +1,24 @@
+// The one matrix-multiply entry point. Row-major: C[m,n] = alpha * op(A)[m,k] op(B)[k,n] + beta * C.
+// lda/ldb/ldc are row strides of the matrices as stored. The backend (OpenBLAS, oneDNN or Eigen)
+// is chosen at build time after measurement (bench/RESULTS.md); the others stay callable so the
+// benchmark can compare them side by side.
+#pragma once
+
+namespace engram::core::kernels {
+
+void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc);
+
+void sgemm_openblas(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                    int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void sgemm_dnnl(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void sgemm_eigen(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                 int lda, const float* b, int ldb, float beta, float* c, int ldc);
+
+// Name of the backend sgemm() uses, for benchmark and log lines.
+const char* blas_backend();
+// Threads the BLAS may use (the caller's own threads must not oversubscribe the cores).
+void set_blas_threads(int n);
+
+}  // namespace engram::core::kernels

@@ -1,0 +1,16 @@
+// Matrix products through kernels::sgemm. Dims: R rows (any leading dims flattened), K in, N out,
+// Bt batch of matrices. Weights follow PyTorch's layout W [N, K] so checkpoints map one to one.
+#pragma once
+
+#include "engram/core/graph.h"
+
+namespace engram::core {
+
+// op(a) [M, K] x op(b) [K, N] -> [M, N]; a, b rank 2; trans_* multiplies by the transpose.
+Var matmul(Var a, Var b, bool trans_a = false, bool trans_b = false);
+// x [..., K], w [N, K], bias [N] (or invalid Var for none) -> [..., N] = x w^T + bias
+Var affine(Var x, Var w, Var bias = {});
+// a [Bt, M, K] (or [Bt, K, M] with trans_a) x b [Bt, K, N] (or [Bt, N, K]) -> [Bt, M, N]
+Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
+
+}  // namespace engram::core
