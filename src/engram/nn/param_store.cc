@@ -1,0 +1,39 @@
+// ParamStore implementation.
+#include "engram/nn/param_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace engram::nn {
+
+ParamId ParamStore::add(const std::string& name, Shape shape) {
+  ENGRAM_CHECK(!name.empty(), "parameter with an empty name");
+  ENGRAM_CHECK(!index_.count(name), "duplicate parameter name '{}'", name);
+  const int64_t offset = static_cast<int64_t>(values_.size());
+  params_.push_back({name, shape, offset});
+  values_.resize(values_.size() + shape.numel(), 0.0f);
+  grads_.resize(values_.size(), 0.0f);
+  const auto id = static_cast<ParamId>(params_.size() - 1);
+  index_[name] = id;
+  return id;
+}
+
+std::optional<ParamId> ParamStore::find(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+void ParamStore::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
+
+void ParamStore::copy_values_from(const ParamStore& other) {
+  ENGRAM_CHECK(other.count() == count(), "parameter count differs: {} vs {}", other.count(), count());
+  for (const Param& p : params_) {
+    auto id = other.find(p.name);
+    ENGRAM_CHECK(id.has_value(), "parameter '{}' missing in source", p.name);
+    ENGRAM_CHECK(other.shape(*id) == p.shape, "parameter '{}' has shape {} vs {}", p.name, other.shape(*id), p.shape);
+    std::memcpy(values_.data() + p.offset, other.values_.data() + other.offset(*id), sizeof(float) * p.shape.numel());
+  }
+}
+
+}  // namespace engram::nn
