@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Fetches the public corpora engram's examples, tests and benchmarks use into $ENGRAM_DATA_DIR
+# (default ../shared/data relative to the repository). Corpora are never committed to the repo.
+# A corpus already present is left alone. Needs curl, unzip/tar/gzip and internet access.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+data="${ENGRAM_DATA_DIR:-$root/../shared/data}"
+mkdir -p "$data"
+cd "$data"
+
+fetch() {  # fetch URL FILE
+  [ -s "$2" ] || { echo "fetching $1"; curl -fL --retry 3 -o "$2" "$1"; }
+}
+
+# Multi30k task 1 (Elliott et al. 2016): raw + tokenised train/val/test_2016_flickr.
+if [ ! -d multi30k/raw ]; then
+  mkdir -p multi30k/raw multi30k/tok
+  base=https://github.com/multi30k/dataset/raw/master/data/task1
+  for split in train val test_2016_flickr; do
+    for lang in de en fr cs; do
+      fetch "$base/raw/$split.$lang.gz" "multi30k/raw/$split.$lang.gz"
+      fetch "$base/tok/$split.lc.norm.tok.$lang" "multi30k/tok/$split.lc.norm.tok.$lang"
+    done
+  done
+fi
+
+# bAbI QA v1.2 (Weston et al. 2015): en (1k) and en-10k.
+if [ ! -d babi/en ]; then
+  fetch http://www.thespermwhale.com/jaseweston/babi/tasks_1-20_v1-2.tar.gz babi.tar.gz
+  mkdir -p babi && tar -xzf babi.tar.gz -C babi --strip-components=1 && rm babi.tar.gz
+fi
+
+# Tatoeba pairs from ManyThings.org (CC-BY 2.0 France): Chinese-English and French-English.
+if [ ! -f tatoeba-zh-en/cmn.txt ]; then
+  mkdir -p tatoeba-zh-en && fetch https://www.manythings.org/anki/cmn-eng.zip cmn.zip
+  unzip -o cmn.zip -d tatoeba-zh-en && rm cmn.zip
+fi
+if [ ! -f tatoeba-fr-en/fra.txt.gz ]; then
+  mkdir -p tatoeba-fr-en && fetch https://www.manythings.org/anki/fra-eng.zip fra.zip
+  unzip -o fra.zip -d tatoeba-fr-en && gzip tatoeba-fr-en/fra.txt && rm fra.zip
+fi
+
+# Stanford Sentiment Treebank, PTB trees (Socher et al. 2013).
+if [ ! -f sst/train.txt ]; then
+  fetch https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip sst.zip
+  mkdir -p sst && unzip -o -j sst.zip -d sst && rm sst.zip
+fi
+
+echo "corpora in $data"
