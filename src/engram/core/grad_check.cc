@@ -2,6 +2,7 @@
 #include "engram/core/grad_check.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace engram::core {
@@ -52,11 +53,11 @@ GradCheckResult grad_check(const std::function<Var(Graph&)>& f, const std::vecto
       const double a = analytic[k][i];
       const double err = std::fabs(a - numeric) / std::max({std::fabs(a), std::fabs(numeric), opt.floor});
       ++r.checked;
-      if (err > r.max_error || r.worst.empty()) {
-        if (err >= r.max_error) {
-          r.max_error = err;
-          r.worst = fmt::format("{}[{}]: analytic {:.6g} vs numeric {:.6g}", t.name, i, a, numeric);
-        }
+      // NaN anywhere counts as an infinite error, so a row producing NaN cannot pass.
+      const double scored = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+      if (scored > r.max_error || r.worst.empty()) {
+        r.max_error = scored;
+        r.worst = fmt::format("{}[{}]: analytic {:.6g} vs numeric {:.6g}", t.name, i, a, numeric);
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 namespace engram::core {
 
@@ -19,6 +20,18 @@ class Rng {
       s = z ^ (z >> 31);
     }
     has_spare_ = false;
+  }
+  // The whole generator state (for checkpoints): 4 words + the cached normal.
+  struct State {
+    uint64_t s[4];
+    double spare;
+    bool has_spare;
+  };
+  State state() const { return {{s_[0], s_[1], s_[2], s_[3]}, spare_, has_spare_}; }
+  void set_state(const State& st) {
+    for (int i = 0; i < 4; ++i) s_[i] = st.s[i];
+    spare_ = st.spare;
+    has_spare_ = st.has_spare;
   }
   uint64_t next() {
     const uint64_t result = rotl(s_[1] * 5, 7) * 9;

@@ -1,5 +1,6 @@
 // Reductions along one axis (negative axes count from the end) and over everything.
-// Differentiable. The reduced axis is removed from the shape unless keepdim.
+// Differentiable. The reduced axis is removed from the shape unless keepdim (then it is 1).
+// mean and max over an empty axis are errors; sum over one gives zeros.
 #pragma once
 
 #include "engram/core/graph.h"

@@ -1,0 +1,159 @@
+// Line reading with UTF-8 validation and optional gzip decompression (see text.h).
+#include "engram/data/text.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "engram/core/error.h"
+
+#if defined(ENGRAM_WITH_ZLIB) && ENGRAM_WITH_ZLIB
+#include <zlib.h>
+constexpr bool kHaveZlib = true;
+#else
+constexpr bool kHaveZlib = false;
+#endif
+
+namespace engram::data {
+namespace {
+
+// Length of the UTF-8 sequence starting at s[i], or 0 when it is invalid.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  uint32_t min;
+  if ((b0 & 0xE0) == 0xC0) {
+    n = 2, cp = b0 & 0x1F, min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    n = 3, cp = b0 & 0x0F, min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    n = 4, cp = b0 & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+bool has_gzip_magic(const std::string& bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1F &&
+         static_cast<unsigned char>(bytes[1]) == 0x8B;
+}
+
+std::string read_raw(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  ENGRAM_CHECK(in.good(), "{}: cannot open for reading", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  ENGRAM_CHECK(!in.bad(), "{}: read error", path);
+  return std::move(ss).str();
+}
+
+std::string gunzip_file(const std::string& path) {
+#if defined(ENGRAM_WITH_ZLIB) && ENGRAM_WITH_ZLIB
+  gzFile f = gzopen(path.c_str(), "rb");
+  ENGRAM_CHECK(f != nullptr, "{}: cannot open for reading", path);
+  std::string out;
+  char buf[1 << 16];
+  while (true) {
+    const int n = gzread(f, buf, sizeof(buf));
+    if (n < 0) {
+      int errnum = 0;
+      const std::string msg = gzerror(f, &errnum);
+      gzclose(f);
+      ENGRAM_CHECK(false, "{}: gzip error: {}", path, msg);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  gzclose(f);
+  return out;
+#else
+  ENGRAM_CHECK(false,
+               "{}: gzip-compressed input, but this build has no zlib support "
+               "(decompress it first: gunzip -k {})",
+               path, path);
+  return {};
+#endif
+}
+
+}  // namespace
+
+size_t find_invalid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+bool gzip_supported() { return kHaveZlib; }
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::string bytes = read_raw(path);
+  if (has_gzip_magic(bytes)) bytes = gunzip_file(path);
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < bytes.size()) {
+    size_t end = bytes.find('\n', start);
+    if (end == std::string::npos) end = bytes.size();
+    std::string_view line(bytes.data() + start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const size_t bad = find_invalid_utf8(line);
+    ENGRAM_CHECK(bad == std::string_view::npos, "{}:{}: invalid UTF-8 (byte 0x{:02X} at column {})",
+                 path, lines.size() + 1, static_cast<unsigned char>(line[bad]), bad + 1);
+    lines.emplace_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  ENGRAM_CHECK(out.good(), "{}: cannot open for writing", path);
+  for (const auto& l : lines) out << l << '\n';
+  out.flush();
+  ENGRAM_CHECK(out.good(), "{}: write error", path);
+}
+
+std::vector<std::string> split_whitespace(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  auto is_space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  while (i < text.size()) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    const size_t start = i;
+    while (i < text.size() && !is_space(text[i])) ++i;
+    if (i > start) out.emplace_back(text.substr(start, i - start));
+  }
+  return out;
+}
+
+std::vector<std::string> utf8_chars(std::string_view s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t n = utf8_sequence_length(s, i);
+    ENGRAM_CHECK(n != 0, "utf8_chars: invalid UTF-8 at byte {}", i);
+    out.emplace_back(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+int64_t utf8_length(std::string_view s) {
+  int64_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace engram::data

@@ -1,0 +1,38 @@
+// Text-file and UTF-8 basics for the data layer: read a file as validated UTF-8 lines (errors
+// name file:line), split text into whitespace tokens or into characters.
+// Gzip input: files starting with the gzip magic bytes are decompressed when the library is built
+// with ENGRAM_WITH_ZLIB (zlib linked); otherwise reading one is an error that says to gunzip first.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace engram::data {
+
+// Byte offset of the first invalid UTF-8 sequence (overlong forms, surrogates and code points
+// above U+10FFFF are invalid), or npos when s is valid.
+size_t find_invalid_utf8(std::string_view s);
+
+// True when this build can read .gz files (compiled with ENGRAM_WITH_ZLIB).
+bool gzip_supported();
+
+// All lines of a file, without their '\n' (and without a trailing '\r', so CRLF files read like
+// LF files). A final line without '\n' is kept; a final '\n' does not add an empty line. Throws
+// engram::Error "PATH: cannot open ..." or "PATH:LINE: invalid UTF-8 (byte 0xFF at column 7)".
+std::vector<std::string> read_lines(const std::string& path);
+
+// Writes lines joined by '\n' (with a final '\n'); throws on I/O failure.
+void write_lines(const std::string& path, const std::vector<std::string>& lines);
+
+// Splits on ASCII whitespace (space, \t, \n, \v, \f, \r); no empty tokens.
+std::vector<std::string> split_whitespace(std::string_view text);
+
+// One string per UTF-8 code point ("2026年" -> "2","0","2","6","年"); s must be valid UTF-8.
+std::vector<std::string> utf8_chars(std::string_view s);
+
+// Number of code points in valid UTF-8.
+int64_t utf8_length(std::string_view s);
+
+}  // namespace engram::data

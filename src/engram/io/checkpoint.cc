@@ -1,0 +1,309 @@
+// Checkpoint directories: atomic save (temp dir + fsync + renames), recovery, checked load.
+#include "engram/io/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "engram/io/config.h"
+#include "engram/io/safetensors.h"
+
+namespace engram::io {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kConfigFile = "config.yaml";
+constexpr const char* kModelFile = "model.safetensors";
+constexpr const char* kOptimizerFile = "optimizer.safetensors";
+constexpr const char* kTrainerFile = "trainer.json";
+
+// "runs/x/" -> "runs/x"; errors on an empty path.
+fs::path normalize(const fs::path& dir) {
+  fs::path p = dir.lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  ENGRAM_CHECK(!p.empty() && p.filename() != "." && p.filename() != "..", "bad checkpoint directory '{}'",
+               dir.string());
+  return p;
+}
+
+fs::path parent_of(const fs::path& dir) { return dir.has_parent_path() ? dir.parent_path() : fs::path("."); }
+
+void write_text_synced(const fs::path& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ENGRAM_CHECK(fd >= 0, "{}: cannot open for writing: {}", path.string(), std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t k = ::write(fd, text.data() + done, text.size() - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(fmt::format("{}: write failed: {}", path.string(), std::strerror(err)));
+    }
+    done += static_cast<size_t>(k);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  ENGRAM_CHECK(synced, "{}: fsync failed: {}", path.string(), std::strerror(err));
+}
+
+// Makes renames and new entries inside `dir` durable.
+void fsync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ENGRAM_CHECK(fd >= 0, "{}: cannot open directory: {}", dir.string(), std::strerror(errno));
+  const bool synced = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  ENGRAM_CHECK(synced, "{}: fsync of directory failed: {}", dir.string(), std::strerror(err));
+}
+
+void rename_or_throw(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  ENGRAM_CHECK(!ec, "cannot rename {} to {}: {}", from.string(), to.string(), ec.message());
+}
+
+std::string config_text(const CheckpointData& data) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "format_version" << YAML::Value << kCheckpointFormatVersion;
+  out << YAML::Key << "model" << YAML::Value << data.model_name;
+  out << YAML::Key << "config" << YAML::Value;
+  if (data.config.IsDefined() && !data.config.IsNull())
+    out << data.config;
+  else
+    out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+  out << YAML::EndMap;
+  ENGRAM_CHECK(out.good(), "cannot write the checkpoint config: {}", out.GetLastError());
+  return std::string(out.c_str()) + "\n";
+}
+
+// Scalars as metadata strings: shortest text that reads back to the same double.
+std::string scalar_text(double v) { return fmt::format("{}", v); }
+
+double parse_scalar(const fs::path& file, const std::string& key, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  ENGRAM_CHECK(!text.empty() && end == text.c_str() + text.size(), "{}: metadata '{}' is not a number: '{}'",
+               file.string(), key, text);
+  return v;
+}
+
+// Checks that `file` holds exactly the expected tensors (names and shapes); returns each
+// expected tensor's entry, in the order of `expected`.
+template <class Named>
+std::vector<const SafetensorsReader::Entry*> match_tensors(const SafetensorsReader& file, const std::vector<Named>& expected,
+                                                           const char* owner) {
+  const std::string f = file.path().string();
+  std::vector<const SafetensorsReader::Entry*> entries;
+  std::set<std::string> names;
+  for (const Named& x : expected) {
+    const SafetensorsReader::Entry* e = file.find(x.name);
+    ENGRAM_CHECK(e != nullptr, "{}: missing tensor '{}' ({} expects shape {})", f, x.name, owner, x.shape);
+    ENGRAM_CHECK(e->shape == x.shape, "{}: tensor '{}' has shape {} but {} expects {}", f, x.name, e->shape, owner,
+                 x.shape);
+    entries.push_back(e);
+    names.insert(x.name);
+  }
+  for (const auto& e : file.tensors())
+    ENGRAM_CHECK(names.count(e.name), "{}: unexpected tensor '{}' (shape {}) that {} does not have", f, e.name, e.shape,
+                 owner);
+  return entries;
+}
+
+struct ParamRef {
+  std::string name;
+  core::Shape shape;
+  float* data;
+};
+
+}  // namespace
+
+// ---- save
+
+void save_checkpoint(const fs::path& target, const CheckpointData& data, const CheckpointSaveOptions& options) {
+  const fs::path dir = normalize(target);
+  ENGRAM_CHECK(data.params != nullptr, "save_checkpoint {}: no parameters given", dir.string());
+  ENGRAM_CHECK(!data.config.IsDefined() || data.config.IsNull() || data.config.IsMap(),
+               "save_checkpoint {}: the config must be a YAML map", dir.string());
+  const fs::path parent = parent_of(dir);
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  ENGRAM_CHECK(!ec, "save_checkpoint {}: cannot create {}: {}", dir.string(), parent.string(), ec.message());
+  const std::string pid = std::to_string(::getpid());
+  const fs::path tmp = parent / (dir.filename().string() + ".tmp-" + pid);
+  const fs::path old = parent / (dir.filename().string() + ".old-" + pid);
+
+  auto written = [&](const fs::path& file) {
+    if (options.on_file_written) options.on_file_written(file);
+  };
+  fs::remove_all(tmp, ec);  // a leftover of a crashed process with our pid
+  try {
+    ENGRAM_CHECK(fs::create_directory(tmp, ec) && !ec, "save_checkpoint {}: cannot create {}: {}", dir.string(),
+                 tmp.string(), ec.message());
+    write_text_synced(tmp / kConfigFile, config_text(data));
+    written(tmp / kConfigFile);
+
+    const nn::ParamStore& store = *data.params;
+    std::vector<TensorView> params;
+    for (nn::ParamId id = 0; id < store.count(); ++id)
+      params.push_back({store.name(id), store.shape(id), store.values() + store.offset(id)});
+    write_safetensors(tmp / kModelFile, std::move(params));
+    written(tmp / kModelFile);
+
+    if (data.optimizer) {
+      std::vector<TensorView> state;
+      for (const auto& t : data.optimizer->state_tensors()) state.push_back({t.name, t.shape, t.data});
+      std::map<std::string, std::string> meta = {{"optimizer", std::string(data.optimizer->kind())}};
+      for (const auto& [k, v] : data.optimizer->state_scalars()) meta[k] = scalar_text(v);
+      write_safetensors(tmp / kOptimizerFile, std::move(state), meta);
+      written(tmp / kOptimizerFile);
+    }
+    if (!data.trainer.is_null()) {
+      write_text_synced(tmp / kTrainerFile, data.trainer.dump(2) + "\n");
+      written(tmp / kTrainerFile);
+    }
+    fsync_dir(tmp);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+
+  // Swap into place: at every instant either dir or (after the first rename) old is complete.
+  if (fs::exists(dir)) {
+    fs::remove_all(old, ec);
+    try {
+      rename_or_throw(dir, old);
+    } catch (...) {
+      fs::remove_all(tmp, ec);
+      throw;
+    }
+    try {
+      rename_or_throw(tmp, dir);
+    } catch (...) {
+      fs::rename(old, dir, ec);  // put the previous checkpoint back
+      fs::remove_all(tmp, ec);
+      throw;
+    }
+    fsync_dir(parent);
+    fs::remove_all(old, ec);
+  } else {
+    try {
+      rename_or_throw(tmp, dir);
+    } catch (...) {
+      fs::remove_all(tmp, ec);
+      throw;
+    }
+    fsync_dir(parent);
+  }
+}
+
+// ---- recover / load
+
+bool recover_checkpoint(const fs::path& target) {
+  const fs::path dir = normalize(target);
+  std::error_code ec;
+  if (fs::exists(dir, ec)) return false;
+  const fs::path parent = parent_of(dir);
+  if (!fs::is_directory(parent, ec)) return false;
+  const std::string prefix = dir.filename().string() + ".old-";
+  fs::path newest;
+  fs::file_time_type newest_time{};
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !entry.is_directory(ec)) continue;
+    const auto t = fs::last_write_time(entry.path(), ec);
+    if (ec) continue;
+    if (newest.empty() || t > newest_time) newest = entry.path(), newest_time = t;
+  }
+  if (newest.empty()) return false;
+  fs::rename(newest, dir, ec);
+  if (ec) return fs::exists(dir);  // someone else recovered it first
+  fsync_dir(parent);
+  return true;
+}
+
+CheckpointInfo read_checkpoint_info(const fs::path& target) {
+  const fs::path dir = normalize(target);
+  recover_checkpoint(dir);
+  std::error_code ec;
+  ENGRAM_CHECK(fs::is_directory(dir, ec), "checkpoint directory {} does not exist", dir.string());
+  const fs::path cfg = dir / kConfigFile;
+  ENGRAM_CHECK(fs::exists(cfg, ec), "{}: missing (not a checkpoint directory?)", cfg.string());
+  const YAML::Node root = load_yaml_file(cfg);
+  ENGRAM_CHECK(root.IsMap(), "{}: expected a map with format_version, model and config", cfg.string());
+
+  CheckpointInfo info;
+  ENGRAM_CHECK(root["format_version"].IsDefined(), "{}: no format_version", cfg.string());
+  info.format_version = static_cast<int>(
+      detail::parse_int(root["format_version"], {"format_version", cfg.string()}, 0, 1'000'000));
+  ENGRAM_CHECK(info.format_version == kCheckpointFormatVersion,
+               "{}: unknown checkpoint format version {} (this build reads version {})", cfg.string(),
+               info.format_version, kCheckpointFormatVersion);
+  ENGRAM_CHECK(root["model"].IsDefined(), "{}: no model name", cfg.string());
+  info.model_name = detail::parse_string(root["model"], {"model", cfg.string()});
+  info.config = root["config"].IsDefined() ? YAML::Clone(root["config"]) : YAML::Node(YAML::NodeType::Map);
+  detail::check_map(info.config, {"config", cfg.string()});
+
+  const fs::path trainer = dir / kTrainerFile;
+  if (fs::exists(trainer, ec)) {
+    std::ifstream in(trainer);
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      info.trainer = nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(fmt::format("{}: bad JSON: {}", trainer.string(), e.what()));
+    }
+  }
+  info.has_optimizer = fs::exists(dir / kOptimizerFile, ec);
+  return info;
+}
+
+CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, optim::Optimizer* optimizer) {
+  const fs::path dir = normalize(target);
+  CheckpointInfo info = read_checkpoint_info(dir);
+
+  // Check everything before overwriting anything.
+  SafetensorsReader model(dir / kModelFile);
+  std::vector<ParamRef> param_refs;
+  for (nn::ParamId id = 0; id < params.count(); ++id)
+    param_refs.push_back({params.name(id), params.shape(id), params.value(id).data});
+  const auto model_entries = match_tensors(model, param_refs, "the model");
+
+  std::optional<SafetensorsReader> opt_file;
+  std::vector<optim::StateTensor> state;
+  std::vector<const SafetensorsReader::Entry*> state_entries;
+  std::map<std::string, double> scalars;
+  if (optimizer) {
+    ENGRAM_CHECK(info.has_optimizer, "{}: no {} to resume the {} optimizer from", dir.string(), kOptimizerFile,
+                 optimizer->kind());
+    opt_file.emplace(dir / kOptimizerFile);
+    const std::string f = opt_file->path().string();
+    auto kind = opt_file->metadata().find("optimizer");
+    ENGRAM_CHECK(kind != opt_file->metadata().end(), "{}: metadata has no 'optimizer' kind", f);
+    ENGRAM_CHECK(kind->second == optimizer->kind(), "{}: holds {} state but the optimizer is {}", f, kind->second,
+                 optimizer->kind());
+    state = optimizer->state_tensors();
+    state_entries = match_tensors(*opt_file, state, fmt::format("the {} optimizer", optimizer->kind()).c_str());
+    for (const auto& [k, v] : opt_file->metadata())
+      if (k != "optimizer") scalars[k] = parse_scalar(opt_file->path(), k, v);
+    ENGRAM_CHECK(scalars.count("step"), "{}: metadata has no 'step'", f);
+  }
+
+  for (size_t i = 0; i < param_refs.size(); ++i) model.read(*model_entries[i], param_refs[i].data);
+  if (optimizer) {
+    for (size_t i = 0; i < state.size(); ++i) opt_file->read(*state_entries[i], state[i].data);
+    optimizer->load_state_scalars(scalars);
+  }
+  return info;
+}
+
+}  // namespace engram::io

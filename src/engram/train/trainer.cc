@@ -1,0 +1,253 @@
+// Trainer: the shared training loop (see trainer.h for the run directory and resume contract).
+#include "engram/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "engram/core/error.h"
+#include "engram/io/checkpoint.h"
+#include "engram/io/config.h"
+#include "engram/optim/clip.h"
+#include "engram/train/progress.h"
+
+namespace engram::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Appends one JSON object per line to DIR/metrics.jsonl.
+class MetricsLog {
+ public:
+  explicit MetricsLog(const fs::path& path) : out_(path, std::ios::app) {
+    ENGRAM_CHECK(out_.good(), "cannot open metrics file {}", path.string());
+  }
+  void write(const nlohmann::json& j) {
+    out_ << j.dump() << '\n';
+    out_.flush();
+  }
+
+ private:
+  std::ofstream out_;
+};
+
+// JSON has no infinities: non-finite scalars are stored as strings ("inf", "-inf", "nan").
+nlohmann::json scalars_to_json(const std::map<std::string, double>& m) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : m) {
+    if (std::isfinite(v)) j[k] = v;
+    else j[k] = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  }
+  return j;
+}
+
+std::map<std::string, double> scalars_from_json(const nlohmann::json& j) {
+  std::map<std::string, double> m;
+  for (const auto& [k, v] : j.items()) m[k] = v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>();
+  return m;
+}
+
+std::string metrics_text(const Metrics& m) {
+  std::string s;
+  for (const auto& [k, v] : m) s += fmt::format("{}{} {:.4g}", s.empty() ? "" : "  ", k, v);
+  return s;
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainTask& task, TrainerConfig cfg) : task_(task), cfg_(std::move(cfg)) {
+  ENGRAM_CHECK(cfg_.max_epochs > 0 || cfg_.max_steps > 0, "trainer: max_epochs and max_steps are both 0");
+  ENGRAM_CHECK(!cfg_.run_dir.empty(), "trainer: run_dir is empty");
+  ENGRAM_CHECK(cfg_.log_every > 0, "trainer: log_every must be positive, got {}", cfg_.log_every);
+}
+
+TrainSummary Trainer::run() {
+  const auto t0 = Clock::now();
+  const fs::path dir = cfg_.run_dir;
+  fs::create_directories(dir);
+  nn::ParamStore& params = task_.params();
+  auto opt = optim::make_optimizer(params, cfg_.optimizer);
+  const bool plateau_mode = cfg_.schedule.is_plateau();
+  std::unique_ptr<optim::LrSchedule> schedule;
+  optim::ReduceOnPlateau plateau = optim::make_plateau(
+      plateau_mode ? cfg_.schedule : optim::ScheduleConfig{.name = "plateau", .maximize = task_.higher_is_better()},
+      cfg_.optimizer.lr);
+  if (!plateau_mode) schedule = optim::make_schedule(cfg_.schedule, cfg_.optimizer.lr);
+
+  TrainSummary sum;
+  int64_t step = 0;
+  int start_epoch = 0;
+  int64_t start_index = 0;
+  bool has_best = false;
+  double best = 0;
+  int bad_validations = 0;
+
+  // ---- resume
+  const fs::path last_dir = dir / "last", best_dir = dir / "best";
+  io::recover_checkpoint(last_dir);
+  if (fs::exists(last_dir)) {
+    io::CheckpointInfo info = io::load_checkpoint(last_dir, params, opt.get());
+    ENGRAM_CHECK(info.model_name == task_.model_name(), "run dir {} holds a '{}' model, not '{}'", dir.string(),
+                 info.model_name, task_.model_name());
+    const nlohmann::json& t = info.trainer;
+    ENGRAM_CHECK(t.is_object() && t.contains("step"), "{}: trainer.json lacks the training position", last_dir.string());
+    step = t.at("step").get<int64_t>();
+    start_epoch = t.at("epoch").get<int>();
+    start_index = t.at("next_batch").get<int64_t>();
+    has_best = t.value("has_best", false);
+    best = t.value("best", 0.0);
+    bad_validations = t.value("bad_validations", 0);
+    if (t.contains("plateau")) plateau.load_state_scalars(scalars_from_json(t.at("plateau")));
+    if (t.contains("extra")) task_.load_extra_state(t.at("extra"));
+    sum.resumed = true;
+  }
+  MetricsLog metrics(dir / "metrics.jsonl");
+  ProgressLine progress;
+  if (sum.resumed)
+    progress.print(fmt::format("resuming {} at step {} (epoch {}, batch {})", dir.string(), step, start_epoch + 1,
+                               start_index));
+
+  const int64_t per_epoch = task_.batches_per_epoch();
+  ENGRAM_CHECK(per_epoch > 0, "trainer: the task has no training batches");
+  const int64_t total_steps = cfg_.max_steps > 0 ? cfg_.max_steps : per_epoch * cfg_.max_epochs;
+
+  int64_t last_saved_step = -1;
+  auto trainer_state = [&](int epoch, int64_t next_batch) {
+    nlohmann::json t;
+    t["step"] = step;
+    t["epoch"] = epoch;
+    t["next_batch"] = next_batch;
+    t["has_best"] = has_best;
+    t["best"] = best;
+    t["bad_validations"] = bad_validations;
+    t["plateau"] = scalars_to_json(plateau.state_scalars());
+    t["seed"] = cfg_.seed;
+    t["extra"] = task_.extra_state();
+    return t;
+  };
+  auto save = [&](const fs::path& where, int epoch, int64_t next_batch, bool with_optimizer) {
+    io::CheckpointData d;
+    d.model_name = task_.model_name();
+    d.config = task_.model_config();
+    d.params = &params;
+    d.optimizer = with_optimizer ? opt.get() : nullptr;
+    d.trainer = trainer_state(epoch, next_batch);
+    io::save_checkpoint(where, d);
+    if (with_optimizer) last_saved_step = step;
+  };
+  // Position after the batch just done: (epoch, index + 1), rolled over at the epoch's end.
+  auto position_after = [&](int epoch, int64_t index) {
+    return index + 1 >= per_epoch ? std::pair<int, int64_t>{epoch + 1, 0} : std::pair<int, int64_t>{epoch, index + 1};
+  };
+
+  bool stop = false;
+  auto validate = [&](int epoch, int64_t index) {
+    Metrics m = task_.validate();
+    const std::string key = task_.primary_metric();
+    ENGRAM_CHECK(m.count(key), "validation did not report the primary metric '{}'", key);
+    const double v = m.at(key);
+    const bool improved = !has_best || (task_.higher_is_better() ? v > best : v < best);
+    if (improved) {
+      best = v;
+      has_best = true;
+      bad_validations = 0;
+    } else {
+      ++bad_validations;
+    }
+    if (plateau_mode) opt->set_lr(plateau.observe(v));
+    task_.after_validation(m);
+    nlohmann::json j = {{"event", "valid"}, {"step", step}, {"epoch", epoch + 1}, {"lr", opt->lr()}};
+    for (const auto& [k, val] : m) j[k] = val;
+    metrics.write(j);
+    sum.last_valid = m;
+    auto [e, i] = position_after(epoch, index);
+    if (improved) save(best_dir, e, i, false);
+    if (cfg_.checkpoint_every == 0) save(last_dir, e, i, true);
+    progress.print(fmt::format("valid step {}  {}{}", step, metrics_text(m), improved ? "  (best)" : ""));
+    if (cfg_.patience > 0 && bad_validations >= cfg_.patience) {
+      progress.print(fmt::format("early stopping: {} validations without improvement", bad_validations));
+      sum.early_stopped = true;
+      stop = true;
+    }
+  };
+
+  double window_loss = 0;
+  int64_t window_units = 0, window_steps = 0;
+  auto window_t0 = Clock::now();
+  const int64_t start_step = step;
+  int epoch = start_epoch;
+  for (; epoch < cfg_.max_epochs || cfg_.max_epochs == 0; ++epoch) {
+    if (stop) break;
+    task_.begin_epoch(epoch, cfg_.seed);
+    int64_t index = epoch == start_epoch ? start_index : 0;
+    for (; index < per_epoch; ++index) {
+      if (!plateau_mode) opt->set_lr(schedule->lr(step));
+      params.zero_grad();
+      BatchResult r = task_.train_batch(index);
+      const double norm = optim::global_norm(params.grads(), params.numel());
+      if (!std::isfinite(r.loss_sum) || !std::isfinite(norm)) {
+        progress.print(fmt::format("warning: step {} (epoch {}, batch {}): non-finite loss {} or gradient norm {}; update skipped",
+                                   step + 1, epoch + 1, index, r.loss_sum, norm));
+        metrics.write({{"event", "nan"}, {"step", step + 1}, {"epoch", epoch + 1}, {"batch", index}});
+      } else {
+        if (cfg_.optimizer.clip_norm > 0) optim::clip_grad_norm(params, cfg_.optimizer.clip_norm);
+        opt->step();
+      }
+      ++step;
+      window_loss += r.loss_sum;
+      window_units += r.units;
+      ++window_steps;
+      if (on_step) on_step(step);
+      if (step % cfg_.log_every == 0) {
+        const double secs = seconds_since(window_t0);
+        const double loss = window_units ? window_loss / window_units : 0;
+        const double rate = secs > 0 ? window_units / secs : 0;
+        const double eta = (total_steps - step) * (secs / std::max<int64_t>(window_steps, 1));
+        progress.update(fmt::format("step {}  epoch {}  loss {:.4f}  ppl {:.2f}  {:.0f} units/s  lr {:.3g}  ETA {}",
+                                    step, epoch + 1, loss, std::exp(std::min(loss, 50.0)), rate, opt->lr(),
+                                    format_duration(eta)));
+        metrics.write({{"event", "train"}, {"step", step}, {"epoch", epoch + 1}, {"loss", loss},
+                       {"ppl", std::exp(std::min(loss, 50.0))}, {"units_per_s", rate}, {"lr", opt->lr()}});
+        window_loss = 0;
+        window_units = window_steps = 0;
+        window_t0 = Clock::now();
+      }
+      if (cfg_.valid_every > 0 && step % cfg_.valid_every == 0) validate(epoch, index);
+      if (cfg_.checkpoint_every > 0 && step % cfg_.checkpoint_every == 0) {
+        auto [e, i] = position_after(epoch, index);
+        save(last_dir, e, i, true);
+      }
+      const bool out_of_time = cfg_.max_minutes > 0 && seconds_since(t0) > cfg_.max_minutes * 60;
+      if ((cfg_.max_steps > 0 && step >= cfg_.max_steps) || out_of_time) {
+        if (out_of_time) progress.print(fmt::format("time limit of {} minutes reached", cfg_.max_minutes));
+        const bool just_validated = cfg_.valid_every > 0 && step % cfg_.valid_every == 0;
+        if (!just_validated) validate(epoch, index);
+        if (last_saved_step != step) {
+          auto [e, i] = position_after(epoch, index);
+          save(last_dir, e, i, true);
+        }
+        stop = true;
+      }
+      if (stop) break;
+    }
+    if (stop) break;
+    if (cfg_.valid_every == 0) validate(epoch, per_epoch - 1);
+  }
+  if (!stop && step > start_step && last_saved_step != step) save(last_dir, epoch, 0, true);
+  sum.steps = step;
+  sum.epochs_done = epoch;
+  sum.best_metric = best;
+  sum.seconds = seconds_since(t0);
+  return sum;
+}
+
+}  // namespace engram::train

@@ -1,0 +1,115 @@
+// Trainer: the one training loop every model uses — batches, gradient clipping, optimizer and
+// LR schedule, a progress line, periodic validation, best/last checkpoints, early stopping,
+// metrics JSONL, and resume. The model side is a TrainTask: it owns data order and the forward +
+// backward of one batch; the Trainer owns everything around it.
+//
+// Run directory layout (DIR = TrainerConfig::run_dir):
+//   DIR/last/      checkpoint after the most recent save (params + optimizer + trainer.json)
+//   DIR/best/      checkpoint with the best validation metric so far (params + trainer.json)
+//   DIR/metrics.jsonl  one JSON object per log/validation event ({"event":"train"|"valid", ...})
+// Resume: Trainer::run() on a DIR with last/ loads it and continues with the next batch of the
+// same epoch; the data order is a pure function of (seed, epoch), so it is the same order.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "engram/nn/param_store.h"
+#include "engram/optim/factory.h"
+
+namespace engram::train {
+
+struct TrainerConfig {
+  int max_epochs = 10;
+  int64_t max_steps = 0;           // 0 = no limit (updates)
+  double max_minutes = 0;          // 0 = no limit (wall clock of this process)
+  int64_t valid_every = 0;         // validate every N updates; 0 = at the end of each epoch
+  int64_t checkpoint_every = 0;    // save last/ every N updates; 0 = at each validation
+  int patience = 0;                // stop after N validations without improvement; 0 = never
+  int64_t log_every = 50;          // progress/metrics every N updates
+  uint64_t seed = 1;
+  std::string run_dir = "runs/default";
+  optim::OptimizerConfig optimizer;
+  optim::ScheduleConfig schedule;
+
+  template <class V>
+  void visit(V& v) {
+    v("max_epochs", max_epochs, "stop after this many epochs");
+    v("max_steps", max_steps, "stop after this many updates (0 = no limit)");
+    v("max_minutes", max_minutes, "stop after this many minutes (0 = no limit)");
+    v("valid_every", valid_every, "validate every N updates (0 = each epoch)");
+    v("checkpoint_every", checkpoint_every, "save the last checkpoint every N updates (0 = at validation)");
+    v("patience", patience, "early stopping: validations without improvement (0 = off)");
+    v("log_every", log_every, "progress and metrics every N updates");
+    v("seed", seed, "random seed (data order, init, dropout)");
+    v("run_dir", run_dir, "directory for checkpoints and metrics");
+    v("optimizer", optimizer, "optimizer");
+    v("schedule", schedule, "learning-rate schedule");
+  }
+};
+
+// What one batch reports back.
+struct BatchResult {
+  double loss_sum = 0;  // summed loss over the batch's units (the gradient is of the mean or sum: the task decides)
+  int64_t units = 0;    // tokens / questions / sequences in the batch (for loss per unit and units/s)
+};
+
+// Validation metrics by name; the task names which one decides "best".
+using Metrics = std::map<std::string, double>;
+
+class TrainTask {
+ public:
+  virtual ~TrainTask() = default;
+  virtual nn::ParamStore& params() = 0;
+  // Model name and config for checkpoints (config.yaml).
+  virtual std::string model_name() const = 0;
+  virtual YAML::Node model_config() const = 0;
+  virtual int64_t batches_per_epoch() const = 0;
+  // Called at the start of each epoch (also when resuming mid-epoch) to fix the data order of
+  // that epoch as a pure function of (seed, epoch).
+  virtual void begin_epoch(int epoch, uint64_t seed) = 0;
+  // Forward + backward of batch `index` of the current epoch; gradients ACCUMULATE into params()
+  // (the trainer zeroes them before and clips/steps after).
+  virtual BatchResult train_batch(int64_t index) = 0;
+  // Evaluate on held-out data (no gradients). Must contain primary_metric().
+  virtual Metrics validate() = 0;
+  virtual std::string primary_metric() const = 0;  // e.g. "bleu", "loss", "error"
+  virtual bool higher_is_better() const = 0;
+  // Extra state to put in / take from trainer.json (e.g. linear-start phase); optional.
+  virtual nlohmann::json extra_state() const { return nullptr; }
+  virtual void load_extra_state(const nlohmann::json&) {}
+  // Told after each validation (e.g. to end MemN2N's linear start); optional.
+  virtual void after_validation(const Metrics&) {}
+};
+
+struct TrainSummary {
+  int64_t steps = 0;
+  int epochs_done = 0;
+  double best_metric = 0;
+  bool resumed = false;
+  bool early_stopped = false;
+  double seconds = 0;
+  Metrics last_valid;
+};
+
+class Trainer {
+ public:
+  Trainer(TrainTask& task, TrainerConfig cfg);
+  // Trains (resuming from run_dir/last if present) until a stop condition; returns a summary.
+  TrainSummary run();
+  // Test hook: called after every update with the step number (e.g. to simulate a kill).
+  std::function<void(int64_t step)> on_step;
+
+ private:
+  TrainTask& task_;
+  TrainerConfig cfg_;
+};
+
+}  // namespace engram::train

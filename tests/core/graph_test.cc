@@ -1,0 +1,328 @@
+// Engine tests: Shape and Tensor basics, the Arena's alignment and reuse, the Graph tape
+// (gradient accumulation, inference mode, leaf buffers, thread independence) and Rng determinism.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "engram/core/ops.h"
+#include "engram/core/rng.h"
+
+namespace engram::core {
+namespace {
+
+using Floats = std::vector<float>;
+
+Floats grads(Var v) { return v.grad() ? Floats(v.grad(), v.grad() + v.numel()) : Floats{}; }
+
+// ---------------------------------------------------------------- Shape / Tensor
+
+TEST(ShapeTest, ScalarAndDims) {
+  Shape scalar;
+  EXPECT_EQ(scalar.rank(), 0);
+  EXPECT_EQ(scalar.numel(), 1);
+  EXPECT_EQ(scalar.str(), "[]");
+  Shape s{2, 3, 4};
+  EXPECT_EQ(s.rank(), 3);
+  EXPECT_EQ(s.numel(), 24);
+  EXPECT_EQ(s.dim(-1), 4);
+  EXPECT_EQ(s.dim(0), 2);
+  EXPECT_EQ(s.norm_axis(-3), 0);
+  EXPECT_EQ(s.last(), 4);
+  EXPECT_EQ(s.rows(), 6);
+  EXPECT_EQ(s.str(), "[2, 3, 4]");
+  EXPECT_EQ(fmt::format("{}", s), "[2, 3, 4]");
+  EXPECT_EQ(s, Shape({2, 3, 4}));
+  EXPECT_NE(s, Shape({2, 3}));
+  EXPECT_NE(s, Shape({2, 3, 5}));
+  std::vector<int64_t> dims = {5, 0};
+  Shape e = Shape::from(dims.begin(), dims.end());
+  EXPECT_EQ(e.numel(), 0);
+  EXPECT_EQ(e.rows(), 0);
+}
+
+TEST(ShapeTest, InvalidShapesAndAxesThrow) {
+  EXPECT_THROW(Shape({1, 2, 3, 4, 5}), engram::Error);
+  EXPECT_THROW(Shape({2, -1}), engram::Error);
+  Shape s{2, 3};
+  EXPECT_THROW(s.norm_axis(2), engram::Error);
+  EXPECT_THROW(s.norm_axis(-3), engram::Error);
+  EXPECT_THROW(s.dim(5), engram::Error);
+  try {
+    s.norm_axis(7);
+  } catch (const engram::Error& err) {
+    EXPECT_STREQ(err.what(), "axis 7 out of range for shape [2, 3]");
+  }
+}
+
+TEST(TensorTest, ViewsShareData) {
+  Floats buf = {0, 1, 2, 3, 4, 5};
+  Tensor t{buf.data(), {3, 2}};
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_EQ(t.at(2, 1), 5);
+  Tensor flat = t.reshaped({6});
+  EXPECT_EQ(flat.data, t.data);
+  EXPECT_THROW(t.reshaped({4}), engram::Error);
+  Tensor r = t.rows(1, 3);
+  EXPECT_EQ(r.shape, Shape({2, 2}));
+  EXPECT_EQ(r.data, buf.data() + 2);
+  EXPECT_EQ(r[0], 2);
+  EXPECT_THROW(t.rows(2, 4), engram::Error);
+  EXPECT_THROW(t.rows(2, 1), engram::Error);
+  r.fill(7);
+  EXPECT_EQ(buf, Floats({0, 1, 7, 7, 7, 7}));
+  r.zero();
+  EXPECT_EQ(buf, Floats({0, 1, 0, 0, 0, 0}));
+  Floats other = {9, 8, 7, 6};
+  r.copy_from(Tensor{other.data(), {4}});
+  EXPECT_EQ(buf, Floats({0, 1, 9, 8, 7, 6}));
+  EXPECT_THROW(r.copy_from(Tensor{other.data(), {3}}), engram::Error);
+}
+
+// ---------------------------------------------------------------- Arena
+
+TEST(ArenaTest, AllocationsAre64ByteAlignedAndDisjoint) {
+  Arena arena(4096);
+  std::vector<std::pair<char*, size_t>> blocks;
+  for (size_t bytes : {1, 3, 64, 65, 100, 1000, 4, 0, 2048}) {
+    auto* p = static_cast<char*>(arena.allocate(bytes));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes << " bytes";
+    for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<char>(blocks.size());
+    blocks.emplace_back(p, bytes);
+  }
+  for (size_t k = 0; k < blocks.size(); ++k)
+    for (size_t i = 0; i < blocks[k].second; ++i) ASSERT_EQ(blocks[k].first[i], static_cast<char>(k));
+  EXPECT_GE(arena.used(), size_t{1 + 3 + 64 + 65 + 100 + 1000 + 4 + 2048});
+}
+
+TEST(ArenaTest, ResetKeepsCapacityAndASecondCycleDoesNotGrowIt) {
+  Arena arena(1024);
+  auto cycle = [&] {
+    for (int i = 0; i < 20; ++i) {
+      float* p = arena.floats(300);  // 1,200 bytes each: spills past the first block
+      p[0] = p[299] = 1.0f;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    }
+  };
+  cycle();
+  const size_t used = arena.used();
+  EXPECT_GT(arena.capacity(), size_t{1024});
+  arena.reset();
+  EXPECT_EQ(arena.used(), 0u);
+  const size_t capacity = arena.capacity();
+  EXPECT_GE(capacity, used);
+  float* first = arena.floats(300);
+  arena.reset();
+  EXPECT_EQ(arena.floats(300), first) << "memory is reused after reset";
+  arena.reset();
+  cycle();
+  EXPECT_EQ(arena.used(), used);
+  EXPECT_EQ(arena.capacity(), capacity) << "an identical cycle must fit in the merged block";
+  arena.reset();
+  EXPECT_EQ(arena.capacity(), capacity);
+}
+
+// ---------------------------------------------------------------- Graph
+
+TEST(GraphTest, AVarUsedTwiceAccumulatesItsGradient) {
+  Graph g;
+  Floats xv = {1, -2, 3};
+  Var x = g.variable(Tensor{xv.data(), {3}});
+  g.backward(sum_all(mul(x, x)));  // d/dx sum x^2 = 2x
+  EXPECT_EQ(grads(x), Floats({2, -4, 6}));
+
+  Graph h;
+  Var y = h.variable(Tensor{xv.data(), {3}});
+  Var t = tanh(y);
+  h.backward(sum_all(add(scale(y, 3.0f), t)));  // two branches: 3 + (1 - tanh^2)
+  for (int i = 0; i < 3; ++i) {
+    const float th = std::tanh(xv[i]);
+    EXPECT_NEAR(y.grad()[i], 3.0f + 1.0f - th * th, 1e-6f);
+  }
+}
+
+TEST(GraphTest, InferenceModeRecordsNoBackwardAndAllocatesNoGrads) {
+  Floats wv = {0.5f, -1.0f, 2.0f, 0.25f}, wg(4, 0.0f), xv = {1, 2};
+  Graph g(false);
+  EXPECT_FALSE(g.grad_enabled());
+  Var w = g.leaf(Tensor{wv.data(), {2, 2}}, wg.data());
+  Var x = g.input(Tensor{xv.data(), {1, 2}});
+  Var y = sum_all(tanh(affine(x, w)));
+  EXPECT_FALSE(w.needs_grad());
+  EXPECT_EQ(w.grad(), nullptr);
+  for (size_t id = 0; id < g.size(); ++id) {
+    EXPECT_EQ(g.node(static_cast<int32_t>(id)).backward, nullptr) << id;
+    EXPECT_EQ(g.node(static_cast<int32_t>(id)).grad, nullptr) << id;
+    EXPECT_FALSE(g.node(static_cast<int32_t>(id)).needs_grad) << id;
+  }
+  EXPECT_EQ(g.grad(w.id), nullptr);
+  EXPECT_THROW(g.backward(y), engram::Error);
+  EXPECT_EQ(wg, Floats(4, 0.0f));
+  // Same value as with gradients on.
+  Graph t;
+  Var wt = t.leaf(Tensor{wv.data(), {2, 2}}, wg.data());
+  Var yt = sum_all(tanh(affine(t.input(Tensor{xv.data(), {1, 2}}), wt)));
+  EXPECT_EQ(y.data()[0], yt.data()[0]);
+}
+
+TEST(GraphTest, NoGradScopeDisablesAndRestores) {
+  Graph g;
+  Floats xv = {1, 2};
+  Var x = g.variable(Tensor{xv.data(), {2}});
+  EXPECT_TRUE(x.needs_grad());
+  const size_t before = g.arena().used();
+  {
+    NoGrad no_grad(g);
+    EXPECT_FALSE(g.grad_enabled());
+    Var y = tanh(x);
+    EXPECT_FALSE(y.needs_grad());
+    EXPECT_EQ(g.node(y.id).backward, nullptr);
+    Var z = scale(y, 2.0f);
+    EXPECT_EQ(g.arena().used() - before, 2 * 64u) << "two 8-byte values, no gradient buffers";
+    EXPECT_FALSE(z.needs_grad());
+  }
+  EXPECT_TRUE(g.grad_enabled());
+  EXPECT_TRUE(tanh(x).needs_grad());
+}
+
+TEST(GraphTest, BackwardNeedsAScalarLoss) {
+  Graph g;
+  Floats xv = {1, 2, 3};
+  Var x = g.variable(Tensor{xv.data(), {3}});
+  Var y = tanh(x);
+  EXPECT_THROW(g.backward(y), engram::Error);
+  Floats seed = {1, 1, 1};
+  EXPECT_NO_THROW(g.backward(y, seed.data()));  // a non-scalar output takes an explicit seed
+  EXPECT_NE(x.grad(), nullptr);
+}
+
+TEST(GraphTest, LeafGradsAccumulateIntoCallerBuffersAcrossBackwardCalls) {
+  Floats wv = {1, 2, 3}, wg(3, 0.0f), cv = {0.5f, -1, 4};
+  Graph g;
+  for (int step = 1; step <= 2; ++step) {
+    g.reset();
+    Var w = g.leaf(Tensor{wv.data(), {3}}, wg.data());
+    EXPECT_EQ(w.grad(), wg.data());
+    Var c = g.constant(Shape{3}, cv.data());
+    g.backward(sum_all(mul(w, c)));
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(wg[i], step * cv[i]) << "step " << step;
+  }
+  Graph other;  // a second graph adds into the same buffer too
+  Var w = other.leaf(Tensor{wv.data(), {3}}, wg.data());
+  other.backward(sum_all(scale(w, 2.0f)));
+  EXPECT_EQ(wg, Floats({1 + 2, -2 + 2, 8 + 2}));
+}
+
+TEST(GraphTest, OpsRejectVarsOfAnotherGraph) {
+  Graph a, b;
+  Floats v = {1, 2};
+  Var x = a.constant(Shape{2}, v.data()), y = b.constant(Shape{}, v.data());
+  EXPECT_THROW(add(x, y), engram::Error);
+  EXPECT_THROW(a.backward(y), engram::Error);
+}
+
+// A small model over shared read-only parameters: per-thread graph, per-thread grad buffers.
+struct TinyModel {
+  static constexpr int kV = 7, kD = 6, kH = 5, kT = 4;
+  Floats emb, w, b;  // [V, D], [H, D], [H]
+  TinyModel() {
+    Rng rng(11);
+    for (auto* p : {&emb, &w, &b}) p->resize(p == &emb ? kV * kD : p == &w ? kH * kD : kH);
+    for (auto* p : {&emb, &w, &b})
+      for (float& x : *p) x = rng.uniform(-1.0f, 1.0f);
+  }
+  struct Result {
+    float loss;
+    Floats demb, dw, db;
+  };
+  // loss = mean(max_t tanh(E[ids] W^T + b)^T) + sum of a slice, over several steps.
+  Result run(int steps) const {
+    Result r{0, Floats(emb.size(), 0.0f), Floats(w.size(), 0.0f), Floats(b.size(), 0.0f)};
+    Graph g;
+    for (int s = 0; s < steps; ++s) {
+      g.reset();
+      Var e = g.leaf(Tensor{const_cast<float*>(emb.data()), {kV, kD}}, r.demb.data());
+      Var wv = g.leaf(Tensor{const_cast<float*>(w.data()), {kH, kD}}, r.dw.data());
+      Var bv = g.leaf(Tensor{const_cast<float*>(b.data()), {kH}}, r.db.data());
+      std::vector<int32_t> ids(kT);
+      for (int t = 0; t < kT; ++t) ids[t] = (t * 3 + s) % kV;
+      Var h = tanh(affine(gather_rows(e, ids), wv, bv));  // [T, H]
+      Var pooled = max(transpose(h), -1);                  // [H]
+      Var both = concat({pooled, sum(slice(h, 0, 1, 3), 0)}, 0);
+      Var loss = mean_all(square(both));
+      g.backward(loss);
+      r.loss += loss.data()[0];
+    }
+    return r;
+  }
+};
+
+TEST(GraphTest, TwoGraphsInTwoThreadsMatchASingleThreadedRun) {
+  const TinyModel model;
+  const TinyModel::Result want = model.run(25);
+  TinyModel::Result got[2];
+  std::thread t0([&] { got[0] = model.run(25); });
+  std::thread t1([&] { got[1] = model.run(25); });
+  t0.join();
+  t1.join();
+  for (const auto& r : got) {
+    EXPECT_EQ(r.loss, want.loss);
+    EXPECT_EQ(r.demb, want.demb);
+    EXPECT_EQ(r.dw, want.dw);
+    EXPECT_EQ(r.db, want.db);
+  }
+  bool nonzero = false;
+  for (float x : want.dw) nonzero = nonzero || x != 0.0f;
+  EXPECT_TRUE(nonzero);
+}
+
+// ---------------------------------------------------------------- Rng
+
+TEST(RngTest, SameSeedSameStreamDifferentSeedsDiffer) {
+  Rng a(42), b(42), c(43);
+  std::vector<uint64_t> sa, sb, sc;
+  for (int i = 0; i < 100; ++i) {
+    sa.push_back(a.next());
+    sb.push_back(b.next());
+    sc.push_back(c.next());
+  }
+  EXPECT_EQ(sa, sb);
+  EXPECT_NE(sa, sc);
+  int same = 0;
+  for (int i = 0; i < 100; ++i) same += sa[i] == sc[i];
+  EXPECT_EQ(same, 0);
+  EXPECT_EQ(std::set<uint64_t>(sa.begin(), sa.end()).size(), sa.size());
+}
+
+TEST(RngTest, ReseedRestartsEveryDistribution) {
+  Rng a(5);
+  std::vector<double> first;
+  for (int i = 0; i < 5; ++i) first.push_back(a.normal());  // leaves a cached spare
+  a.seed(5);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(a.normal(), first[i]);
+  Rng u(9);
+  for (int i = 0; i < 1000; ++i) {
+    const double x = u.uniform();
+    ASSERT_GE(x, 0.0);
+    ASSERT_LT(x, 1.0);
+    const float y = u.uniform(-2.0f, 3.0f);
+    ASSERT_GE(y, -2.0f);
+    ASSERT_LE(y, 3.0f);
+    ASSERT_LT(u.below(7), 7u);
+  }
+  std::vector<int> p1 = {0, 1, 2, 3, 4, 5, 6, 7}, p2 = p1;
+  Rng s1(3), s2(3);
+  s1.shuffle(p1.begin(), p1.end());
+  s2.shuffle(p2.begin(), p2.end());
+  EXPECT_EQ(p1, p2);
+  std::vector<int> sorted = p1;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, std::vector<int>({0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+}  // namespace
+}  // namespace engram::core
