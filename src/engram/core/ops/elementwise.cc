@@ -1,6 +1,7 @@
 // Element-wise ops: shape rule + forward + accumulating backward, side by side.
 #include "engram/core/ops/elementwise.h"
 
+#include <Eigen/Core>
 #include <cmath>
 
 #include "engram/core/ops/broadcast.h"
@@ -102,6 +103,17 @@ Var unary(Var x, Fwd fwd, BackwardFn bwd, float c0 = 0, float c1 = 0) {
   return v;
 }
 
+// Unary op whose forward is a whole-array Eigen expression (vectorised exp/log/tanh/...):
+// fwd(ArrayMap in) returns the expression for y.
+template <class Fwd>
+Var unary_array(Var x, Fwd fwd, BackwardFn bwd) {
+  Graph& g = *x.g;
+  Tensor y = g.alloc(x.shape());
+  const Eigen::Index n = y.numel();
+  Eigen::Map<Eigen::ArrayXf>(y.data, n) = fwd(Eigen::Map<const Eigen::ArrayXf>(x.data(), n));
+  return g.record(y, bwd, {x});
+}
+
 template <class D>
 void unary_backward(Graph& g, const Node& n, D deriv) {
   float* dx = g.grad(n.in[0]);
@@ -176,28 +188,28 @@ Var one_minus(Var x) {
 
 // y = e^x;  dx += dy y
 Var exp(Var x) {
-  return unary(x, [](float v) { return std::exp(v); }, [](Graph& g, const Node& n) {
+  return unary_array(x, [](const auto& a) { return a.exp(); }, [](Graph& g, const Node& n) {
     unary_backward(g, n, [](float, float y, const Node&) { return y; });
   });
 }
 
 // y = ln x;  dx += dy / x
 Var log(Var x) {
-  return unary(x, [](float v) { return std::log(v); }, [](Graph& g, const Node& n) {
+  return unary_array(x, [](const auto& a) { return a.log(); }, [](Graph& g, const Node& n) {
     unary_backward(g, n, [](float x, float, const Node&) { return 1.0f / x; });
   });
 }
 
 // y = tanh x;  dx += dy (1 - y^2)
 Var tanh(Var x) {
-  return unary(x, [](float v) { return std::tanh(v); }, [](Graph& g, const Node& n) {
+  return unary_array(x, [](const auto& a) { return a.tanh(); }, [](Graph& g, const Node& n) {
     unary_backward(g, n, [](float, float y, const Node&) { return 1.0f - y * y; });
   });
 }
 
 // y = 1 / (1 + e^-x);  dx += dy y (1 - y)
 Var sigmoid(Var x) {
-  return unary(x, [](float v) { return 1.0f / (1.0f + std::exp(-v)); }, [](Graph& g, const Node& n) {
+  return unary_array(x, [](const auto& a) { return a.logistic(); }, [](Graph& g, const Node& n) {
     unary_backward(g, n, [](float, float y, const Node&) { return y * (1.0f - y); });
   });
 }
@@ -226,7 +238,7 @@ Var pow(Var x, float p) {
 
 // y = sqrt x;  dx += dy / (2 y)
 Var sqrt(Var x) {
-  return unary(x, [](float v) { return std::sqrt(v); }, [](Graph& g, const Node& n) {
+  return unary_array(x, [](const auto& a) { return a.sqrt(); }, [](Graph& g, const Node& n) {
     unary_backward(g, n, [](float, float y, const Node&) { return 0.5f / y; });
   });
 }
