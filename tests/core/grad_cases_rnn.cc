@@ -1,8 +1,81 @@
-// Gradient-check rows: rnn family.
+// Gradient-check rows: rnn family (fused and composed LSTM / GRU steps, single and unrolled).
+// LSTM rows output concat(h', c') [B, 2H] so both results are checked. Dims: B batch, H hidden,
+// S unrolled steps.
 #include "core/grad_cases.h"
 
 namespace engram::core {
 
-std::vector<GradCase> rnn_cases() { return {}; }
+namespace {
+
+constexpr int kB = 3, kH = 4, kSteps = 3;
+
+using CellInputs = const std::vector<Var>&;
+using LstmFn = LstmState (*)(Var, Var, Var, Var, Var);
+using GruFn = Var (*)(Var, Var, Var, Var);
+
+// Inputs: xw [B, 4H], h [B, H], c [B, H], w_hh [4H, H] (+ b_hh [4H]).
+GradCase lstm_row(std::string name, LstmFn cell, bool bias) {
+  std::vector<OpInput> in = {{{kB, 4 * kH}}, {{kB, kH}}, {{kB, kH}}, {{4 * kH, kH}}};
+  if (bias) in.push_back({{4 * kH}});
+  return {std::move(name), in, [cell, bias](Graph&, CellInputs x) {
+            LstmState s = cell(x[0], x[1], x[2], x[3], bias ? x[4] : Var{});
+            return concat({s.h, s.c}, 1);  // [B, 2H]
+          }};
+}
+
+// Unrolled over S steps with shared weights: xs [S*B, 4H] row blocks, h0, c0, w_hh, b_hh.
+GradCase lstm_unroll_row(std::string name, LstmFn cell) {
+  return {std::move(name), {{{kSteps * kB, 4 * kH}}, {{kB, kH}}, {{kB, kH}}, {{4 * kH, kH}}, {{4 * kH}}},
+          [cell](Graph&, CellInputs x) {
+            LstmState s{x[1], x[2]};
+            std::vector<Var> hs;
+            for (int t = 0; t < kSteps; ++t) {
+              s = cell(slice(x[0], 0, t * kB, (t + 1) * kB), s.h, s.c, x[3], x[4]);
+              hs.push_back(s.h);
+            }
+            hs.push_back(s.c);
+            return concat(hs, 0);  // [(S+1) B, H]
+          }};
+}
+
+// Inputs: xw [B, 3H], h [B, H], w_hh [3H, H] (+ b_hh [3H]).
+GradCase gru_row(std::string name, GruFn cell, bool bias) {
+  std::vector<OpInput> in = {{{kB, 3 * kH}}, {{kB, kH}}, {{3 * kH, kH}}};
+  if (bias) in.push_back({{3 * kH}});
+  return {std::move(name), in,
+          [cell, bias](Graph&, CellInputs x) { return cell(x[0], x[1], x[2], bias ? x[3] : Var{}); }};
+}
+
+GradCase gru_unroll_row(std::string name, GruFn cell) {
+  return {std::move(name), {{{kSteps * kB, 3 * kH}}, {{kB, kH}}, {{3 * kH, kH}}, {{3 * kH}}},
+          [cell](Graph&, CellInputs x) {
+            Var h = x[1];
+            std::vector<Var> hs;
+            for (int t = 0; t < kSteps; ++t) {
+              h = cell(slice(x[0], 0, t * kB, (t + 1) * kB), h, x[2], x[3]);
+              hs.push_back(h);
+            }
+            return concat(hs, 0);  // [S B, H]
+          }};
+}
+
+}  // namespace
+
+std::vector<GradCase> rnn_cases() {
+  return {
+      lstm_row("lstm_cell", lstm_cell, true),
+      lstm_row("lstm_cell/no-bias", lstm_cell, false),
+      lstm_unroll_row("lstm_cell/unroll3", lstm_cell),
+      lstm_row("lstm_cell_composed", lstm_cell_composed, true),
+      lstm_row("lstm_cell_composed/no-bias", lstm_cell_composed, false),
+      lstm_unroll_row("lstm_cell_composed/unroll3", lstm_cell_composed),
+      gru_row("gru_cell", gru_cell, true),
+      gru_row("gru_cell/no-bias", gru_cell, false),
+      gru_unroll_row("gru_cell/unroll3", gru_cell),
+      gru_row("gru_cell_composed", gru_cell_composed, true),
+      gru_row("gru_cell_composed/no-bias", gru_cell_composed, false),
+      gru_unroll_row("gru_cell_composed/unroll3", gru_cell_composed),
+  };
+}
 
 }  // namespace engram::core

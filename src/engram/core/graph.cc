@@ -65,10 +65,29 @@ Var Graph::record(const Tensor& value, BackwardFn fn, std::initializer_list<Var>
   return {this, static_cast<int32_t>(nodes_.size() - 1)};
 }
 
+Var Graph::view(Var parent, int64_t offset, Shape shape) {
+  ENGRAM_CHECK(parent.g == this, "view of a Var of another graph");
+  ENGRAM_CHECK(offset >= 0 && offset + shape.numel() <= parent.numel(), "view of {} values at {} out of range for {}",
+               shape.numel(), offset, parent.shape());
+  Node& n = nodes_.emplace_back();
+  n.value = Tensor{nodes_[parent.id].value.data + offset, shape};
+  n.needs_grad = grad_enabled_ && nodes_[parent.id].needs_grad;
+  n.view_of = parent.id;
+  n.view_offset = offset;
+  return {this, static_cast<int32_t>(nodes_.size() - 1)};
+}
+
 float* Graph::grad(int32_t id) {
   if (id < 0) return nullptr;
   Node& n = nodes_[id];
   if (!n.needs_grad) return nullptr;
+  if (!n.grad && n.view_of >= 0) {
+    const int32_t parent = n.view_of;
+    const int64_t offset = n.view_offset;
+    float* pg = grad(parent);  // may not push nodes: `n` stays valid
+    nodes_[id].grad = pg + offset;
+    return nodes_[id].grad;
+  }
   if (!n.grad) {
     n.grad = arena_.floats(n.value.numel());
     std::memset(n.grad, 0, sizeof(float) * n.value.numel());

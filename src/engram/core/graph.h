@@ -30,6 +30,9 @@ struct Node {
   float f[2] = {0, 0};
   int32_t i[4] = {0, 0, 0, 0};
   void* aux = nullptr;       // arena memory for anything bigger (saved stats, index lists, ...)
+  // A zero-copy view (Graph::view): its value and gradient alias node `view_of` at `view_offset`.
+  int32_t view_of = -1;
+  int64_t view_offset = 0;
 };
 
 // A handle to a node of a graph: cheap to copy, valid until the graph is reset.
@@ -69,6 +72,12 @@ class Graph {
   Var leaf(const Tensor& value, float* grad);
   // A leaf whose gradient lives in the arena (read it with Var::grad() after backward()).
   Var variable(const Tensor& value);
+
+  // A zero-copy view of `shape.numel()` contiguous values of `parent` starting at `offset`.
+  // Differentiable with no backward pass of its own: the view's gradient buffer IS the matching
+  // part of the parent's gradient (allocated when first needed), so consumers accumulate
+  // straight into the parent.
+  Var view(Var parent, int64_t offset, Shape shape);
 
   // ---- backward
   // Seeds dL/dloss = 1 (loss must have one element) and runs the tape backwards.

@@ -120,10 +120,7 @@ Var permute_impl(Var x, const int* order) {
 Var reshape(Var x, Shape shape) {
   ENGRAM_CHECK(shape.numel() == x.numel(), "reshape: cannot view {} ({} elements) as {} ({} elements)",
                x.shape(), x.numel(), shape, shape.numel());
-  Graph& g = *x.g;
-  return g.record(Tensor{x.data(), shape}, [](Graph& g, const Node& n) {
-    if (float* dx = g.grad(n.in[0])) add_into(dx, n.grad, n.value.numel());
-  }, {x});
+  return x.g->view(x, 0, shape);  // gradient aliases x's: no backward pass
 }
 
 // y = x with axes axis0 and axis1 swapped (copy);  dx += dy with the same axes swapped back
@@ -226,13 +223,9 @@ Var slice(Var x, int axis, int begin, int end) {
   const int64_t outer = outer_of(sx, a), inner = inner_of(sx, a);
   const int64_t in_row = static_cast<int64_t>(sx[a]) * inner, out_row = so[a] * inner;
   const float* src = x.data() + begin * inner;
-  Tensor y;
-  if (outer == 1) {
-    y = Tensor{x.data() + begin * inner, so};
-  } else {
-    y = g.alloc(so);
-    for (int64_t o = 0; o < outer; ++o) std::memcpy(y.data + o * out_row, src + o * in_row, sizeof(float) * out_row);
-  }
+  if (outer == 1) return g.view(x, begin * inner, so);  // contiguous: value and gradient alias x
+  Tensor y = g.alloc(so);
+  for (int64_t o = 0; o < outer; ++o) std::memcpy(y.data + o * out_row, src + o * in_row, sizeof(float) * out_row);
   Var v = g.record(y, [](Graph& g, const Node& n) {
     float* dx = g.grad(n.in[0]);
     if (!dx) return;

@@ -1,0 +1,106 @@
+// sgemm throughput of every backend behind core/kernels/blas.h, and of kernels::sgemm (the one
+// the library dispatches to), at square shapes and at the GEMM shapes of an RNN layer.
+// Dims: M rows of op(A) and C, K inner, N columns of op(B) and C. The RNN shapes are those of
+// affine(x [M, K], W [N, K]) = x Wᵀ (op(B) = Bᵀ, as the layers call it): B=64, H=512 (GRU 3H) and
+// B=16, H=128. Threads: OpenBLAS via set_blas_threads, oneDNN via omp_set_num_threads; Eigen's GEMM
+// in engram_core is single-threaded (compiled without OpenMP), so it runs at t1 only.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "engram/core/rng.h"
+
+namespace {
+
+namespace kernels = engram::core::kernels;
+
+using SgemmFn = void (*)(bool, bool, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+
+struct Backend {
+  const char* name;
+  SgemmFn fn;
+  int max_threads;
+};
+const Backend kBackends[] = {
+    {"openblas", kernels::sgemm_openblas, 2},
+    {"dnnl", kernels::sgemm_dnnl, 2},
+    {"eigen", kernels::sgemm_eigen, 1},
+    {"dispatch", kernels::sgemm, 2},  // kernels::sgemm, whatever blas_backend() says
+};
+
+struct GemmShape {
+  int m, k, n;
+  bool trans_b;  // C = A Bᵀ with B stored [N, K]
+};
+const GemmShape kShapes[] = {
+    {512, 512, 512, false},
+    {2048, 2048, 2048, false},
+    {64, 512, 1536, true},  // GRU B=64, H=512: x [64, 512] W_ih [1536, 512]ᵀ
+    {16, 128, 384, true},   // GRU B=16, H=128
+};
+
+std::string shape_name(const GemmShape& s) {
+  return "sgemm:M=" + std::to_string(s.m) + ",K=" + std::to_string(s.k) + ",N=" + std::to_string(s.n) +
+         (s.trans_b ? ",xWt" : "");
+}
+
+std::vector<float> random_matrix(int64_t n, uint64_t seed) {
+  engram::core::Rng rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = rng.uniform(-1.0f, 1.0f);
+  return v;
+}
+
+void run_gemm(benchmark::State& state, const Backend& be, GemmShape s, int threads) {
+  engram::bench::set_threads(threads);
+  std::vector<float> a = random_matrix(int64_t{s.m} * s.k, 1);
+  std::vector<float> b = random_matrix(int64_t{s.k} * s.n, 2);
+  std::vector<float> c(int64_t{s.m} * s.n);
+  const int ldb = s.trans_b ? s.k : s.n;
+  be.fn(false, s.trans_b, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), ldb, 0.0f, c.data(), s.n);  // warm-up
+  for (auto _ : state) {
+    be.fn(false, s.trans_b, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), ldb, 0.0f, c.data(), s.n);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  const double flop = 2.0 * s.m * s.n * s.k;
+  state.counters["GFLOP"] =
+      benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  engram::bench::set_per_item(state, 1.0);
+}
+
+// Largest |C_backend - C_openblas| at one RNN shape, so a fast but wrong backend shows up.
+void add_agreement_context() {
+  const GemmShape s = kShapes[2];
+  std::vector<float> a = random_matrix(int64_t{s.m} * s.k, 3);
+  std::vector<float> b = random_matrix(int64_t{s.k} * s.n, 4);
+  std::vector<float> ref(int64_t{s.m} * s.n), c(ref.size());
+  kernels::sgemm_openblas(false, true, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.k, 0.0f,
+                          ref.data(), s.n);
+  for (const Backend& be : kBackends) {
+    std::fill(c.begin(), c.end(), 7.0f);
+    be.fn(false, true, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.k, 0.0f, c.data(), s.n);
+    float worst = 0.0f;
+    for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::fabs(c[i] - ref[i]));
+    benchmark::AddCustomContext(std::string("maxabs_vs_openblas_") + be.name, std::to_string(worst));
+  }
+}
+
+void register_all() {
+  add_agreement_context();
+  for (const GemmShape& s : kShapes)
+    for (const Backend& be : kBackends)
+      for (int t = 1; t <= be.max_threads; ++t)
+        benchmark::RegisterBenchmark(
+            (shape_name(s) + "/" + be.name + "/t" + std::to_string(t)).c_str(),
+            [&be, s, t](benchmark::State& st) { run_gemm(st, be, s, t); })
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return engram::bench::run_main(argc, argv, register_all); }

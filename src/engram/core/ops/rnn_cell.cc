@@ -1,0 +1,259 @@
+// Fused LSTM / GRU cell steps (one tape node per step) and their composed references built only
+// from other ops. Dims: B batch, H hidden, G gates (4H LSTM, 3H GRU).
+//
+// Fused LSTM node: value [2, B, H] = (h' | c'), two contiguous [B, H] halves. lstm_cell returns
+// h' and c' as zero-copy view nodes whose data points into that value and whose gradient buffer
+// ALIASES the matching half of the fused node's gradient (allocated when the views are made), so
+// consumers of h' and c' accumulate straight into the fused node: the views need no backward.
+// Saved for backward (arena, Node::aux): activated gates [B, 4H] and tanh(c') [B, H].
+// Fused GRU node: value h' [B, H]; saved r, z, hn = h W_hn^T + b_hn [B, 3H] and n [B, H].
+// Inputs beyond Node::in[3] (w_hh, b_hh) are kept as node ids in Node::i[0], i[1] (-1 = none).
+#include "engram/core/ops/rnn_cell.h"
+
+#include <Eigen/Core>
+
+#include "engram/core/kernels/blas.h"
+#include "engram/core/ops/elementwise.h"
+#include "engram/core/ops/matmul.h"
+#include "engram/core/ops/shape_ops.h"
+
+namespace engram::core {
+
+namespace {
+
+using kernels::sgemm;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
+
+// Vectorised in place (Eigen's rational approximations, a few ulp from std::exp / std::tanh).
+inline void sigmoid_inplace(float* p, int n) { ArrayMap(p, n) = ArrayMap(p, n).logistic(); }
+inline void tanh_inplace(float* p, int n) { ArrayMap(p, n) = ArrayMap(p, n).tanh(); }
+inline void tanh_to(float* dst, const float* src, int n) {
+  ArrayMap(dst, n) = Eigen::Map<const Eigen::ArrayXf>(src, n).tanh();
+}
+
+// Shape checks shared by both cells: xw [B, G], h [B, H], w_hh [G, H], b_hh [G] with G = k H.
+void check_cell(const char* name, int k, Var xw, Var h, Var w_hh, Var b_hh) {
+  const Shape &sx = xw.shape(), &sh = h.shape(), &sw = w_hh.shape();
+  ENGRAM_CHECK(sh.rank() == 2, "{}: h must be [B, H], got {}", name, sh);
+  const int b = sh[0], hid = sh[1];
+  ENGRAM_CHECK(sx.rank() == 2 && sx[0] == b && sx[1] == k * hid, "{}: xw {} must be [B, {}H] = [{}, {}]", name, sx,
+               k, b, k * hid);
+  ENGRAM_CHECK(sw.rank() == 2 && sw[0] == k * hid && sw[1] == hid, "{}: w_hh {} must be [{}, {}]", name, sw, k * hid,
+               hid);
+  if (b_hh.valid())
+    ENGRAM_CHECK(b_hh.numel() == k * hid, "{}: b_hh {} must have {} elements", name, b_hh.shape(), k * hid);
+}
+
+// A zero-copy view of `numel(shape)` values of `parent` starting at `offset` (Graph::view: the
+// gradient aliases the parent's, so gradients reaching the view land in the parent directly).
+Var alias_view(Graph& g, Var parent, int64_t offset, Shape shape) { return g.view(parent, offset, shape); }
+
+// ---- LSTM
+
+// Backward of the fused LSTM step. With tc = tanh(c'):
+//   do = dh' tc;  dc~ = dc' + dh' o (1 - tc^2);  di = dc~ g;  df = dc~ c;  dg = dc~ i;  dc += dc~ f
+//   da = (di i(1-i), df f(1-f), dg (1-g^2), do o(1-o))            [B, 4H] pre-activation grads
+//   dxw += da;  db_hh += sum_b da;  dh += da W_hh;  dW_hh += da^T h
+void lstm_backward(Graph& g, const Node& n) {
+  const int b = n.value.shape[1], hid = n.value.shape[2], gw = 4 * hid;
+  const int64_t bh = static_cast<int64_t>(b) * hid;
+  const float* act = static_cast<const float*>(n.aux);  // [B, 4H] i, f, g, o
+  const float* tcs = act + bh * 4;                        // [B, H] tanh(c')
+  const float* c_prev = g.node(n.in[2]).value.data;       // [B, H]
+  const float* dh_out = n.grad;                           // [B, H]
+  const float* dc_out = n.grad + bh;                      // [B, H]
+  float* dxw = g.grad(n.in[0]);
+  float* dh = g.grad(n.in[1]);
+  float* dc = g.grad(n.in[2]);
+  float* dw = g.grad(n.i[0]);
+  float* db = g.grad(n.i[1]);
+  float* da = g.arena().floats(bh * 4);  // [B, 4H]
+  for (int r = 0; r < b; ++r) {
+    const float* a = act + static_cast<int64_t>(r) * gw;
+    const float *ig = a, *fg = a + hid, *gg = a + 2 * hid, *og = a + 3 * hid;
+    const float* tc = tcs + static_cast<int64_t>(r) * hid;
+    const float* cp = c_prev + static_cast<int64_t>(r) * hid;
+    const float* dho = dh_out + static_cast<int64_t>(r) * hid;
+    const float* dco = dc_out + static_cast<int64_t>(r) * hid;
+    float* d = da + static_cast<int64_t>(r) * gw;
+    float* dcr = dc ? dc + static_cast<int64_t>(r) * hid : nullptr;
+    for (int j = 0; j < hid; ++j) {
+      const float dct = dco[j] + dho[j] * og[j] * (1.0f - tc[j] * tc[j]);
+      d[j] = dct * gg[j] * ig[j] * (1.0f - ig[j]);
+      d[hid + j] = dct * cp[j] * fg[j] * (1.0f - fg[j]);
+      d[2 * hid + j] = dct * ig[j] * (1.0f - gg[j] * gg[j]);
+      d[3 * hid + j] = dho[j] * tc[j] * og[j] * (1.0f - og[j]);
+      if (dcr) dcr[j] += dct * fg[j];
+    }
+    if (dxw) {
+      float* dx = dxw + static_cast<int64_t>(r) * gw;
+      for (int j = 0; j < gw; ++j) dx[j] += d[j];
+    }
+    if (db)
+      for (int j = 0; j < gw; ++j) db[j] += d[j];
+  }
+  if (dh) {  // dh [B, H] += da [B, 4H] W_hh [4H, H]
+    const float* w = g.node(n.i[0]).value.data;
+    sgemm(false, false, b, hid, gw, 1.0f, da, gw, w, hid, 1.0f, dh, hid);
+  }
+  if (dw) {  // dW_hh [4H, H] += da^T [4H, B] h [B, H]
+    const float* h = g.node(n.in[1]).value.data;
+    sgemm(true, false, gw, hid, b, 1.0f, da, gw, h, hid, 1.0f, dw, hid);
+  }
+}
+
+// ---- GRU
+
+// Backward of the fused GRU step. With hn = h W_hn^T + b_hn:
+//   dz = dh' (h - n);  dn = dh' (1 - z);  dh += dh' z;  dan = dn (1 - n^2)
+//   dar = dan hn r(1-r);  daz = dz z(1-z)
+//   dxw += (dar, daz, dan);  dhw = (dar, daz, dan r);  db_hh += sum_b dhw
+//   dh += dhw W_hh;  dW_hh += dhw^T h
+void gru_backward(Graph& g, const Node& n) {
+  const int b = n.value.shape[0], hid = n.value.shape[1], gw = 3 * hid;
+  const int64_t bh = static_cast<int64_t>(b) * hid;
+  const float* saved = static_cast<const float*>(n.aux);  // [B, 3H] r, z, hn
+  const float* ns = saved + bh * 3;                         // [B, H] n
+  const float* h = g.node(n.in[1]).value.data;             // [B, H]
+  float* dxw = g.grad(n.in[0]);
+  float* dh = g.grad(n.in[1]);
+  float* dw = g.grad(n.i[0]);
+  float* db = g.grad(n.i[1]);
+  float* dhw = g.arena().floats(bh * 3);  // [B, 3H]
+  for (int r = 0; r < b; ++r) {
+    const float* s = saved + static_cast<int64_t>(r) * gw;
+    const float *rg = s, *zg = s + hid, *hn = s + 2 * hid;
+    const float* ng = ns + static_cast<int64_t>(r) * hid;
+    const float* hp = h + static_cast<int64_t>(r) * hid;
+    const float* dy = n.grad + static_cast<int64_t>(r) * hid;
+    float* d = dhw + static_cast<int64_t>(r) * gw;
+    for (int j = 0; j < hid; ++j) {
+      const float dan = dy[j] * (1.0f - zg[j]) * (1.0f - ng[j] * ng[j]);
+      d[j] = dan * hn[j] * rg[j] * (1.0f - rg[j]);
+      d[hid + j] = dy[j] * (hp[j] - ng[j]) * zg[j] * (1.0f - zg[j]);
+      d[2 * hid + j] = dan * rg[j];
+    }
+    if (dxw) {
+      float* dx = dxw + static_cast<int64_t>(r) * gw;
+      for (int j = 0; j < 2 * hid; ++j) dx[j] += d[j];
+      for (int j = 0; j < hid; ++j) dx[2 * hid + j] += dy[j] * (1.0f - zg[j]) * (1.0f - ng[j] * ng[j]);
+    }
+    if (dh) {
+      float* dhr = dh + static_cast<int64_t>(r) * hid;
+      for (int j = 0; j < hid; ++j) dhr[j] += dy[j] * zg[j];
+    }
+    if (db)
+      for (int j = 0; j < gw; ++j) db[j] += d[j];
+  }
+  if (dh) {  // dh [B, H] += dhw [B, 3H] W_hh [3H, H]
+    const float* w = g.node(n.i[0]).value.data;
+    sgemm(false, false, b, hid, gw, 1.0f, dhw, gw, w, hid, 1.0f, dh, hid);
+  }
+  if (dw)  // dW_hh [3H, H] += dhw^T [3H, B] h [B, H]
+    sgemm(true, false, gw, hid, b, 1.0f, dhw, gw, h, hid, 1.0f, dw, hid);
+}
+
+}  // namespace
+
+// Forward: a = xw + h W_hh^T + b_hh [B, 4H] by one sgemm and one fused pass that also applies the
+// gate non-linearities in place and forms c' = f c + i g, h' = o tanh(c').
+LstmState lstm_cell(Var xw, Var h, Var c, Var w_hh, Var b_hh) {
+  check_cell("lstm_cell", 4, xw, h, w_hh, b_hh);
+  ENGRAM_CHECK(c.shape() == h.shape(), "lstm_cell: c {} must match h {}", c.shape(), h.shape());
+  Graph& g = *xw.g;
+  const int b = h.shape()[0], hid = h.shape()[1], gw = 4 * hid;
+  const int64_t bh = static_cast<int64_t>(b) * hid;
+  Tensor out = g.alloc({2, b, hid});         // [2, B, H] = (h' | c')
+  float* act = g.arena().floats(bh * 5);     // [B, 4H] gates, then [B, H] tanh(c')
+  sgemm(false, true, b, gw, hid, 1.0f, h.data(), hid, w_hh.data(), hid, 0.0f, act, gw);
+  const float* bias = b_hh.valid() ? b_hh.data() : nullptr;
+  for (int r = 0; r < b; ++r) {
+    float* a = act + static_cast<int64_t>(r) * gw;
+    const float* x = xw.data() + static_cast<int64_t>(r) * gw;
+    if (bias)
+      for (int j = 0; j < gw; ++j) a[j] += x[j] + bias[j];
+    else
+      for (int j = 0; j < gw; ++j) a[j] += x[j];
+    sigmoid_inplace(a, 2 * hid);        // i, f
+    tanh_inplace(a + 2 * hid, hid);     // g
+    sigmoid_inplace(a + 3 * hid, hid);  // o
+    const float *ig = a, *fg = a + hid, *gg = a + 2 * hid, *og = a + 3 * hid;
+    const float* cp = c.data() + static_cast<int64_t>(r) * hid;
+    float* hn = out.data + static_cast<int64_t>(r) * hid;
+    float* cn = out.data + bh + static_cast<int64_t>(r) * hid;
+    float* tc = act + bh * 4 + static_cast<int64_t>(r) * hid;
+    for (int j = 0; j < hid; ++j) cn[j] = fg[j] * cp[j] + ig[j] * gg[j];
+    tanh_to(tc, cn, hid);
+    for (int j = 0; j < hid; ++j) hn[j] = og[j] * tc[j];
+  }
+  Var v = b_hh.valid() ? g.record(out, lstm_backward, {xw, h, c, w_hh, b_hh})
+                       : g.record(out, lstm_backward, {xw, h, c, w_hh});
+  Node& nd = g.node(v);
+  nd.i[0] = w_hh.id;
+  nd.i[1] = b_hh.valid() ? b_hh.id : -1;
+  if (nd.needs_grad) nd.aux = act;
+  return {alias_view(g, v, 0, {b, hid}), alias_view(g, v, bh, {b, hid})};
+}
+
+// Reference: the same step from affine, split, sigmoid, tanh, mul and add.
+LstmState lstm_cell_composed(Var xw, Var h, Var c, Var w_hh, Var b_hh) {
+  check_cell("lstm_cell_composed", 4, xw, h, w_hh, b_hh);
+  ENGRAM_CHECK(c.shape() == h.shape(), "lstm_cell_composed: c {} must match h {}", c.shape(), h.shape());
+  const int hid = h.shape()[1];
+  Var a = add(xw, affine(h, w_hh, b_hh));               // [B, 4H]
+  std::vector<Var> parts = split(a, {hid, hid, hid, hid}, 1);  // 4 x [B, H]
+  Var i = sigmoid(parts[0]), f = sigmoid(parts[1]), gg = tanh(parts[2]), o = sigmoid(parts[3]);
+  Var c_new = add(mul(f, c), mul(i, gg));               // [B, H]
+  return {mul(o, tanh(c_new)), c_new};
+}
+
+// Forward: hw = h W_hh^T [B, 3H] by one sgemm; one fused pass adds xw and b_hh, applies the gates
+// and forms h' = (1 - z) n + z h, keeping r, z, hn (in place) and n for backward.
+Var gru_cell(Var xw, Var h, Var w_hh, Var b_hh) {
+  check_cell("gru_cell", 3, xw, h, w_hh, b_hh);
+  Graph& g = *xw.g;
+  const int b = h.shape()[0], hid = h.shape()[1], gw = 3 * hid;
+  const int64_t bh = static_cast<int64_t>(b) * hid;
+  Tensor out = g.alloc({b, hid});            // [B, H]
+  float* saved = g.arena().floats(bh * 4);   // [B, 3H] r, z, hn, then [B, H] n
+  sgemm(false, true, b, gw, hid, 1.0f, h.data(), hid, w_hh.data(), hid, 0.0f, saved, gw);
+  const float* bias = b_hh.valid() ? b_hh.data() : nullptr;
+  for (int r = 0; r < b; ++r) {
+    float* s = saved + static_cast<int64_t>(r) * gw;
+    const float* x = xw.data() + static_cast<int64_t>(r) * gw;
+    if (bias) {
+      for (int j = 0; j < 2 * hid; ++j) s[j] += x[j] + bias[j];
+      for (int j = 2 * hid; j < gw; ++j) s[j] += bias[j];
+    } else {
+      for (int j = 0; j < 2 * hid; ++j) s[j] += x[j];
+    }
+    sigmoid_inplace(s, 2 * hid);  // r, z
+    const float *rg = s, *zg = s + hid, *hn = s + 2 * hid;
+    float* ng = saved + bh * 3 + static_cast<int64_t>(r) * hid;
+    for (int j = 0; j < hid; ++j) ng[j] = x[2 * hid + j] + rg[j] * hn[j];
+    tanh_inplace(ng, hid);
+    const float* hp = h.data() + static_cast<int64_t>(r) * hid;
+    float* y = out.data + static_cast<int64_t>(r) * hid;
+    for (int j = 0; j < hid; ++j) y[j] = ng[j] + zg[j] * (hp[j] - ng[j]);
+  }
+  Var v = b_hh.valid() ? g.record(out, gru_backward, {xw, h, w_hh, b_hh}) : g.record(out, gru_backward, {xw, h, w_hh});
+  Node& nd = g.node(v);
+  nd.i[0] = w_hh.id;
+  nd.i[1] = b_hh.valid() ? b_hh.id : -1;
+  if (nd.needs_grad) nd.aux = saved;
+  return v;
+}
+
+// Reference: the same step from affine, split, sigmoid, tanh, mul, add and one_minus.
+Var gru_cell_composed(Var xw, Var h, Var w_hh, Var b_hh) {
+  check_cell("gru_cell_composed", 3, xw, h, w_hh, b_hh);
+  const int hid = h.shape()[1];
+  std::vector<Var> xs = split(xw, {hid, hid, hid}, 1);                         // 3 x [B, H]
+  std::vector<Var> hs = split(affine(h, w_hh, b_hh), {hid, hid, hid}, 1);      // 3 x [B, H]
+  Var r = sigmoid(add(xs[0], hs[0]));
+  Var z = sigmoid(add(xs[1], hs[1]));
+  Var n = tanh(add(xs[2], mul(r, hs[2])));
+  return add(mul(one_minus(z), n), mul(z, h));  // [B, H]
+}
+
+}  // namespace engram::core

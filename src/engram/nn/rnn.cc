@@ -1,0 +1,173 @@
+// Rnn: parameters, the per-layer / per-direction unrolling with length masks, and the step API.
+// Dims: T time, B batch, I input width, H hidden, D directions, L layers, G gates (4H | 3H).
+//
+// Masking: steps t < min(lengths) run the fused cell alone. At a step where some sequence has
+// ended, with m [B, 1] = (t < length) and the cell's new state (h~, c~):
+//   out_t = m h~;  h_t = out_t + (1 - m) h_{t-1};  c_t = m c~ + (1 - m) c_{t-1}
+// and a step past every length does not run the cell at all (zero output, state carried).
+#include "engram/nn/rnn.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engram/core/ops.h"
+#include "engram/nn/init.h"
+
+namespace engram::nn {
+
+namespace {
+
+int gates_of(CellKind k) { return k == CellKind::kLstm ? 4 : 3; }
+
+}  // namespace
+
+Rnn::Rnn(ParamStore& store, std::string path, const RnnConfig& cfg, core::Rng& rng)
+    : Module(store, std::move(path)), cfg_(cfg) {
+  ENGRAM_CHECK(cfg.input_size > 0 && cfg.hidden_size > 0, "rnn '{}': input_size {} and hidden_size {} must be positive",
+               this->path(), cfg.input_size, cfg.hidden_size);
+  ENGRAM_CHECK(cfg.layers >= 1, "rnn '{}': layers = {}, needs at least 1", this->path(), cfg.layers);
+  ENGRAM_CHECK(cfg.dropout >= 0.0f && cfg.dropout < 1.0f, "rnn '{}': dropout {} outside [0, 1)", this->path(),
+               cfg.dropout);
+  const int hid = cfg.hidden_size, gw = gates_of(cfg.cell) * hid;
+  const float a = 1.0f / std::sqrt(static_cast<float>(hid));
+  for (int l = 0; l < cfg.layers; ++l) {
+    const int in = l == 0 ? cfg.input_size : directions() * hid;  // I_l
+    for (int d = 0; d < directions(); ++d) {
+      const std::string dir = fmt::format("l{}{}/", l, d == 0 ? "" : "_reverse");
+      LayerParams p;
+      p.w_ih = add_param(dir + "w_ih", {gw, in});   // [G, I_l]
+      p.w_hh = add_param(dir + "w_hh", {gw, hid});  // [G, H]
+      p.b_ih = add_param(dir + "b_ih", {gw});       // [G]
+      p.b_hh = add_param(dir + "b_hh", {gw});       // [G]
+      for (ParamId id : {p.w_ih, p.w_hh, p.b_ih, p.b_hh}) init::uniform(store, id, rng, -a, a);
+      params_.push_back(p);
+    }
+  }
+}
+
+RnnState Rnn::cell(Var xw, const RnnState& s, Var w_hh, Var b_hh) const {
+  if (cfg_.cell == CellKind::kLstm) {
+    core::LstmState n = core::lstm_cell(xw, s.h, s.c, w_hh, b_hh);
+    return {n.h, n.c};
+  }
+  return {core::gru_cell(xw, s.h, w_hh, b_hh), Var{}};
+}
+
+void Rnn::check_state(const RnnState& s, int batch, const char* what, int index) const {
+  const Shape want{batch, cfg_.hidden_size};
+  ENGRAM_CHECK(s.h.valid() && s.h.shape() == want, "rnn '{}': {} state {} h must be {}, got {}", path(), what, index,
+               want, s.h.valid() ? s.h.shape() : Shape{});
+  if (cfg_.cell == CellKind::kLstm)
+    ENGRAM_CHECK(s.c.valid() && s.c.shape() == want, "rnn '{}': {} state {} c must be {}, got {}", path(), what,
+                 index, want, s.c.valid() ? s.c.shape() : Shape{});
+}
+
+std::vector<RnnState> Rnn::zero_state(Graph& g, int batch) const {
+  ENGRAM_CHECK(batch >= 1, "rnn '{}': zero_state of batch {}", path(), batch);
+  Var z = g.zeros({batch, cfg_.hidden_size});  // [B, H], shared: constants are never written
+  const bool lstm = cfg_.cell == CellKind::kLstm;
+  return std::vector<RnnState>(static_cast<size_t>(cfg_.layers) * directions(), RnnState{z, lstm ? z : Var{}});
+}
+
+Rnn::DirResult Rnn::run_direction(Graph& g, Var xw, const LayerParams& p, bool reverse, RnnState state,
+                                  const std::vector<int>& lengths, int min_length) const {
+  const int b = state.h.shape()[0], hid = cfg_.hidden_size;
+  const int steps = static_cast<int>(xw.shape()[0] / b);
+  const bool lstm = cfg_.cell == CellKind::kLstm;
+  Var w_hh = param(g, p.w_hh), b_hh = param(g, p.b_hh);  // [G, H], [G]
+  int max_length = steps;
+  if (!lengths.empty()) max_length = *std::max_element(lengths.begin(), lengths.end());
+  std::vector<Var> outs(steps);  // T x [B, H]
+  Var zeros;                     // [B, H], output of steps past every length
+  std::vector<float> m(b), keep(b);
+  for (int s = 0; s < steps; ++s) {
+    const int t = reverse ? steps - 1 - s : s;
+    if (t >= max_length) {  // every sequence has ended: state carried, output zero
+      if (!zeros.valid()) zeros = g.zeros({b, hid});
+      outs[t] = zeros;
+      continue;
+    }
+    RnnState n = cell(core::slice(xw, 0, t * b, (t + 1) * b), state, w_hh, b_hh);  // [B, G] row block
+    if (t < min_length) {
+      state = n;
+      outs[t] = n.h;
+      continue;
+    }
+    for (int i = 0; i < b; ++i) {
+      m[i] = t < lengths[i] ? 1.0f : 0.0f;
+      keep[i] = 1.0f - m[i];
+    }
+    Var vm = g.constant({b, 1}, m.data()), vkeep = g.constant({b, 1}, keep.data());  // [B, 1]
+    outs[t] = core::mul(n.h, vm);
+    state.h = core::add(outs[t], core::mul(state.h, vkeep));
+    if (lstm) state.c = core::add(core::mul(n.c, vm), core::mul(state.c, vkeep));
+  }
+  return {core::concat(outs, 0), state};  // [T*B, H]
+}
+
+RnnOutput Rnn::forward(Graph& g, Var x, const RnnOptions& opt) const {
+  const Shape sx = x.shape();  // a copy: recording ops may move the node storage
+  ENGRAM_CHECK(sx.rank() == 3 && sx[0] >= 1 && sx[1] >= 1 && sx[2] == cfg_.input_size,
+               "rnn '{}': input {} must be [T, B, {}] with T, B >= 1", path(), sx, cfg_.input_size);
+  const int steps = sx[0], b = sx[1], hid = cfg_.hidden_size, dirs = directions();
+  const int n_states = cfg_.layers * dirs;
+  int min_length = steps;
+  if (!opt.lengths.empty()) {
+    ENGRAM_CHECK(static_cast<int>(opt.lengths.size()) == b, "rnn '{}': {} lengths for a batch of {}", path(),
+                 opt.lengths.size(), b);
+    for (int i = 0; i < b; ++i) {
+      ENGRAM_CHECK(opt.lengths[i] >= 0 && opt.lengths[i] <= steps, "rnn '{}': length {} of sequence {} outside [0, {}]",
+                   path(), opt.lengths[i], i, steps);
+      min_length = std::min(min_length, opt.lengths[i]);
+    }
+  }
+  std::vector<RnnState> init = opt.initial;
+  if (init.empty()) {
+    init = zero_state(g, b);
+  } else {
+    ENGRAM_CHECK(static_cast<int>(init.size()) == n_states, "rnn '{}': {} initial states, expected {} (layers x dirs)",
+                 path(), init.size(), n_states);
+    for (int k = 0; k < n_states; ++k) check_state(init[k], b, "initial", k);
+  }
+  RnnOutput result;
+  result.final.resize(n_states);
+  Var layer_in = x;  // [T, B, I_l]
+  for (int l = 0; l < cfg_.layers; ++l) {
+    if (l > 0 && cfg_.dropout > 0.0f && opt.dropout_rng) layer_in = core::dropout(layer_in, cfg_.dropout, *opt.dropout_rng);
+    Var flat = core::reshape(layer_in, {steps * b, layer_in.shape()[2]});  // [T*B, I_l]
+    std::vector<Var> dir_out(dirs);                                         // D x [T, B, H]
+    for (int d = 0; d < dirs; ++d) {
+      const LayerParams& p = params(l, d);
+      Var xw = core::affine(flat, param(g, p.w_ih), param(g, p.b_ih));  // [T*B, G], one GEMM
+      DirResult r = run_direction(g, xw, p, d == 1, init[l * dirs + d], opt.lengths, min_length);
+      dir_out[d] = core::reshape(r.outputs, {steps, b, hid});
+      result.final[l * dirs + d] = r.last;
+    }
+    layer_in = dirs == 1 ? dir_out[0] : core::concat(dir_out, 2);  // [T, B, D*H]
+  }
+  result.outputs = layer_in;
+  return result;
+}
+
+std::vector<RnnState> Rnn::step(Graph& g, Var x, const std::vector<RnnState>& state, core::Rng* dropout_rng) const {
+  ENGRAM_CHECK(!cfg_.bidirectional, "rnn '{}': step() needs a unidirectional rnn (a reverse direction cannot step)",
+               path());
+  ENGRAM_CHECK(x.shape().rank() == 2 && x.shape()[0] >= 1 && x.shape()[1] == cfg_.input_size,
+               "rnn '{}': step input {} must be [B, {}]", path(), x.shape(), cfg_.input_size);
+  ENGRAM_CHECK(static_cast<int>(state.size()) == cfg_.layers, "rnn '{}': step got {} states, expected {} (one per layer)",
+               path(), state.size(), cfg_.layers);
+  const int b = x.shape()[0];
+  std::vector<RnnState> next(cfg_.layers);
+  Var in = x;  // [B, I_l]
+  for (int l = 0; l < cfg_.layers; ++l) {
+    check_state(state[l], b, "step", l);
+    if (l > 0 && cfg_.dropout > 0.0f && dropout_rng) in = core::dropout(in, cfg_.dropout, *dropout_rng);
+    const LayerParams& p = params(l, 0);
+    Var xw = core::affine(in, param(g, p.w_ih), param(g, p.b_ih));  // [B, G]
+    next[l] = cell(xw, state[l], param(g, p.w_hh), param(g, p.b_hh));
+    in = next[l].h;
+  }
+  return next;
+}
+
+}  // namespace engram::nn
