@@ -59,6 +59,21 @@ GradCase gru_unroll_row(std::string name, GruFn cell) {
           }};
 }
 
+// Whole-sequence op: T=3, B=3 with ragged lengths (one sequence empty), forward and reverse;
+// the checked output is out | h (| c).
+GradCase sequence_row(std::string name, bool lstm, bool reverse, std::vector<int> lengths) {
+  const int t = 3, b = 3, h = 4, gw = (lstm ? 4 : 3) * h;
+  std::vector<OpInput> in = {{{t, b, gw}}, {{b, h}}, {{gw, h}}, {{gw}}};
+  if (lstm) in.push_back({{b, h}});
+  return {std::move(name), in, [=](Graph&, const std::vector<Var>& x) {
+            RnnSequence r = lstm ? lstm_sequence(x[0], x[1], x[4], x[2], x[3], lengths, reverse)
+                                 : gru_sequence(x[0], x[1], x[2], x[3], lengths, reverse);
+            std::vector<Var> parts = {reshape(r.out, {t * b, h}), r.h};
+            if (lstm) parts.push_back(r.c);
+            return concat(parts, 0);
+          }};
+}
+
 }  // namespace
 
 std::vector<GradCase> rnn_cases() {
@@ -75,6 +90,10 @@ std::vector<GradCase> rnn_cases() {
       gru_row("gru_cell_composed", gru_cell_composed, true),
       gru_row("gru_cell_composed/no-bias", gru_cell_composed, false),
       gru_unroll_row("gru_cell_composed/unroll3", gru_cell_composed),
+      sequence_row("lstm_sequence", true, false, {}),
+      sequence_row("lstm_sequence/reverse/lengths", true, true, {3, 1, 0}),
+      sequence_row("gru_sequence/lengths", false, false, {2, 3, 0}),
+      sequence_row("gru_sequence/reverse", false, true, {}),
   };
 }
 

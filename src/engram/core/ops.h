@@ -10,5 +10,6 @@
 #include "engram/core/ops/norm.h"
 #include "engram/core/ops/reduce.h"
 #include "engram/core/ops/rnn_cell.h"
+#include "engram/core/ops/rnn_sequence.h"
 #include "engram/core/ops/shape_ops.h"
 #include "engram/core/ops/softmax.h"

@@ -1,10 +1,9 @@
 // Rnn: parameters, the per-layer / per-direction unrolling with length masks, and the step API.
 // Dims: T time, B batch, I input width, H hidden, D directions, L layers, G gates (4H | 3H).
 //
-// Masking: steps t < min(lengths) run the fused cell alone. At a step where some sequence has
-// ended, with m [B, 1] = (t < length) and the cell's new state (h~, c~):
-//   out_t = m h~;  h_t = out_t + (1 - m) h_{t-1};  c_t = m c~ + (1 - m) c_{t-1}
-// and a step past every length does not run the cell at all (zero output, state carried).
+// forward() runs each layer direction as ONE fused sequence node (core::lstm_sequence /
+// gru_sequence: length masking inside, dW_hh by one GEMM over all steps); step() uses the fused
+// cell (core::lstm_cell / gru_cell) on the same parameters.
 #include "engram/nn/rnn.h"
 
 #include <algorithm>
@@ -70,39 +69,15 @@ std::vector<RnnState> Rnn::zero_state(Graph& g, int batch) const {
 }
 
 Rnn::DirResult Rnn::run_direction(Graph& g, Var xw, const LayerParams& p, bool reverse, RnnState state,
-                                  const std::vector<int>& lengths, int min_length) const {
-  const int b = state.h.shape()[0], hid = cfg_.hidden_size;
+                                  const std::vector<int>& lengths) const {
+  const int b = state.h.shape()[0], hid = cfg_.hidden_size, gw = xw.shape()[1];
   const int steps = static_cast<int>(xw.shape()[0] / b);
-  const bool lstm = cfg_.cell == CellKind::kLstm;
+  Var xw3 = core::reshape(xw, {steps, b, gw});            // [T, B, G]
   Var w_hh = param(g, p.w_hh), b_hh = param(g, p.b_hh);  // [G, H], [G]
-  int max_length = steps;
-  if (!lengths.empty()) max_length = *std::max_element(lengths.begin(), lengths.end());
-  std::vector<Var> outs(steps);  // T x [B, H]
-  Var zeros;                     // [B, H], output of steps past every length
-  std::vector<float> m(b), keep(b);
-  for (int s = 0; s < steps; ++s) {
-    const int t = reverse ? steps - 1 - s : s;
-    if (t >= max_length) {  // every sequence has ended: state carried, output zero
-      if (!zeros.valid()) zeros = g.zeros({b, hid});
-      outs[t] = zeros;
-      continue;
-    }
-    RnnState n = cell(core::slice(xw, 0, t * b, (t + 1) * b), state, w_hh, b_hh);  // [B, G] row block
-    if (t < min_length) {
-      state = n;
-      outs[t] = n.h;
-      continue;
-    }
-    for (int i = 0; i < b; ++i) {
-      m[i] = t < lengths[i] ? 1.0f : 0.0f;
-      keep[i] = 1.0f - m[i];
-    }
-    Var vm = g.constant({b, 1}, m.data()), vkeep = g.constant({b, 1}, keep.data());  // [B, 1]
-    outs[t] = core::mul(n.h, vm);
-    state.h = core::add(outs[t], core::mul(state.h, vkeep));
-    if (lstm) state.c = core::add(core::mul(n.c, vm), core::mul(state.c, vkeep));
-  }
-  return {core::concat(outs, 0), state};  // [T*B, H]
+  core::RnnSequence r = cfg_.cell == CellKind::kLstm
+                            ? core::lstm_sequence(xw3, state.h, state.c, w_hh, b_hh, lengths, reverse)
+                            : core::gru_sequence(xw3, state.h, w_hh, b_hh, lengths, reverse);
+  return {core::reshape(r.out, {steps * b, hid}), {r.h, r.c}};
 }
 
 RnnOutput Rnn::forward(Graph& g, Var x, const RnnOptions& opt) const {
@@ -111,14 +86,12 @@ RnnOutput Rnn::forward(Graph& g, Var x, const RnnOptions& opt) const {
                "rnn '{}': input {} must be [T, B, {}] with T, B >= 1", path(), sx, cfg_.input_size);
   const int steps = sx[0], b = sx[1], hid = cfg_.hidden_size, dirs = directions();
   const int n_states = cfg_.layers * dirs;
-  int min_length = steps;
   if (!opt.lengths.empty()) {
     ENGRAM_CHECK(static_cast<int>(opt.lengths.size()) == b, "rnn '{}': {} lengths for a batch of {}", path(),
                  opt.lengths.size(), b);
     for (int i = 0; i < b; ++i) {
       ENGRAM_CHECK(opt.lengths[i] >= 0 && opt.lengths[i] <= steps, "rnn '{}': length {} of sequence {} outside [0, {}]",
                    path(), opt.lengths[i], i, steps);
-      min_length = std::min(min_length, opt.lengths[i]);
     }
   }
   std::vector<RnnState> init = opt.initial;
@@ -139,7 +112,7 @@ RnnOutput Rnn::forward(Graph& g, Var x, const RnnOptions& opt) const {
     for (int d = 0; d < dirs; ++d) {
       const LayerParams& p = params(l, d);
       Var xw = core::affine(flat, param(g, p.w_ih), param(g, p.b_ih));  // [T*B, G], one GEMM
-      DirResult r = run_direction(g, xw, p, d == 1, init[l * dirs + d], opt.lengths, min_length);
+      DirResult r = run_direction(g, xw, p, d == 1, init[l * dirs + d], opt.lengths);
       dir_out[d] = core::reshape(r.outputs, {steps, b, hid});
       result.final[l * dirs + d] = r.last;
     }

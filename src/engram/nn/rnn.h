@@ -57,7 +57,7 @@ class Rnn : public Module {
   Rnn(ParamStore& store, std::string path, const RnnConfig& cfg, core::Rng& rng);
 
   // x [T, B, I] -> outputs [T, B, D*H] and final states. Per layer and direction: one affine
-  // [T*B, I_k] x W_ih^T for the whole sequence, then one fused cell step per time step.
+  // [T*B, I_k] x W_ih^T for the whole sequence, then one fused whole-sequence recurrence node.
   // Differentiable in x, the initial states and every parameter.
   RnnOutput forward(Graph& g, Var x, const RnnOptions& opt = {}) const;
 
@@ -91,7 +91,7 @@ class Rnn : public Module {
     RnnState last;  // [B, H] each
   };
   DirResult run_direction(Graph& g, Var xw, const LayerParams& p, bool reverse, RnnState state,
-                          const std::vector<int>& lengths, int min_length) const;
+                          const std::vector<int>& lengths) const;
   RnnState cell(Var xw, const RnnState& s, Var w_hh, Var b_hh) const;
   void check_state(const RnnState& s, int batch, const char* what, int index) const;
 

@@ -10,9 +10,8 @@
 // Inputs beyond Node::in[3] (w_hh, b_hh) are kept as node ids in Node::i[0], i[1] (-1 = none).
 #include "engram/core/ops/rnn_cell.h"
 
-#include <Eigen/Core>
-
 #include "engram/core/kernels/blas.h"
+#include "engram/core/kernels/rnn.h"
 #include "engram/core/ops/elementwise.h"
 #include "engram/core/ops/matmul.h"
 #include "engram/core/ops/shape_ops.h"
@@ -22,15 +21,6 @@ namespace engram::core {
 namespace {
 
 using kernels::sgemm;
-using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
-
-// Vectorised in place (Eigen's rational approximations, a few ulp from std::exp / std::tanh).
-inline void sigmoid_inplace(float* p, int n) { ArrayMap(p, n) = ArrayMap(p, n).logistic(); }
-inline void tanh_inplace(float* p, int n) { ArrayMap(p, n) = ArrayMap(p, n).tanh(); }
-inline void tanh_to(float* dst, const float* src, int n) {
-  ArrayMap(dst, n) = Eigen::Map<const Eigen::ArrayXf>(src, n).tanh();
-}
-
 // Shape checks shared by both cells: xw [B, G], h [B, H], w_hh [G, H], b_hh [G] with G = k H.
 void check_cell(const char* name, int k, Var xw, Var h, Var w_hh, Var b_hh) {
   const Shape &sx = xw.shape(), &sh = h.shape(), &sw = w_hh.shape();
@@ -69,26 +59,12 @@ void lstm_backward(Graph& g, const Node& n) {
   float* db = g.grad(n.i[1]);
   float* da = g.arena().floats(bh * 4);  // [B, 4H]
   for (int r = 0; r < b; ++r) {
-    const float* a = act + static_cast<int64_t>(r) * gw;
-    const float *ig = a, *fg = a + hid, *gg = a + 2 * hid, *og = a + 3 * hid;
-    const float* tc = tcs + static_cast<int64_t>(r) * hid;
-    const float* cp = c_prev + static_cast<int64_t>(r) * hid;
-    const float* dho = dh_out + static_cast<int64_t>(r) * hid;
-    const float* dco = dc_out + static_cast<int64_t>(r) * hid;
-    float* d = da + static_cast<int64_t>(r) * gw;
-    float* dcr = dc ? dc + static_cast<int64_t>(r) * hid : nullptr;
-    for (int j = 0; j < hid; ++j) {
-      const float dct = dco[j] + dho[j] * og[j] * (1.0f - tc[j] * tc[j]);
-      d[j] = dct * gg[j] * ig[j] * (1.0f - ig[j]);
-      d[hid + j] = dct * cp[j] * fg[j] * (1.0f - fg[j]);
-      d[2 * hid + j] = dct * ig[j] * (1.0f - gg[j] * gg[j]);
-      d[3 * hid + j] = dho[j] * tc[j] * og[j] * (1.0f - og[j]);
-      if (dcr) dcr[j] += dct * fg[j];
-    }
-    if (dxw) {
-      float* dx = dxw + static_cast<int64_t>(r) * gw;
-      for (int j = 0; j < gw; ++j) dx[j] += d[j];
-    }
+    const int64_t rh = static_cast<int64_t>(r) * hid, rg = static_cast<int64_t>(r) * gw;
+    float* d = da + rg;
+    kernels::lstm_backward_row(act + rg, tcs + rh, c_prev + rh, dh_out + rh, dc_out + rh, d, dc ? dc + rh : nullptr,
+                               hid);
+    if (dxw)
+      for (int j = 0; j < gw; ++j) dxw[rg + j] += d[j];
     if (db)
       for (int j = 0; j < gw; ++j) db[j] += d[j];
   }
@@ -120,28 +96,13 @@ void gru_backward(Graph& g, const Node& n) {
   float* dw = g.grad(n.i[0]);
   float* db = g.grad(n.i[1]);
   float* dhw = g.arena().floats(bh * 3);  // [B, 3H]
+  float* dgx = g.arena().floats(gw);      // [3H] one row of input-side gradients
   for (int r = 0; r < b; ++r) {
-    const float* s = saved + static_cast<int64_t>(r) * gw;
-    const float *rg = s, *zg = s + hid, *hn = s + 2 * hid;
-    const float* ng = ns + static_cast<int64_t>(r) * hid;
-    const float* hp = h + static_cast<int64_t>(r) * hid;
-    const float* dy = n.grad + static_cast<int64_t>(r) * hid;
-    float* d = dhw + static_cast<int64_t>(r) * gw;
-    for (int j = 0; j < hid; ++j) {
-      const float dan = dy[j] * (1.0f - zg[j]) * (1.0f - ng[j] * ng[j]);
-      d[j] = dan * hn[j] * rg[j] * (1.0f - rg[j]);
-      d[hid + j] = dy[j] * (hp[j] - ng[j]) * zg[j] * (1.0f - zg[j]);
-      d[2 * hid + j] = dan * rg[j];
-    }
-    if (dxw) {
-      float* dx = dxw + static_cast<int64_t>(r) * gw;
-      for (int j = 0; j < 2 * hid; ++j) dx[j] += d[j];
-      for (int j = 0; j < hid; ++j) dx[2 * hid + j] += dy[j] * (1.0f - zg[j]) * (1.0f - ng[j] * ng[j]);
-    }
-    if (dh) {
-      float* dhr = dh + static_cast<int64_t>(r) * hid;
-      for (int j = 0; j < hid; ++j) dhr[j] += dy[j] * zg[j];
-    }
+    const int64_t rh = static_cast<int64_t>(r) * hid, rg = static_cast<int64_t>(r) * gw;
+    float* d = dhw + rg;
+    kernels::gru_backward_row(saved + rg, ns + rh, h + rh, n.grad + rh, d, dgx, dh ? dh + rh : nullptr, hid);
+    if (dxw)
+      for (int j = 0; j < gw; ++j) dxw[rg + j] += dgx[j];
     if (db)
       for (int j = 0; j < gw; ++j) db[j] += d[j];
   }
@@ -174,17 +135,8 @@ LstmState lstm_cell(Var xw, Var h, Var c, Var w_hh, Var b_hh) {
       for (int j = 0; j < gw; ++j) a[j] += x[j] + bias[j];
     else
       for (int j = 0; j < gw; ++j) a[j] += x[j];
-    sigmoid_inplace(a, 2 * hid);        // i, f
-    tanh_inplace(a + 2 * hid, hid);     // g
-    sigmoid_inplace(a + 3 * hid, hid);  // o
-    const float *ig = a, *fg = a + hid, *gg = a + 2 * hid, *og = a + 3 * hid;
-    const float* cp = c.data() + static_cast<int64_t>(r) * hid;
-    float* hn = out.data + static_cast<int64_t>(r) * hid;
-    float* cn = out.data + bh + static_cast<int64_t>(r) * hid;
-    float* tc = act + bh * 4 + static_cast<int64_t>(r) * hid;
-    for (int j = 0; j < hid; ++j) cn[j] = fg[j] * cp[j] + ig[j] * gg[j];
-    tanh_to(tc, cn, hid);
-    for (int j = 0; j < hid; ++j) hn[j] = og[j] * tc[j];
+    const int64_t rh = static_cast<int64_t>(r) * hid;
+    kernels::lstm_forward_row(a, c.data() + rh, out.data + rh, out.data + bh + rh, act + bh * 4 + rh, hid);
   }
   Var v = b_hh.valid() ? g.record(out, lstm_backward, {xw, h, c, w_hh, b_hh})
                        : g.record(out, lstm_backward, {xw, h, c, w_hh});
@@ -227,14 +179,8 @@ Var gru_cell(Var xw, Var h, Var w_hh, Var b_hh) {
     } else {
       for (int j = 0; j < 2 * hid; ++j) s[j] += x[j];
     }
-    sigmoid_inplace(s, 2 * hid);  // r, z
-    const float *rg = s, *zg = s + hid, *hn = s + 2 * hid;
-    float* ng = saved + bh * 3 + static_cast<int64_t>(r) * hid;
-    for (int j = 0; j < hid; ++j) ng[j] = x[2 * hid + j] + rg[j] * hn[j];
-    tanh_inplace(ng, hid);
-    const float* hp = h.data() + static_cast<int64_t>(r) * hid;
-    float* y = out.data + static_cast<int64_t>(r) * hid;
-    for (int j = 0; j < hid; ++j) y[j] = ng[j] + zg[j] * (hp[j] - ng[j]);
+    const int64_t rh = static_cast<int64_t>(r) * hid;
+    kernels::gru_forward_row(s, x + 2 * hid, h.data() + rh, saved + bh * 3 + rh, out.data + rh, hid);
   }
   Var v = b_hh.valid() ? g.record(out, gru_backward, {xw, h, w_hh, b_hh}) : g.record(out, gru_backward, {xw, h, w_hh});
   Node& nd = g.node(v);
