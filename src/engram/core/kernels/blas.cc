@@ -5,8 +5,15 @@
 #include <dnnl.h>
 
 #include <Eigen/Core>
+#include <cstdint>
+
+extern "C" void omp_set_num_threads(int);  // libgomp (oneDNN's thread pool)
 
 namespace engram::core::kernels {
+
+namespace {
+constexpr int64_t kTinyGemm = 32768;  // m*n*k at or below which Eigen's small product is fastest
+}  // namespace
 
 void sgemm_openblas(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
                     const float* b, int ldb, float beta, float* c, int ldc) {
@@ -46,11 +53,21 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
       for (int j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
-  sgemm_openblas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  // Measured on this machine kind (bench/RESULTS.md): Eigen's coefficient-based product wins on
+  // tiny problems (no packing, no call overhead: the attention bmm slices), oneDNN's JIT sgemm
+  // on everything else we run.
+  if (static_cast<int64_t>(m) * n * k <= kTinyGemm) {
+    sgemm_eigen(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    sgemm_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
 }
 
-const char* blas_backend() { return "openblas"; }
+const char* blas_backend() { return "dnnl (eigen for m*n*k <= 32768)"; }
 
-void set_blas_threads(int n) { openblas_set_num_threads(n); }
+void set_blas_threads(int n) {
+  openblas_set_num_threads(n);
+  omp_set_num_threads(n);  // oneDNN runs on OpenMP; this sets the calling thread's team size
+}
 
 }  // namespace engram::core::kernels

@@ -1,7 +1,7 @@
 // The one matrix-multiply entry point. Row-major: C[m,n] = alpha * op(A)[m,k] op(B)[k,n] + beta * C.
-// lda/ldb/ldc are row strides of the matrices as stored. The backend (OpenBLAS, oneDNN or Eigen)
-// is chosen at build time after measurement (bench/RESULTS.md); the others stay callable so the
-// benchmark can compare them side by side.
+// lda/ldb/ldc are row strides of the matrices as stored. sgemm() dispatches by problem size to
+// the backend measured fastest here (bench/RESULTS.md: oneDNN, Eigen for tiny products); the
+// named backends stay callable so the benchmark compares them side by side.
 #pragma once
 
 namespace engram::core::kernels {
@@ -18,7 +18,9 @@ void sgemm_eigen(bool trans_a, bool trans_b, int m, int n, int k, float alpha, c
 
 // Name of the backend sgemm() uses, for benchmark and log lines.
 const char* blas_backend();
-// Threads the BLAS may use (the caller's own threads must not oversubscribe the cores).
+// Threads the BLAS may use (the caller's own threads must not oversubscribe the cores). Sets
+// OpenBLAS's pool and the calling thread's OpenMP team size (oneDNN); call it in each thread
+// that multiplies (e.g. every serving worker). Unset, oneDNN uses OpenMP's default (all cores).
 void set_blas_threads(int n);
 
 }  // namespace engram::core::kernels
