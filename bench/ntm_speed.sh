@@ -11,6 +11,8 @@
 #   BATCHES=1,16       batch sizes
 #   STEPS=N            timed updates per measurement (default 100 engram / TORCH_STEPS 40 PyTorch;
 #                      multiples of 20 so every length 1..20 is done equally often)
+#   TORCH_THREADS=1,2  PyTorch thread counts (its best is the bar; on a loaded machine 2 OpenMP
+#                      threads spin-wait and only slow it down, so 1 may be all that is worth timing)
 #   OUT=file           Markdown output (default ntm_speed_last.md next to ENGRAM_BIN)
 set -euo pipefail
 
@@ -21,6 +23,7 @@ reps=${REPS:-5}
 batches=${BATCHES:-1,16}
 steps=${STEPS:-100}
 torch_steps=${TORCH_STEPS:-40}
+torch_threads=${TORCH_THREADS:-1,2}
 out=${OUT:-$(dirname "$bin")/ntm_speed_last.md}
 python=/usr/bin/python3
 libdir=/usr/lib/x86_64-linux-gnu
@@ -30,7 +33,7 @@ libdir=/usr/lib/x86_64-linux-gnu
 engram_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-pthread"
             "$bin" ntm speed --batch "$batches" --steps "$steps" --warmup 20 --threads 1)
 torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-openmp"
-           OPENBLAS_CORETYPE=SkylakeX "$python" bench/pytorch/ntm.py --batch "$batches" --threads 1,2
+           OPENBLAS_CORETYPE=SkylakeX "$python" bench/pytorch/ntm.py --batch "$batches" --threads "$torch_threads"
            --steps "$torch_steps" --warmup 5)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -69,7 +72,7 @@ def cell(xs):
     return f"{statistics.median(xs):.1f} ({min(xs):.1f}–{max(xs):.1f})"
 print("# NTM training speed: engram vs PyTorch (copy task)\n")
 print(f"- engram: {header}")
-print(f"- PyTorch {meta['torch']}: {meta['openblas']} (core {meta['openblas_core']}), best of 1 and 2 threads per run; "
+print(f"- PyTorch {meta['torch']}: {meta['openblas']} (core {meta['openblas_core']}), best thread count per run; "
       f"malloc {meta['malloc']}")
 print(f"- {reps} repetitions per side, interleaved; load average {load0} at start, {load1} at end; {secs} s")
 print(f"- engram: `{ecmd}`")

@@ -3,6 +3,13 @@
 
 namespace engram::cli {
 
-void register_commands(CLI::App& app) { register_demo(app); }
+void register_commands(CLI::App& app) {
+  register_demo(app);
+  register_eval(app);
+  register_plot(app);
+  register_babi(app);
+  register_seq2seq(app);
+  register_ntm(app);
+}
 
 }  // namespace engram::cli

@@ -7,5 +7,10 @@ namespace engram::cli {
 
 void register_commands(CLI::App& app);
 void register_demo(CLI::App& app);
+void register_eval(CLI::App& app);
+void register_plot(CLI::App& app);
+void register_babi(CLI::App& app);
+void register_seq2seq(CLI::App& app);  // train, translate, attention (cli/train.cc)
+void register_ntm(CLI::App& app);      // ntm train|eval|show|speed (cli/ntm.cc)
 
 }  // namespace engram::cli

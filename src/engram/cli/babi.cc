@@ -1,0 +1,368 @@
+// `engram babi train|eval|explain|speed`: End-To-End Memory Networks on the bAbI tasks. A thin
+// adapter over babi_train.h (recipe, data, model directories) and models/memn2n.h.
+//   engram babi train [CONFIG.yaml] --data DIR --tasks all --joint --hops 3 [--set key=value ...]
+//   engram babi eval -m MODEL_DIR          per-task test error table (Markdown) next to the paper
+//   engram babi explain -m MODEL_DIR --task 2 --question 5 --svg attn.svg
+//   engram babi speed --steps 300          training questions/s (forward + backward + update)
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "engram/cli/babi_train.h"
+#include "engram/cli/commands.h"
+#include "engram/core/error.h"
+#include "engram/core/kernels/blas.h"
+#include "engram/io/config.h"
+#include "engram/optim/clip.h"
+#include "engram/optim/factory.h"
+#include "engram/viz/heatmap.h"
+
+namespace engram::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// MemN2N paper (Sukhbaatar et al. 2015), Table 1, bAbI 1k, 3 hops, "PE LS RN" jointly trained:
+// test error % of tasks 1..20 (mean 12.4, 11 tasks failed).
+constexpr double kPaperJoint1k[20] = {0.0, 11.4, 21.9, 13.4, 14.4, 2.8,  18.3, 9.3,  1.9,  6.5,
+                                      0.3, 0.1,  0.2,  6.9,  0.0,  2.7,  40.4, 9.4,  88.0, 0.0};
+
+struct TrainArgs {
+  std::string config;  // YAML file (optional)
+  std::string data, tasks, run_dir, encoding, tying, seeds;
+  bool joint = false, per_task = false, no_te = false, no_ls = false, dump = false;
+  int hops = 0, dim = 0, epochs = 0;
+  double rn = -1, max_minutes = -1;
+  std::vector<std::string> sets;
+};
+
+BabiConfig build_config(const TrainArgs& a) {
+  YAML::Node file;
+  if (!a.config.empty()) file = io::load_yaml_file(a.config);
+  bool joint = true;
+  if (file.IsMap() && file["joint"]) joint = file["joint"].as<bool>();
+  if (a.joint) joint = true;
+  if (a.per_task) joint = false;
+  BabiConfig cfg = default_babi_config(joint);
+  if (!a.config.empty()) io::from_yaml(file, cfg, a.config);
+  for (const auto& s : a.sets) io::apply_override(cfg, s);
+  cfg.joint = joint;
+  if (!a.data.empty()) cfg.data = a.data;
+  if (!a.tasks.empty()) cfg.tasks = a.tasks;
+  if (!a.run_dir.empty()) cfg.trainer.run_dir = a.run_dir;
+  if (!a.encoding.empty()) io::apply_override(cfg, "model.encoding=" + a.encoding);
+  if (!a.tying.empty()) io::apply_override(cfg, "model.tying=" + a.tying);
+  if (!a.seeds.empty()) io::apply_override(cfg, "seeds=[" + a.seeds + "]");
+  if (a.hops > 0) cfg.model.hops = a.hops;
+  if (a.dim > 0) cfg.model.dim = a.dim;
+  if (a.epochs > 0) cfg.trainer.max_epochs = a.epochs;
+  if (a.rn >= 0) cfg.random_noise = static_cast<float>(a.rn);
+  if (a.max_minutes >= 0) cfg.trainer.max_minutes = a.max_minutes;
+  if (a.no_te) cfg.model.temporal = false;
+  if (a.no_ls) cfg.linear_start.enabled = false;
+  return cfg;
+}
+
+// MemN2N's matrix products are tiny ([B, D] x [D, V]): one BLAS thread, none spinning idle.
+void single_thread_blas() { core::kernels::set_blas_threads(1); }
+
+void run_train(const TrainArgs& a) {
+  single_thread_blas();
+  const BabiConfig cfg = build_config(a);
+  if (a.dump) {
+    std::fputs(io::dump_config(cfg).c_str(), stdout);
+    return;
+  }
+  const std::string dir = babi_data_dir(cfg);
+  const std::vector<int> tasks = parse_babi_tasks(cfg.tasks, dir);
+  const fs::path run_dir = cfg.trainer.run_dir;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (cfg.joint) {
+    const BabiData data = load_babi_data(cfg, tasks);
+    std::printf("bAbI %s: tasks %s, %zu train / %zu valid / %zu test questions, vocabulary %d\n", dir.c_str(),
+                fmt::format("{}", fmt::join(tasks, ",")).c_str(), data.train.samples.size(),
+                data.valid.samples.size(), data.test.samples.size(), data.vocab.size());
+    for (const auto& r : train_babi(cfg, data, run_dir))
+      std::printf("seed %lld: valid error %.2f%%, %.0f s (linear start %d epochs)\n", static_cast<long long>(r.seed),
+                  100 * r.valid_error, r.seconds, r.linear_start_epochs);
+  } else {
+    for (int t : tasks) {
+      BabiConfig one = cfg;
+      one.tasks = std::to_string(t);
+      const BabiData data = load_babi_data(one, {t});
+      for (const auto& r : train_babi(one, data, run_dir / fmt::format("task-{}", t)))
+        std::printf("task %d seed %lld: valid error %.2f%%, %.0f s\n", t, static_cast<long long>(r.seed),
+                    100 * r.valid_error, r.seconds);
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("done in %.0f s; evaluate with: engram babi eval -m %s\n", secs,
+              (cfg.joint ? run_dir / "model" : run_dir).string().c_str());
+}
+
+// ---- eval -----------------------------------------------------------------------------------
+
+struct TaskRow {
+  int task = 0;
+  std::string name;
+  models::Memn2nScore score;
+};
+
+struct EvalArgs {
+  std::string model, data, split = "test";
+  bool json = false;
+};
+
+// Scores a model directory on the questions of its tasks (split: train | valid | test).
+std::vector<TaskRow> score_model(const fs::path& dir, const EvalArgs& a, std::string* data_dir_out) {
+  const std::string& data_override = a.data;
+  LoadedBabiModel m = load_babi_model(dir);
+  if (!data_override.empty()) m.cfg.data = data_override;
+  const std::string data_dir = babi_data_dir(m.cfg);
+  const std::vector<int> tasks = parse_babi_tasks(m.cfg.tasks, data_dir);
+  const BabiData data = load_babi_data(m.cfg, tasks, &m.vocab);
+  ENGRAM_CHECK(a.split == "test" || a.split == "valid" || a.split == "train",
+               "--split must be train, valid or test, not '{}'", a.split);
+  const models::Memn2nDataset& split = a.split == "test" ? data.test : a.split == "valid" ? data.valid : data.train;
+  const auto scores = models::evaluate_memn2n(*m.model, split, 256);
+  std::map<int, std::string> names;
+  for (const auto& f : data::list_babi_tasks(data_dir)) names[f.task] = f.name;
+  std::vector<TaskRow> rows;
+  for (int t : tasks) rows.push_back({t, names[t], scores.at(t)});
+  *data_dir_out = data_dir;
+  return rows;
+}
+
+void run_eval(const EvalArgs& a) {
+  const std::string& model_dir = a.model;
+  const bool json = a.json;
+  single_thread_blas();
+  const fs::path dir = fs::path(model_dir).lexically_normal();
+  std::vector<TaskRow> rows;
+  std::string data_dir;
+  if (fs::exists(dir / "config.yaml")) {
+    rows = score_model(dir, a, &data_dir);
+  } else {  // a per-task tree: DIR/task-T/model
+    for (int t = 1; t <= 20; ++t) {
+      const fs::path sub = dir / fmt::format("task-{}", t) / "model";
+      if (!fs::exists(sub / "config.yaml")) continue;
+      for (auto& r : score_model(sub, a, &data_dir)) rows.push_back(std::move(r));
+    }
+    ENGRAM_CHECK(!rows.empty(), "{} is neither a model directory (config.yaml) nor a tree of task-T/model", model_dir);
+  }
+  const bool is_1k = fs::path(data_dir).lexically_normal().filename() == "en";
+  models::Memn2nScore all;
+  int failed = 0;
+  double sum_err = 0, sum_paper = 0;
+  nlohmann::json j;
+  std::printf("| task | name | %s error %% | paper %% (test) | support hit %% |\n|---:|---|---:|---:|---:|\n",
+              a.split.c_str());
+  for (const auto& r : rows) {
+    const double err = 100 * r.score.error();
+    sum_err += err;
+    failed += err > 5.0;
+    all.add(r.score);
+    const std::string paper = is_1k ? fmt::format("{:.1f}", kPaperJoint1k[r.task - 1]) : "-";
+    sum_paper += kPaperJoint1k[r.task - 1];
+    std::printf("| %d | %s | %.1f | %s | %.1f |\n", r.task, r.name.c_str(), err, paper.c_str(),
+                100 * r.score.support_rate());
+    j["tasks"].push_back({{"task", r.task}, {"name", r.name}, {"error", r.score.error()},
+                          {"questions", r.score.questions}, {"support_hit", r.score.support_rate()}});
+  }
+  const double mean = sum_err / rows.size();
+  const bool paper_comparable = is_1k && rows.size() == 20;
+  std::printf("| **mean** | %zu tasks | **%.1f** | %s | %.1f |\n", rows.size(), mean,
+              paper_comparable ? fmt::format("{:.1f}", sum_paper / 20).c_str() : "-", 100 * all.support_rate());
+  std::printf("| **failed (> 5%%)** | | **%d** | %s | |\n", failed, paper_comparable ? "11" : "-");
+  std::string per_hop;
+  for (size_t k = 0; k < all.support_hop.size(); ++k)
+    per_hop += fmt::format("{}hop {} {:.1f}%", k ? ", " : "", k + 1,
+                           all.with_support ? 100.0 * all.support_hop[k] / all.with_support : 0.0);
+  std::printf("\nsupporting-fact hit rate (most-attended sentence is a supporting fact in some hop): %.1f%% "
+              "(%s) over %lld questions\n",
+              100 * all.support_rate(), per_hop.c_str(), static_cast<long long>(all.with_support));
+  if (!is_1k) std::printf("paper column: only the 1k (en) joint values are known here\n");
+  if (json) {
+    j["mean_error"] = mean / 100;
+    j["failed"] = failed;
+    j["support_hit"] = all.support_rate();
+    std::printf("%s\n", j.dump().c_str());
+  }
+}
+
+// ---- explain --------------------------------------------------------------------------------
+
+void run_explain(const std::string& model_dir, int task, int question, const std::string& svg,
+                 const std::string& data_override) {
+  single_thread_blas();
+  LoadedBabiModel m = load_babi_model(fs::path(model_dir).lexically_normal());
+  if (!data_override.empty()) m.cfg.data = data_override;
+  const std::string data_dir = babi_data_dir(m.cfg);
+  const std::vector<int> model_tasks = parse_babi_tasks(m.cfg.tasks, data_dir);
+  if (task == 0) task = model_tasks.front();
+  ENGRAM_CHECK(std::find(model_tasks.begin(), model_tasks.end(), task) != model_tasks.end(),
+               "the model was trained on tasks {}, not task {}", fmt::join(model_tasks, ","), task);
+  const BabiData data = load_babi_data(m.cfg, {task}, &m.vocab);
+  ENGRAM_CHECK(question >= 0 && question < static_cast<int>(data.test.samples.size()),
+               "task {} has {} test questions; --question {} is out of range", task, data.test.samples.size(),
+               question);
+  const models::Memn2nSample& s = data.test.samples[question];
+  const models::Memn2nExplanation e = models::explain_memn2n(*m.model, data.test, question);
+  const auto& story = data.test.stories[s.story];
+  const int first = s.begin + e.offset, n = s.end - first;
+  std::vector<int> marked;
+  for (int32_t p : s.supporting)
+    if (p - e.offset >= 0) marked.push_back(p - e.offset);
+  const int hops = static_cast<int>(e.attention.size());
+  std::printf("task %d, test question %d (* = supporting fact)\n\n  slot", task, question);
+  for (int k = 0; k < hops; ++k) std::printf("  hop %d", k + 1);
+  std::printf("  sentence\n");
+  std::vector<std::string> labels;
+  for (int i = 0; i < n; ++i) {
+    const bool sup = std::find(marked.begin(), marked.end(), i) != marked.end();
+    const std::string text = m.vocab.decode_text(story[first + i]);
+    std::printf("%s %4d", sup ? "*" : " ", i + 1);
+    for (int k = 0; k < hops; ++k) std::printf("  %5.2f", e.attention[k][i]);
+    std::printf("  %s\n", text.c_str());
+    labels.push_back(fmt::format("{} {}", i + 1, text.size() > 28 ? text.substr(0, 27) + "…" : text));
+  }
+  const std::string predicted = m.vocab.token(e.predicted), answer = m.vocab.token(s.answer);
+  std::printf("\nquestion: %s?\nanswer: %s   predicted: %s (p = %.2f) %s\n", m.vocab.decode_text(s.query).c_str(),
+              answer.c_str(), predicted.c_str(), e.probability, predicted == answer ? "correct" : "WRONG");
+  for (int k = 0; k < hops; ++k) {
+    int top = 0;
+    for (int i = 1; i < n; ++i) top = e.attention[k][i] > e.attention[k][top] ? i : top;
+    const bool hit = std::find(marked.begin(), marked.end(), top) != marked.end();
+    std::printf("hop %d attends most to sentence %d%s\n", k + 1, top + 1, hit ? " (a supporting fact)" : "");
+  }
+  if (svg.empty()) return;
+  viz::Heatmap h;
+  h.title = fmt::format("task {} q{}: {}? -> {} (answer {})", task, question, m.vocab.decode_text(s.query), predicted,
+                        answer);
+  h.rows = hops;
+  h.cols = n;
+  for (int k = 0; k < hops; ++k) {
+    h.row_labels.push_back(fmt::format("hop {}", k + 1));
+    h.values.insert(h.values.end(), e.attention[k].begin(), e.attention[k].begin() + n);
+  }
+  h.col_labels = labels;
+  h.marked_cols = marked;
+  viz::write_svg(svg, viz::heatmap_svg(h));
+  std::printf("wrote %s\n", svg.c_str());
+}
+
+// ---- speed ----------------------------------------------------------------------------------
+
+struct SpeedArgs {
+  std::string data, encoding = "pe_global";
+  int steps = 300, batch = 32, dim = 50, hops = 3, threads = 1;
+  bool masked = false;
+};
+
+void run_speed(const SpeedArgs& a) {
+  BabiConfig cfg = default_babi_config(true);
+  if (!a.data.empty()) cfg.data = a.data;
+  cfg.batch_size = a.batch;
+  cfg.model.dim = a.dim;
+  cfg.model.hops = a.hops;
+  io::apply_override(cfg, "model.encoding=" + a.encoding);
+  if (a.masked) cfg.model.null_slots = false;
+  core::kernels::set_blas_threads(a.threads);
+  const BabiData data = load_babi_data(cfg, parse_babi_tasks("all", babi_data_dir(cfg)));
+  const models::Memn2nConfig mc = memn2n_config(cfg, data);
+  const int steps = a.steps, batch = a.batch, threads = a.threads;
+  core::Rng rng(1);
+  models::Memn2n model(mc, rng);
+  BabiTrainTask task(cfg, model, data, false);
+  auto opt = optim::make_optimizer(model.params(), {.name = "sgd", .lr = 0.005f});
+  const int64_t per_epoch = task.batches_per_epoch();
+  int epoch = 0;
+  int64_t index = 0, questions = 0;
+  auto step = [&] {
+    if (index == 0) task.begin_epoch(epoch, 1);
+    model.params().zero_grad();
+    questions += task.train_batch(index).units;
+    optim::clip_grad_norm(model.params(), 40.0f);
+    opt->step();
+    if (++index == per_epoch) index = 0, ++epoch;
+  };
+  for (int i = 0; i < std::min(20, steps); ++i) step();
+  questions = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("engram memn2n train: %.0f questions/s  (%d steps of batch %d in %.3f s, %.3f ms/step; D %d, K %d, "
+              "V %d, %s, %s, blas %s, %d thread%s)\n",
+              questions / secs, steps, batch, secs, 1000 * secs / steps, mc.dim, mc.hops, mc.vocab,
+              a.encoding.c_str(), mc.null_slots ? "null slots" : "masked", core::kernels::blas_backend(), threads,
+              threads == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void register_babi(CLI::App& app) {
+  auto* babi = app.add_subcommand("babi", "End-To-End Memory Networks on the bAbI tasks");
+  babi->require_subcommand(1);
+
+  auto a = std::make_shared<TrainArgs>();
+  auto* train = babi->add_subcommand("train", "train MemN2N (linear start, then the main phase; several seeds)");
+  train->add_option("config", a->config, "YAML config (every key of --dump-config)");
+  train->add_option("--data", a->data, "bAbI v1.2 directory (default $ENGRAM_DATA_DIR/babi/en)");
+  train->add_option("--tasks", a->tasks, "all | 1,2,5 | 1-3,7");
+  train->add_flag("--joint", a->joint, "one model for all tasks (default)");
+  train->add_flag("--per-task", a->per_task, "one model per task");
+  train->add_option("--hops", a->hops, "memory hops K");
+  train->add_option("--dim", a->dim, "embedding width D");
+  train->add_option("--epochs", a->epochs, "main-phase epochs");
+  train->add_option("--encoding", a->encoding, "pe_global (default: the authors' code) | pe (the paper's formula) | bow");
+  train->add_option("--tying", a->tying, "adjacent | layerwise");
+  train->add_flag("--no-te", a->no_te, "no temporal encoding");
+  train->add_flag("--no-ls", a->no_ls, "no linear start");
+  train->add_option("--rn", a->rn, "random noise fraction (0 = off)");
+  train->add_option("--seeds", a->seeds, "comma-separated seeds, e.g. 1,2,3");
+  train->add_option("--run-dir", a->run_dir, "run directory");
+  train->add_option("--max-minutes", a->max_minutes, "per-phase wall-clock limit");
+  train->add_option("--set", a->sets, "override a config key: --set model.dim=40");
+  train->add_flag("--dump-config", a->dump, "print the resulting config as YAML and exit");
+  train->callback([a] { run_train(*a); });
+
+  auto ev = std::make_shared<EvalArgs>();
+  auto* eval = babi->add_subcommand("eval", "per-task test error table (Markdown) next to the paper's");
+  eval->add_option("-m,--model", ev->model, "model directory (or a per-task tree of task-T/model)")->required();
+  eval->add_option("--data", ev->data, "bAbI directory (default: the one the model was trained on)");
+  eval->add_option("--split", ev->split, "test (default) | valid | train (the model's own split)");
+  eval->add_flag("--json", ev->json, "also print the numbers as one JSON line");
+  eval->callback([ev] { run_eval(*ev); });
+
+  auto model = std::make_shared<std::string>();
+  auto data = std::make_shared<std::string>();
+
+  auto task = std::make_shared<int>(0);
+  auto question = std::make_shared<int>(0);
+  auto svg = std::make_shared<std::string>();
+  auto* explain = babi->add_subcommand("explain", "attention of every hop over a test story");
+  explain->add_option("-m,--model", *model, "model directory")->required();
+  explain->add_option("--task", *task, "task (default: the model's first)");
+  explain->add_option("--question", *question, "index of the test question in the task (0-based)");
+  explain->add_option("--svg", *svg, "also write the attention as an SVG heatmap");
+  explain->add_option("--data", *data, "bAbI directory (default: the one the model was trained on)");
+  explain->callback([model, task, question, svg, data] { run_explain(*model, *task, *question, *svg, *data); });
+
+  auto sp = std::make_shared<SpeedArgs>();
+  auto* speed = babi->add_subcommand("speed", "training questions/s on the 1k joint data (no checkpoints)");
+  speed->add_option("--data", sp->data, "bAbI directory (default $ENGRAM_DATA_DIR/babi/en)");
+  speed->add_option("--steps", sp->steps, "timed updates");
+  speed->add_option("--batch", sp->batch, "batch size");
+  speed->add_option("--dim", sp->dim, "embedding width D");
+  speed->add_option("--hops", sp->hops, "hops K");
+  speed->add_option("--threads", sp->threads, "BLAS threads");
+  speed->add_option("--encoding", sp->encoding, "bow | pe | pe_global");
+  speed->add_flag("--masked", sp->masked, "pad to the batch's largest memory and mask empty slots (no null slots)");
+  speed->callback([sp] { run_speed(*sp); });
+}
+
+}  // namespace engram::cli

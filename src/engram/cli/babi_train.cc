@@ -1,0 +1,298 @@
+// bAbI MemN2N training: data loading, the TrainTask adapter, linear start + main phase on the
+// shared Trainer, seed selection, and loading a trained model directory.
+#include "engram/cli/babi_train.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <numeric>
+
+#include "engram/core/error.h"
+#include "engram/io/checkpoint.h"
+#include "engram/io/config.h"
+#include "engram/optim/clip.h"
+
+namespace engram::cli {
+
+namespace fs = std::filesystem;
+
+BabiConfig default_babi_config(bool joint) {
+  BabiConfig c;
+  c.joint = joint;
+  c.model.dim = joint ? 50 : 20;
+  c.model.hops = 3;
+  // What the authors' code does and the paper does not print: one position-encoding J for every
+  // sentence (the paper's per-sentence J fails tasks 15-16) and empty slots left in the memory
+  // softmax (masking them costs tasks 6, 9, 10, 18); see bench/results_memn2n.md.
+  c.model.encoding = nn::SentenceEncoding::kPositionGlobal;
+  c.model.null_slots = true;
+  c.lr_decay_epochs = joint ? 15 : 25;
+  c.linear_start.max_epochs = joint ? 30 : 20;
+  c.trainer.max_epochs = joint ? 60 : 100;
+  c.trainer.optimizer.name = "sgd";
+  // The authors' code (MemN2N-babi-matlab) keeps 0.005 after linear start too; 0.01 without LS.
+  c.trainer.optimizer.lr = 0.005f;
+  c.trainer.optimizer.clip_norm = 40.0f;
+  c.trainer.log_every = 100;
+  c.trainer.run_dir = joint ? "runs/babi-joint" : "runs/babi";
+  return c;
+}
+
+std::string babi_data_dir(const BabiConfig& cfg) {
+  if (!cfg.data.empty()) return cfg.data;
+  const char* env = std::getenv("ENGRAM_DATA_DIR");
+  const std::string root = env && *env ? env : "../shared/data";
+  return root + "/babi/en";
+}
+
+std::vector<int> parse_babi_tasks(const std::string& spec, const std::string& dir) {
+  const std::vector<int> available = data::available_babi_tasks(dir);
+  ENGRAM_CHECK(!available.empty(), "no bAbI tasks (qaN_*_train.txt + qaN_*_test.txt) found in '{}'", dir);
+  if (spec == "all") return available;
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t end = spec.find(',', pos);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(pos, end - pos);
+    int lo = 0, hi = 0;
+    char* rest = nullptr;
+    lo = static_cast<int>(std::strtol(item.c_str(), &rest, 10));
+    hi = lo;
+    if (rest && *rest == '-') hi = static_cast<int>(std::strtol(rest + 1, &rest, 10));
+    ENGRAM_CHECK(!item.empty() && rest && *rest == '\0' && lo >= 1 && hi >= lo && hi <= 20,
+                 "bad task list '{}': use all, 1,2,5 or 1-3,7 (tasks 1..20)", spec);
+    for (int t = lo; t <= hi; ++t) {
+      ENGRAM_CHECK(std::find(available.begin(), available.end(), t) != available.end(),
+                   "bAbI task {} has no train and test file in '{}' (available: {})", t, dir,
+                   fmt::join(available, ","));
+      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    }
+    pos = end + 1;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+BabiData load_babi_data(const BabiConfig& cfg, const std::vector<int>& tasks, const data::Vocab* vocab) {
+  const std::string dir = babi_data_dir(cfg);
+  const data::BabiOptions opt{.memory_size = cfg.model.memory_size};
+  const data::BabiSplitOptions split{.valid_fraction = cfg.valid_fraction, .seed = cfg.split_seed};
+  std::map<int, data::BabiTask> loaded;
+  for (int t : data::available_babi_tasks(dir)) loaded.emplace(t, data::load_babi_task(dir, t, opt, split));
+  std::vector<const std::vector<data::BabiSample>*> sets;
+  for (const auto& [t, task] : loaded) {
+    sets.push_back(&task.train);
+    sets.push_back(&task.valid);
+    sets.push_back(&task.test);
+  }
+  BabiData d;
+  d.vocab = vocab ? *vocab : models::build_babi_vocab(sets);
+  d.longest_sentence = models::longest_babi_sentence(sets);
+  d.tasks = tasks;
+  for (int t : tasks) {
+    auto it = loaded.find(t);
+    ENGRAM_CHECK(it != loaded.end(), "bAbI task {} is not available in '{}'", t, dir);
+    models::encode_babi(it->second.train, t, d.vocab, &d.train);
+    models::encode_babi(it->second.valid, t, d.vocab, &d.valid);
+    models::encode_babi(it->second.test, t, d.vocab, &d.test);
+  }
+  ENGRAM_CHECK(!d.train.samples.empty(), "no training questions for tasks {} in '{}'", fmt::join(tasks, ","), dir);
+  return d;
+}
+
+models::Memn2nConfig memn2n_config(const BabiConfig& cfg, const BabiData& data) {
+  models::Memn2nConfig mc = cfg.model;
+  mc.vocab = data.vocab.size();
+  // pe_global: J = the longest sentence, + 1 with TE (the authors' time word takes the last place).
+  if (mc.sentence_length == 0) mc.sentence_length = data.longest_sentence + (mc.temporal ? 1 : 0);
+  return mc;
+}
+
+// ---- BabiTrainTask --------------------------------------------------------------------------
+
+BabiTrainTask::BabiTrainTask(const BabiConfig& cfg, models::Memn2n& model, const BabiData& data, bool linear_start)
+    : cfg_(cfg), model_(model), data_(data), linear_start_(linear_start) {
+  ENGRAM_CHECK(cfg.batch_size >= 1, "babi: batch_size must be >= 1, got {}", cfg.batch_size);
+  order_.resize(data.train.samples.size());
+  std::iota(order_.begin(), order_.end(), 0);
+}
+
+YAML::Node BabiTrainTask::model_config() const {
+  BabiConfig c = cfg_;
+  c.model = model_.config();
+  c.tasks = fmt::format("{}", fmt::join(data_.tasks, ","));
+  c.data = babi_data_dir(cfg_);
+  return io::to_yaml(c);
+}
+
+int64_t BabiTrainTask::batches_per_epoch() const {
+  const int64_t n = static_cast<int64_t>(data_.train.samples.size());
+  return (n + cfg_.batch_size - 1) / cfg_.batch_size;
+}
+
+void BabiTrainTask::begin_epoch(int epoch, uint64_t seed) {
+  epoch_ = epoch;
+  seed_ = seed;
+  std::iota(order_.begin(), order_.end(), 0);
+  core::Rng rng(seed * 1000003ull + static_cast<uint64_t>(epoch) * 7919ull + 17);
+  rng.shuffle(order_.begin(), order_.end());
+}
+
+train::BatchResult BabiTrainTask::train_batch(int64_t index) {
+  const int64_t start = index * cfg_.batch_size;
+  const int64_t count = std::min<int64_t>(cfg_.batch_size, static_cast<int64_t>(order_.size()) - start);
+  ENGRAM_CHECK(count > 0, "babi: batch {} past the end of the epoch", index);
+  // RN draws depend on (seed, epoch, batch) only, so a resumed run repeats them.
+  core::Rng rng(seed_ * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch_) * 1000003ull +
+                static_cast<uint64_t>(index));
+  const models::Memn2nBatch batch =
+      models::make_memn2n_batch(data_.train, std::span<const int32_t>(order_.data() + start, count),
+                                model_.config().memory_size, cfg_.random_noise, &rng, model_.min_slots());
+  graph_.reset();
+  const models::Memn2nOutput out = model_.forward(graph_, batch, linear_start_);
+  core::Var loss = model_.loss(graph_, out, batch);
+  graph_.backward(loss);
+  if (cfg_.clip_per_param > 0) {
+    nn::ParamStore& p = model_.params();
+    for (nn::ParamId id = 0; id < p.count(); ++id)
+      optim::clip_grad_norm(p.grad(id).data, p.shape(id).numel(), cfg_.clip_per_param);
+  }
+  return {loss.data()[0], count};
+}
+
+train::Metrics BabiTrainTask::validate() {
+  const auto scores = models::evaluate_memn2n(model_, data_.valid, 256, linear_start_);
+  const models::Memn2nScore& all = scores.at(0);
+  return {{"loss", all.loss()}, {"error", all.error()}, {"support", all.support_rate()}};
+}
+
+// ---- recipe ---------------------------------------------------------------------------------
+
+namespace {
+
+void write_json(const fs::path& path, const nlohmann::json& j) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    ENGRAM_CHECK(out.good(), "cannot write {}", tmp.string());
+    out << j.dump(2) << '\n';
+  }
+  fs::rename(tmp, path);
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  ENGRAM_CHECK(in.good(), "cannot read {}", path.string());
+  return nlohmann::json::parse(in);
+}
+
+// Copies directory src to dst atomically (a temp copy renamed into place; dst replaced).
+void copy_dir(const fs::path& src, const fs::path& dst) {
+  const fs::path tmp = dst.string() + ".tmp";
+  fs::remove_all(tmp);
+  fs::copy(src, tmp, fs::copy_options::recursive);
+  fs::remove_all(dst);
+  fs::rename(tmp, dst);
+}
+
+}  // namespace
+
+BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int64_t seed, const fs::path& run_dir) {
+  fs::create_directories(run_dir);
+  data.vocab.save((run_dir / "vocab.txt").string());
+  const models::Memn2nConfig mc = memn2n_config(cfg, data);
+  core::Rng init_rng(static_cast<uint64_t>(seed));
+  models::Memn2n model(mc, init_rng);
+  BabiSeedResult res;
+  res.seed = seed;
+  double seconds = 0;
+
+  const fs::path ls_dir = run_dir / "linear_start", ls_done = ls_dir / "done.json";
+  if (cfg.linear_start.enabled) {
+    if (!fs::exists(ls_done)) {
+      BabiTrainTask task(cfg, model, data, /*linear_start=*/true);
+      train::TrainerConfig tc = cfg.trainer;
+      tc.run_dir = ls_dir.string();
+      tc.seed = static_cast<uint64_t>(seed);
+      tc.max_epochs = cfg.linear_start.max_epochs;
+      tc.max_steps = 0;
+      tc.patience = cfg.linear_start.patience;
+      tc.optimizer.lr = cfg.linear_start.lr;
+      tc.schedule = optim::ScheduleConfig{.name = "constant"};
+      const train::TrainSummary s = train::Trainer(task, tc).run();
+      seconds += s.seconds;
+      if (!s.early_stopped && s.epochs_done < tc.max_epochs) {  // stopped by a time limit
+        res.seconds = seconds;
+        res.valid_error = 1.0;
+        return res;
+      }
+      write_json(ls_done, {{"epochs", s.epochs_done}, {"steps", s.steps}, {"seconds", s.seconds}});
+    }
+    res.linear_start_epochs = read_json(ls_done).value("epochs", 0);
+    if (!fs::exists(run_dir / "last")) io::load_checkpoint(ls_dir / "last", model.params());
+  }
+
+  BabiTrainTask task(cfg, model, data, /*linear_start=*/false);
+  train::TrainerConfig tc = cfg.trainer;
+  tc.run_dir = run_dir.string();
+  tc.seed = static_cast<uint64_t>(seed);
+  tc.schedule = optim::ScheduleConfig{.name = "step",
+                                      .every = std::max<int64_t>(1, cfg.lr_decay_epochs * task.batches_per_epoch()),
+                                      .gamma = cfg.lr_decay};
+  const train::TrainSummary s = train::Trainer(task, tc).run();
+  res.seconds = seconds + s.seconds;
+  res.valid_error = s.best_metric;
+  res.best = run_dir / "best";
+  return res;
+}
+
+std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data, const fs::path& run_dir) {
+  ENGRAM_CHECK(!cfg.seeds.empty(), "babi: no seeds to train");
+  fs::create_directories(run_dir);
+  std::vector<BabiSeedResult> results;
+  for (int64_t seed : cfg.seeds) {
+    std::printf("== tasks %s, seed %lld -> %s\n", fmt::format("{}", fmt::join(data.tasks, ",")).c_str(),
+                static_cast<long long>(seed), (run_dir / fmt::format("seed-{}", seed)).string().c_str());
+    std::fflush(stdout);
+    results.push_back(train_babi_seed(cfg, data, seed, run_dir / fmt::format("seed-{}", seed)));
+  }
+  const auto best = std::min_element(results.begin(), results.end(), [](const auto& a, const auto& b) {
+    return a.valid_error < b.valid_error;
+  });
+  ENGRAM_CHECK(fs::exists(best->best), "babi: seed {} left no best checkpoint", best->seed);
+  copy_dir(best->best, run_dir / "model");
+  data.vocab.save((run_dir / "model" / "vocab.txt").string());
+  nlohmann::json sel;
+  sel["selected_seed"] = best->seed;
+  sel["criterion"] = "lowest validation error";
+  for (const auto& r : results)
+    sel["seeds"].push_back({{"seed", r.seed},
+                            {"valid_error", r.valid_error},
+                            {"seconds", r.seconds},
+                            {"linear_start_epochs", r.linear_start_epochs}});
+  write_json(run_dir / "selection.json", sel);
+  return results;
+}
+
+LoadedBabiModel load_babi_model(const fs::path& dir) {
+  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
+  ENGRAM_CHECK(info.model_name == "memn2n", "{} holds a '{}' model, not memn2n", dir.string(), info.model_name);
+  LoadedBabiModel m;
+  m.cfg = default_babi_config(true);
+  io::from_yaml(info.config, m.cfg, (dir / "config.yaml").string());
+  fs::path vocab = dir / "vocab.txt";
+  if (!fs::exists(vocab)) vocab = dir.parent_path() / "vocab.txt";
+  ENGRAM_CHECK(fs::exists(vocab), "{}: no vocab.txt (looked in the directory and its parent)", dir.string());
+  m.vocab = data::Vocab::load(vocab.string());
+  ENGRAM_CHECK(m.vocab.size() == m.cfg.model.vocab, "{}: vocab.txt has {} tokens but the model was built for {}",
+               dir.string(), m.vocab.size(), m.cfg.model.vocab);
+  core::Rng rng(1);
+  m.model = std::make_unique<models::Memn2n>(m.cfg.model, rng);
+  io::load_checkpoint(dir, m.model->params());
+  return m;
+}
+
+}  // namespace engram::cli

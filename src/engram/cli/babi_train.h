@@ -1,0 +1,151 @@
+// bAbI with End-To-End Memory Networks: the run configuration, data loading (vocabulary over
+// every task of the data directory, 10% of each task's training questions held out), the
+// TrainTask adapter over models::Memn2n, and the training recipe of the paper: linear start
+// (memory softmaxes removed until validation loss stops falling), then the main phase, both on
+// the shared Trainer; several seeds, the best on validation error kept.
+// Run directory: RUN/seed-S/{linear_start/, last/, best/, metrics.jsonl} per seed,
+// RUN/model/ (the selected checkpoint + vocab.txt), RUN/selection.json; per-task (not joint)
+// training puts one such tree under RUN/task-T/.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engram/data/vocab.h"
+#include "engram/models/memn2n.h"
+#include "engram/train/trainer.h"
+
+namespace engram::cli {
+
+struct LinearStartConfig {
+  bool enabled = true;
+  float lr = 0.005f;     // the paper's LS learning rate
+  int max_epochs = 30;   // length of the LS phase (the authors' code: 20 per task, 30 joint)
+  // > 0: end LS earlier, after this many validations without a lower validation loss (the
+  // paper's wording); 0: run all max_epochs, as the authors' code (better here: see
+  // bench/results_memn2n.md).
+  int patience = 0;
+
+  template <class V>
+  void visit(V& v) {
+    v("enabled", enabled, "linear start (LS): no softmax in the memory layers at first");
+    v("lr", lr, "learning rate during LS");
+    v("max_epochs", max_epochs, "LS phase in epochs (at most, with patience)");
+    v("patience", patience, "end LS after this many validations without a lower validation loss (0 = never)");
+  }
+};
+
+struct BabiConfig {
+  std::string data;             // a bAbI v1.2 directory (en, en-10k); "" = $ENGRAM_DATA_DIR/babi/en
+  std::string tasks = "all";    // "all", "1,2,5", "1-3,7"
+  bool joint = true;            // one model for all tasks (else one per task)
+  int batch_size = 32;
+  double valid_fraction = 0.1;  // of each task's training questions
+  uint64_t split_seed = 1;
+  float random_noise = 0.1f;    // RN: empty-memory fraction in time indices (0 = off)
+  int lr_decay_epochs = 15;     // main phase: multiply the lr by lr_decay every N epochs
+  float lr_decay = 0.5f;
+  // > 0: clip each parameter's gradient to this L2 norm, as the authors' code does (set
+  // trainer.optimizer.clip_norm = 0 to drop the global clipping then).
+  float clip_per_param = 0.0f;
+  std::vector<int64_t> seeds = {1};  // one run per seed, the best on validation error kept
+  LinearStartConfig linear_start;
+  models::Memn2nConfig model;
+  train::TrainerConfig trainer;
+
+  template <class V>
+  void visit(V& v) {
+    v("data", data, "bAbI directory ('' = $ENGRAM_DATA_DIR/babi/en)");
+    v("tasks", tasks, "tasks: all | 1,2,5 | 1-3,7");
+    v("joint", joint, "train one model on all tasks (else one per task)");
+    v("batch_size", batch_size, "questions per batch");
+    v("valid_fraction", valid_fraction, "held-out fraction of each task's training questions");
+    v("split_seed", split_seed, "seed of the validation split");
+    v("random_noise", random_noise, "RN: fraction of empty memories in the time indices (0 = off)");
+    v("lr_decay_epochs", lr_decay_epochs, "main phase: decay the lr every N epochs");
+    v("lr_decay", lr_decay, "main phase: lr decay factor");
+    v("clip_per_param", clip_per_param, "clip each parameter's gradient to this norm (0 = off)");
+    v("seeds", seeds, "one run per seed; the best on validation error is kept");
+    v("linear_start", linear_start, "linear start");
+    v("model", model, "MemN2N model");
+    v("trainer", trainer, "training loop (main phase; trainer.schedule is set from lr_decay*)");
+  }
+};
+
+// The recipes of the paper and the authors' code (joint: D 50, 60 epochs, lr halved every 15;
+// per task: D 20, 100 epochs, lr halved every 25), SGD with clipping at 40, batch 32, PE LS RN,
+// adjacent tying, the authors' position encoding (pe_global) and null slots.
+BabiConfig default_babi_config(bool joint);
+
+// "all" -> tasks available in dir; "1,2,5" / "1-3,7" -> those (each must be available).
+std::vector<int> parse_babi_tasks(const std::string& spec, const std::string& dir);
+// cfg.data, or $ENGRAM_DATA_DIR/babi/en, or ../shared/data/babi/en.
+std::string babi_data_dir(const BabiConfig& cfg);
+
+struct BabiData {
+  data::Vocab vocab;
+  int longest_sentence = 0;  // words, over every task of the directory
+  std::vector<int> tasks;
+  models::Memn2nDataset train, valid, test;  // samples of every task in `tasks`
+};
+// Loads `tasks`; the vocabulary spans every task of the directory (train and test files), unless
+// `vocab` is given (a trained model's: the data is encoded with it, unknown words as <unk>).
+BabiData load_babi_data(const BabiConfig& cfg, const std::vector<int>& tasks, const data::Vocab* vocab = nullptr);
+
+// cfg.model completed from the data: vocab, and sentence_length for pe_global.
+models::Memn2nConfig memn2n_config(const BabiConfig& cfg, const BabiData& data);
+
+// The Trainer's view of one MemN2N run.
+class BabiTrainTask : public train::TrainTask {
+ public:
+  BabiTrainTask(const BabiConfig& cfg, models::Memn2n& model, const BabiData& data, bool linear_start);
+  nn::ParamStore& params() override { return model_.params(); }
+  std::string model_name() const override { return "memn2n"; }
+  YAML::Node model_config() const override;
+  int64_t batches_per_epoch() const override;
+  void begin_epoch(int epoch, uint64_t seed) override;
+  train::BatchResult train_batch(int64_t index) override;
+  train::Metrics validate() override;
+  std::string primary_metric() const override { return linear_start_ ? "loss" : "error"; }
+  bool higher_is_better() const override { return false; }
+
+ private:
+  BabiConfig cfg_;
+  models::Memn2n& model_;
+  const BabiData& data_;
+  bool linear_start_;
+  std::vector<int32_t> order_;  // [train samples] this epoch's order
+  int epoch_ = 0;
+  uint64_t seed_ = 1;
+  core::Graph graph_;
+};
+
+struct BabiSeedResult {
+  int64_t seed = 0;
+  double valid_error = 0;
+  double seconds = 0;
+  int linear_start_epochs = 0;
+  std::filesystem::path best;  // the seed's best checkpoint
+};
+
+// Trains one seed into run_dir (linear start, then the main phase; resumable).
+BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int64_t seed,
+                               const std::filesystem::path& run_dir);
+// Every seed of cfg, then copies the best (lowest validation error) to run_dir/model (with
+// vocab.txt) and writes run_dir/selection.json. Returns the per-seed results.
+std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data,
+                                       const std::filesystem::path& run_dir);
+
+// A trained model directory: config, vocabulary, parameters.
+struct LoadedBabiModel {
+  BabiConfig cfg;
+  data::Vocab vocab;
+  std::unique_ptr<models::Memn2n> model;
+};
+// Reads MODEL_DIR/config.yaml, vocab.txt (or ../vocab.txt) and model.safetensors.
+LoadedBabiModel load_babi_model(const std::filesystem::path& dir);
+
+}  // namespace engram::cli

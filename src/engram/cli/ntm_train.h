@@ -1,0 +1,51 @@
+// The NTM paper's tasks on the shared Trainer: the run configuration (model + task + training as
+// in the paper: RMSProp with momentum 0.9, lr 1e-4, gradients clipped element-wise to +-10,
+// batch size option), the TrainTask adapter with the NaN guard, and the training-speed
+// measurement behind `engram ntm speed`.
+// Run directory (trainer.run_dir): last/, best/ (model directories), metrics.jsonl.
+// Dims: B batch, T steps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engram/models/ntm_model.h"
+#include "engram/train/trainer.h"
+
+namespace engram::cli {
+
+struct NtmTrainConfig {
+  models::NtmModelConfig model;
+  int batch_size = 1;                 // sequences per update (the paper: 1)
+  int64_t batches_per_epoch = 1000;   // an "epoch" of generated data: updates between validations
+  float clip_value = 10.0f;           // element-wise gradient clipping (the paper: +-10); 0 = off
+  int valid_sequences = 200;          // fixed validation set, drawn from the training distribution
+  uint64_t valid_seed = 4242;
+  train::TrainerConfig trainer;
+
+  template <class V>
+  void visit(V& v) {
+    v("model", model, "model and task");
+    v("batch_size", batch_size, "sequences per update");
+    v("batches_per_epoch", batches_per_epoch, "updates between validations (an epoch of generated data)");
+    v("clip_value", clip_value, "clip each gradient component to +-clip_value (0 = off)");
+    v("valid_sequences", valid_sequences, "validation sequences (training distribution, fixed seed)");
+    v("valid_seed", valid_seed, "seed of the validation sequences");
+    v("trainer", trainer, "training loop");
+  }
+};
+
+// The paper's recipe for a task and architecture: NTM with an LSTM controller of 100 units,
+// 128 x 20 memory, one read and one write head, RMSProp momentum 0.9 alpha 0.95 lr 1e-4; the
+// LSTM baseline 3 x 256 (repeat copy 3 x 512) at lr 3e-5 (recall 1e-4); clipping at +-10.
+NtmTrainConfig default_ntm_train_config(models::NtmTaskKind task, models::NtmArchitecture arch);
+
+// Trains (resuming from trainer.run_dir/last if present); prints progress. Returns the summary.
+train::TrainSummary train_ntm(const NtmTrainConfig& cfg);
+
+// Training throughput: `steps` updates (forward + backward + clipping + RMSProp step) of batch
+// `batch`, copy-task lengths cycling 1, 2, ..., max_len (the same schedule as bench/pytorch/ntm.py),
+// after `warmup` untimed updates. Returns sequences per second.
+double ntm_training_speed(const NtmTrainConfig& cfg, int batch, int steps, int warmup);
+
+}  // namespace engram::cli

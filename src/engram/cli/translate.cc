@@ -1,0 +1,147 @@
+// `engram translate -m MODEL_DIR [--beam K] [--alpha A] [--n-best K] [--alignments FILE]`:
+// reads source lines from stdin and writes one translation per line to stdout, streaming: lines
+// are decoded in batches of what is already available, so an interactive session gets each
+// answer at once and a pipe gets batched throughput. With --n-best K, K lines per input in
+// Moses format "i ||| text ||| score". --alignments writes one JSON line per input (its best
+// hypothesis): {"src": [...], "tgt": [...], "score": s, "alignment": [[α per source token] per
+// target token]}. A thin adapter over models/seq2seq_translate.h.
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engram/cli/commands.h"
+#include "engram/core/kernels/blas.h"
+#include "engram/data/text.h"
+#include "engram/models/seq2seq_translate.h"
+
+namespace engram::cli {
+
+namespace {
+
+struct TranslateArgs {
+  std::string model;
+  models::TranslateOptions options;
+  std::string alignments;  // path, "-" = stderr
+  bool scores = false;
+  int threads = 1;         // BLAS / OpenMP threads
+};
+
+// Lines from a file descriptor, telling whether more input is ready without blocking.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  // Next complete line (without '\n' / '\r'), blocking; false at the end of input.
+  bool next(std::string* line) {
+    while (true) {
+      const size_t nl = buf_.find('\n', pos_);
+      if (nl != std::string::npos) {
+        line->assign(buf_, pos_, nl - pos_);
+        pos_ = nl + 1;
+        if (!line->empty() && line->back() == '\r') line->pop_back();
+        return true;
+      }
+      if (eof_) {
+        if (pos_ >= buf_.size()) return false;
+        line->assign(buf_, pos_, std::string::npos);
+        pos_ = buf_.size();
+        return true;
+      }
+      fill();
+    }
+  }
+  // A complete line (or the end) can be read without waiting.
+  bool ready() {
+    if (buf_.find('\n', pos_) != std::string::npos || eof_) return true;
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+
+ private:
+  void fill() {
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    char tmp[1 << 16];
+    const ssize_t n = ::read(fd_, tmp, sizeof tmp);
+    ENGRAM_CHECK(n >= 0, "<stdin>: read error");
+    if (n == 0) eof_ = true;
+    buf_.append(tmp, static_cast<size_t>(n));
+  }
+  int fd_;
+  std::string buf_;
+  size_t pos_ = 0;
+  bool eof_ = false;
+};
+
+void run_translate(const TranslateArgs& a) {
+  core::kernels::set_blas_threads(a.threads);
+  models::TranslateOptions o = a.options;
+  if (o.search.beam == 1 && o.search.n_best > 1) o.search.beam = o.search.n_best;  // --n-best K alone: beam K
+  o.search.alignments = !a.alignments.empty();
+  o.search.validate();
+  const models::Translator tr = models::load_translator(a.model);
+  std::ofstream align_file;
+  std::FILE* align_out = nullptr;
+  if (a.alignments == "-") {
+    align_out = stderr;
+  } else if (!a.alignments.empty()) {
+    align_file.open(a.alignments, std::ios::trunc);
+    ENGRAM_CHECK(align_file.good(), "{}: cannot write alignments", a.alignments);
+  }
+  LineReader in(STDIN_FILENO);
+  std::vector<std::string> lines;
+  std::string line;
+  int64_t line_no = 0, index = 0;
+  auto flush = [&] {
+    if (lines.empty()) return;
+    std::vector<models::Translation> out = tr.translate(lines, o);
+    for (const models::Translation& t : out) {
+      if (o.search.n_best > 1 || a.scores) {
+        for (size_t k = 0; k < t.texts.size(); ++k)
+          std::printf("%lld ||| %s ||| %.4f\n", static_cast<long long>(index), t.texts[k].c_str(), t.nbest[k].score);
+        if (t.texts.empty()) std::printf("%lld |||  ||| 0\n", static_cast<long long>(index));
+      } else {
+        std::printf("%s\n", t.text().c_str());
+      }
+      if (align_out) std::fprintf(align_out, "%s\n", models::alignment_json(t).c_str());
+      if (align_file.is_open()) align_file << models::alignment_json(t) << '\n';
+      ++index;
+    }
+    std::fflush(stdout);
+    if (align_file.is_open()) align_file.flush();
+    lines.clear();
+  };
+  while (in.next(&line)) {
+    ++line_no;
+    const size_t bad = data::find_invalid_utf8(line);
+    ENGRAM_CHECK(bad == std::string::npos, "<stdin>:{}: invalid UTF-8 (byte 0x{:02X} at column {})", line_no,
+                 static_cast<unsigned char>(line[bad]), bad + 1);
+    lines.push_back(line);
+    if (static_cast<int>(lines.size()) >= o.batch_size || !in.ready()) flush();
+  }
+  flush();
+}
+
+}  // namespace
+
+void register_translate(CLI::App& app) {
+  auto a = std::make_shared<TranslateArgs>();
+  auto* cmd = app.add_subcommand("translate", "translate stdin to stdout, one line each (greedy or beam search)");
+  cmd->add_option("-m,--model", a->model, "model directory (a run directory or a checkpoint)")->required();
+  cmd->add_option("--beam", a->options.search.beam, "beam size (1 = greedy)")->check(CLI::PositiveNumber);
+  cmd->add_option("--alpha", a->options.search.alpha, "GNMT length penalty ((5 + n) / 6)^alpha");
+  cmd->add_option("--n-best", a->options.search.n_best, "print the K best hypotheses with scores (<= beam; alone: beam K)");
+  cmd->add_option("--max-ratio", a->options.search.max_length_ratio, "max output tokens per source token");
+  cmd->add_option("--max-length", a->options.search.max_length, "max output tokens");
+  cmd->add_option("--batch", a->options.batch_size, "sentences decoded together");
+  cmd->add_flag("--scores", a->scores, "print 'i ||| text ||| score' lines");
+  cmd->add_option("--alignments", a->alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");
+  cmd->add_option("--threads", a->threads, "BLAS/OpenMP threads (default 1: these models' small per-step products gain little from a second thread and lose a lot when the cores are shared)")->check(CLI::PositiveNumber);
+  cmd->callback([a] { run_translate(*a); });
+}
+
+}  // namespace engram::cli

@@ -1,0 +1,293 @@
+// Greedy, sampling and beam search over a StepModel, batched across sentences.
+// Dims: B sentences, K beam, N live rows, V classes, S padded source length, S_b sentence b's.
+#include "engram/decode/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engram/core/error.h"
+
+namespace engram::decode {
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+void check_source(const SourceBatch& src) {
+  ENGRAM_CHECK(src.batch >= 1 && static_cast<int>(src.lengths.size()) == src.batch,
+               "search: source batch of {} sentences with {} lengths", src.batch, src.lengths.size());
+}
+
+// Copies alignment row `row` [S] of a step into `out`, trimmed to the sentence's S_b columns.
+void append_alignment(const core::Tensor& a, int row, int src_len, std::vector<float>& out) {
+  if (!a.data) return;
+  const int s = a.shape[1];
+  const float* p = a.data + static_cast<int64_t>(row) * s;
+  out.insert(out.end(), p, p + std::min(src_len, s));
+}
+
+// One pass of greedy decoding with a token chooser (arg-max or a sample) per row.
+template <class Choose>
+std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const SourceBatch& src,
+                                   const SearchOptions& options, Choose&& choose) {
+  check_source(src);
+  options.validate();
+  g.reset();
+  std::unique_ptr<DecodeState> state = model.encode(g, src);
+  const int b = src.batch;
+  std::vector<Hypothesis> hyps(b);
+  std::vector<int32_t> row_sentence(b), prev(b, model.go_id());  // [N]
+  for (int i = 0; i < b; ++i) {
+    row_sentence[i] = i;
+    hyps[i].src_len = src.lengths[i];
+  }
+  while (!row_sentence.empty()) {
+    g.reset();
+    StepOutput out = model.step(g, *state, prev);
+    const int n = static_cast<int>(row_sentence.size()), v = out.log_probs.shape[1];
+    std::vector<int32_t> keep, next_prev, next_sentence;
+    for (int r = 0; r < n; ++r) {
+      Hypothesis& h = hyps[row_sentence[r]];
+      const float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
+      const int32_t tok = choose(lp, v);
+      h.log_prob += lp[tok];
+      if (options.alignments) append_alignment(out.alignment, r, h.src_len, h.alignment);
+      bool done = tok == model.eos_id();
+      if (done) {
+        h.finished = true;
+      } else {
+        h.ids.push_back(tok);
+        done = static_cast<int>(h.ids.size()) >= max_output_length(h.src_len, options);
+      }
+      if (!done) {
+        keep.push_back(r);
+        next_prev.push_back(tok);
+        next_sentence.push_back(row_sentence[r]);
+      }
+    }
+    if (!keep.empty() && static_cast<int>(keep.size()) != n) model.reorder(*state, keep);
+    prev.swap(next_prev);
+    row_sentence.swap(next_sentence);
+  }
+  for (Hypothesis& h : hyps)
+    h.score = h.log_prob / length_penalty(static_cast<int>(h.ids.size()) + (h.finished ? 1 : 0), options.alpha);
+  return hyps;
+}
+
+int32_t arg_max(const float* lp, int v) { return static_cast<int32_t>(std::max_element(lp, lp + v) - lp); }
+
+// The prefix tree of a beam search: every prefix ever kept is a node (its last token, its parent
+// prefix, and the α of the step that emitted the token when recorded).
+struct PrefixTree {
+  std::vector<int32_t> parent, token;  // per node; parent -1 = the empty prefix
+  std::vector<float> align;            // [nodes, S] when alignments are recorded
+};
+
+struct Ended {
+  double log_prob, score;
+  int32_t node;                  // last token's node (-1: the empty prefix)
+  bool finished;                 // ended with <eos>
+  std::vector<float> eos_align;  // α of the <eos> step
+};
+
+struct Candidate {
+  double log_prob;
+  int32_t row, token;
+};
+
+}  // namespace
+
+void SearchOptions::validate() const {
+  ENGRAM_CHECK(beam >= 1, "search: beam {} must be >= 1", beam);
+  ENGRAM_CHECK(n_best >= 1 && n_best <= beam, "search: n_best {} must be in [1, beam = {}]", n_best, beam);
+  ENGRAM_CHECK(max_length >= 1, "search: max_length {} must be >= 1", max_length);
+  ENGRAM_CHECK(max_length_ratio >= 0.0f && max_length_offset >= 0, "search: max_length_ratio {} and offset {} must be >= 0",
+               max_length_ratio, max_length_offset);
+}
+
+double length_penalty(int length, float alpha) {
+  return alpha == 0.0f ? 1.0 : std::pow((5.0 + length) / 6.0, static_cast<double>(alpha));
+}
+
+int max_output_length(int src_len, const SearchOptions& o) {
+  const int by_ratio = static_cast<int>(std::floor(o.max_length_ratio * src_len)) + o.max_length_offset;
+  return std::max(1, std::min(o.max_length, by_ratio));
+}
+
+std::vector<Hypothesis> greedy_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
+                                      const SearchOptions& options) {
+  return run_greedy(g, model, src, options, arg_max);
+}
+
+std::vector<Hypothesis> sample_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
+                                      const SearchOptions& options, float temperature, core::Rng& rng) {
+  ENGRAM_CHECK(temperature > 0.0f, "search: sampling temperature {} must be > 0", temperature);
+  std::vector<double> p;
+  return run_greedy(g, model, src, options, [&](const float* lp, int v) {
+    p.resize(v);
+    const double mx = *std::max_element(lp, lp + v);
+    double total = 0;
+    for (int i = 0; i < v; ++i) total += p[i] = std::exp((lp[i] - mx) / temperature);
+    double u = rng.uniform() * total;
+    for (int i = 0; i < v; ++i)
+      if ((u -= p[i]) < 0) return static_cast<int32_t>(i);
+    return static_cast<int32_t>(arg_max(lp, v));
+  });
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
+                                                 const SearchOptions& options) {
+  check_source(src);
+  options.validate();
+  const int k = options.beam, b = src.batch;
+  g.reset();
+  std::unique_ptr<DecodeState> state = model.encode(g, src);
+  // Live rows of sentence s are [begin, begin + count[s]) in the state, sentences in `active`
+  // order. At the start each sentence has K copies of its row; only the first is live (the
+  // others start at -inf), so the first step expands one prefix per sentence.
+  std::vector<int32_t> rows;  // [B*K]
+  for (int s = 0; s < b; ++s)
+    for (int j = 0; j < k; ++j) rows.push_back(s);
+  model.reorder(*state, rows);
+  std::vector<int> active(b), count(b, k), max_len(b);
+  std::vector<double> row_lp(static_cast<size_t>(b) * k, kNegInf);   // [N] prefix log-probability
+  std::vector<int32_t> row_node(static_cast<size_t>(b) * k, -1);     // [N] prefix node
+  std::vector<int32_t> prev(static_cast<size_t>(b) * k, model.go_id());
+  std::vector<std::vector<Ended>> ended(b);
+  for (int s = 0; s < b; ++s) {
+    active[s] = s;
+    row_lp[static_cast<size_t>(s) * k] = 0.0;
+    max_len[s] = max_output_length(src.lengths[s], options);
+  }
+  PrefixTree tree;
+  int align_width = 0;  // S of the recorded α rows
+  std::vector<Candidate> cands;
+  std::vector<int32_t> order;
+  std::vector<double> scores;
+  for (int t = 0; !active.empty(); ++t) {
+    g.reset();
+    StepOutput out = model.step(g, *state, prev);
+    const int v = out.log_probs.shape[1], level = t + 1;  // level: tokens of a prefix made now
+    const bool record_align = options.alignments && out.alignment.data;
+    const int s_pad = record_align ? out.alignment.shape[1] : 0;
+    const double lp_level = length_penalty(level, options.alpha);
+    if (record_align) align_width = s_pad;
+    std::vector<int32_t> live_rows, live_prev, live_node;
+    std::vector<double> live_lp;
+    std::vector<int> next_active, next_count;
+    int begin = 0;
+    for (size_t a = 0; a < active.size(); ++a) {
+      const int s = active[a];
+      // The 2K best (row, token) extensions of this sentence's live prefixes.
+      cands.clear();
+      const int per_row = std::min(2 * k, v);
+      for (int r = begin; r < begin + count[s]; ++r) {
+        if (row_lp[r] == kNegInf) continue;
+        const float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
+        order.resize(v);
+        for (int i = 0; i < v; ++i) order[i] = i;
+        std::partial_sort(order.begin(), order.begin() + per_row, order.end(),
+                          [lp](int32_t x, int32_t y) { return lp[x] > lp[y] || (lp[x] == lp[y] && x < y); });
+        for (int i = 0; i < per_row; ++i) cands.push_back({row_lp[r] + lp[order[i]], r, order[i]});
+      }
+      begin += count[s];
+      std::stable_sort(cands.begin(), cands.end(),
+                       [](const Candidate& x, const Candidate& y) { return x.log_prob > y.log_prob; });
+      const size_t first_new = live_rows.size();
+      int alive = 0;
+      for (size_t rank = 0; rank < cands.size() && alive < k; ++rank) {
+        const Candidate& c = cands[rank];
+        if (c.token == model.eos_id()) {  // a finished hypothesis, if it ranks within the beam
+          if (static_cast<int>(rank) >= k) continue;
+          Ended e{c.log_prob, c.log_prob / lp_level, row_node[c.row], true, {}};
+          if (options.alignments) append_alignment(out.alignment, c.row, src.lengths[s], e.eos_align);
+          ended[s].push_back(std::move(e));
+          continue;
+        }
+        tree.parent.push_back(row_node[c.row]);
+        tree.token.push_back(c.token);
+        if (record_align) {
+          const float* al = out.alignment.data + static_cast<int64_t>(c.row) * s_pad;
+          tree.align.insert(tree.align.end(), al, al + s_pad);
+        }
+        live_rows.push_back(c.row);
+        live_prev.push_back(c.token);
+        live_node.push_back(static_cast<int32_t>(tree.token.size()) - 1);
+        live_lp.push_back(c.log_prob);
+        ++alive;
+      }
+      bool done = alive == 0;
+      if (!done && level >= max_len[s]) {  // out of length: the live prefixes end unfinished
+        for (size_t i = first_new; i < live_rows.size(); ++i)
+          ended[s].push_back({live_lp[i], live_lp[i] / lp_level, live_node[i], false, {}});
+        done = true;
+      }
+      if (!done && static_cast<int>(ended[s].size()) >= k) {
+        scores.clear();
+        for (const Ended& e : ended[s]) scores.push_back(e.score);
+        std::nth_element(scores.begin(), scores.begin() + (k - 1), scores.end(), std::greater<double>());
+        done = live_lp[first_new] / lp_level <= scores[k - 1];
+      }
+      if (done) {  // the sentence leaves the state
+        live_rows.resize(first_new);
+        live_prev.resize(first_new);
+        live_node.resize(first_new);
+        live_lp.resize(first_new);
+      } else {
+        next_active.push_back(s);
+        next_count.push_back(alive);
+      }
+    }
+    std::vector<int> next_count_by_sentence(b, 0);
+    for (size_t a = 0; a < next_active.size(); ++a) next_count_by_sentence[next_active[a]] = next_count[a];
+    active.swap(next_active);
+    count.swap(next_count_by_sentence);
+    if (active.empty()) break;
+    model.reorder(*state, live_rows);
+    prev.swap(live_prev);
+    row_lp.swap(live_lp);
+    row_node.swap(live_node);
+  }
+  // n-best lists: best score first (stable: earlier-ended first among equal scores).
+  std::vector<std::vector<Hypothesis>> result(b);
+  for (int s = 0; s < b; ++s) {
+    std::vector<Ended>& es = ended[s];
+    std::stable_sort(es.begin(), es.end(), [](const Ended& x, const Ended& y) { return x.score > y.score; });
+    const int n = std::min<int>(options.n_best, static_cast<int>(es.size()));
+    for (int i = 0; i < n; ++i) {
+      const Ended& e = es[i];
+      Hypothesis h;
+      h.log_prob = e.log_prob;
+      h.score = e.score;
+      h.finished = e.finished;
+      h.src_len = src.lengths[s];
+      std::vector<int32_t> nodes;
+      for (int32_t node = e.node; node >= 0; node = tree.parent[node]) nodes.push_back(node);
+      std::reverse(nodes.begin(), nodes.end());
+      const int s_pad = align_width;
+      for (int32_t node : nodes) {
+        h.ids.push_back(tree.token[node]);
+        if (!tree.align.empty()) {
+          const float* al = tree.align.data() + static_cast<int64_t>(node) * s_pad;
+          h.alignment.insert(h.alignment.end(), al, al + std::min(h.src_len, s_pad));
+        }
+      }
+      h.alignment.insert(h.alignment.end(), e.eos_align.begin(), e.eos_align.end());
+      result[s].push_back(std::move(h));
+    }
+  }
+  return result;
+}
+
+std::vector<std::vector<Hypothesis>> search(core::Graph& g, const StepModel& model, const SourceBatch& src,
+                                            const SearchOptions& options) {
+  if (options.beam == 1 && options.n_best == 1) {
+    std::vector<std::vector<Hypothesis>> out;
+    for (Hypothesis& h : greedy_search(g, model, src, options)) out.push_back({std::move(h)});
+    return out;
+  }
+  return beam_search(g, model, src, options);
+}
+
+}  // namespace engram::decode

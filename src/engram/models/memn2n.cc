@@ -1,0 +1,168 @@
+// MemN2N model: parameters and weight tying, forward over a batch, evaluation and explanation.
+#include "engram/models/memn2n.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engram/core/ops.h"
+#include "engram/nn/init.h"
+
+namespace engram::models {
+
+Memn2n::Memn2n(const Memn2nConfig& cfg, core::Rng& rng, bool fused) : cfg_(cfg), fused_(fused) {
+  ENGRAM_CHECK(cfg.vocab >= 1 && cfg.dim >= 1 && cfg.hops >= 1 && cfg.memory_size >= 1,
+               "memn2n: vocab, dim, hops and memory_size must be >= 1, got {}, {}, {}, {}", cfg.vocab, cfg.dim,
+               cfg.hops, cfg.memory_size);
+  ENGRAM_CHECK(cfg.encoding != nn::SentenceEncoding::kPositionGlobal || cfg.sentence_length >= 1,
+               "memn2n: encoding pe_global needs sentence_length >= 1 (the longest sentence), got {}",
+               cfg.sentence_length);
+  const nn::Memn2nHopConfig hop_cfg{.vocab = cfg.vocab,
+                                    .dim = cfg.dim,
+                                    .time_rows = cfg.memory_size,
+                                    .encoding = encoding(),
+                                    .temporal = cfg.temporal,
+                                    .init_stddev = cfg.init_stddev,
+                                    .fused = fused};
+  hops_.reserve(cfg.hops);
+  hops_.emplace_back(params_, "memn2n/hop_0", hop_cfg, rng);
+  for (int k = 1; k < cfg.hops; ++k) {
+    const std::string path = "memn2n/hop_" + std::to_string(k);
+    if (cfg.tying == WeightTying::kAdjacent)  // A^{k+1} = C^k, new C^{k+1}
+      hops_.emplace_back(params_, path, hop_cfg, hops_.back().output(), std::nullopt, rng);
+    else  // one A and one C for every hop
+      hops_.emplace_back(params_, path, hop_cfg, hops_[0].input(), hops_[0].output(), rng);
+  }
+  if (cfg.tying == WeightTying::kAdjacent) {
+    query_ = hops_.front().input().words;   // B = A^1
+    answer_ = hops_.back().output().words;  // W^T = C^K
+  } else {
+    query_ = params_.add("memn2n/query", {cfg.vocab, cfg.dim});
+    nn::init::normal(params_, query_, rng, 0.0f, cfg.init_stddev);
+    answer_ = params_.add("memn2n/answer", {cfg.vocab, cfg.dim});
+    nn::init::normal(params_, answer_, rng, 0.0f, cfg.init_stddev);
+    h_ = params_.add("memn2n/h", {cfg.dim, cfg.dim});
+    nn::init::normal(params_, h_, rng, 0.0f, cfg.init_stddev);
+  }
+}
+
+Memn2nOutput Memn2n::forward(Graph& g, const Memn2nBatch& batch, bool linear_start) const {
+  const nn::MemoryInput mem = batch.memory_input();
+  Var qtable = param(g, query_);
+  Var u = fused_ ? nn::bag_embed(qtable, batch.query.data(), batch.batch, batch.query_words, encoding())
+                 : nn::bag_embed_composed(qtable, batch.query.data(), batch.batch, batch.query_words, encoding());
+  Var h = h_ >= 0 ? param(g, h_) : Var{};
+  Memn2nOutput out;
+  // Embed each distinct table once: adjacent tying shares C^k = A^{k+1}, layer-wise one A, C.
+  Var m, c;
+  for (int k = 0; k < cfg_.hops; ++k) {
+    const nn::Memn2nHop& hop = hops_[k];
+    if (k == 0) {
+      m = hop.embed(g, hop.input(), mem);
+      c = hop.embed(g, hop.output(), mem);
+    } else if (cfg_.tying == WeightTying::kAdjacent) {
+      m = c;
+      c = hop.embed(g, hop.output(), mem);
+    }
+    nn::HopOutput r = hop.read(g, m, c, u, cfg_.null_slots ? nullptr : mem.mask, !linear_start);
+    u = h.valid() ? core::add(core::affine(u, h), r.read) : core::add(u, r.read);  // [B, D]
+    out.attention.push_back(r.attention);
+  }
+  out.logits = core::affine(u, param(g, answer_));  // [B, V] = u Wᵀ
+  return out;
+}
+
+Var Memn2n::loss(Graph& g, const Memn2nOutput& out, const Memn2nBatch& batch) const {
+  return core::cross_entropy(out.logits, batch.answer, {.mean = false});
+}
+
+// ---- evaluation -----------------------------------------------------------------------------
+
+void Memn2nScore::add(const Memn2nScore& o) {
+  questions += o.questions;
+  errors += o.errors;
+  loss_sum += o.loss_sum;
+  with_support += o.with_support;
+  support_any += o.support_any;
+  if (support_hop.size() < o.support_hop.size()) support_hop.resize(o.support_hop.size(), 0);
+  for (size_t k = 0; k < o.support_hop.size(); ++k) support_hop[k] += o.support_hop[k];
+}
+
+namespace {
+
+// Index of the largest of n values.
+int argmax(const float* x, int n) { return static_cast<int>(std::max_element(x, x + n) - x); }
+
+}  // namespace
+
+std::map<int, Memn2nScore> evaluate_memn2n(const Memn2n& model, const Memn2nDataset& data, int batch_size,
+                                           bool linear_start) {
+  ENGRAM_CHECK(batch_size >= 1, "memn2n evaluation: batch_size must be >= 1, got {}", batch_size);
+  const int hops = model.config().hops;
+  std::map<int, Memn2nScore> scores;
+  core::Graph g(false);
+  std::vector<int32_t> idx(data.samples.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  for (size_t start = 0; start < idx.size(); start += batch_size) {
+    const size_t count = std::min<size_t>(batch_size, idx.size() - start);
+    g.reset();
+    const Memn2nBatch batch =
+        make_memn2n_batch(data, std::span<const int32_t>(idx.data() + start, count), model.config().memory_size,
+                          0.0f, nullptr, model.min_slots());
+    const Memn2nOutput out = model.forward(g, batch, linear_start);
+    const int v = out.logits.shape()[1], n = batch.slots;
+    for (int b = 0; b < batch.batch; ++b) {
+      const Memn2nSample& s = data.samples[idx[start + b]];
+      Memn2nScore& sc = scores[s.task];
+      if (sc.support_hop.empty()) sc.support_hop.assign(hops, 0);
+      const float* logit = out.logits.data() + static_cast<int64_t>(b) * v;
+      const float mx = *std::max_element(logit, logit + v);
+      double z = 0;
+      for (int j = 0; j < v; ++j) z += std::exp(static_cast<double>(logit[j] - mx));
+      sc.loss_sum += std::log(z) + mx - logit[s.answer];
+      sc.questions += 1;
+      sc.errors += argmax(logit, v) != s.answer;
+      // Supporting facts in slot coordinates (the window may have been cut to memory_size).
+      std::vector<int32_t> support;
+      for (int32_t p : s.supporting)
+        if (p - batch.offset[b] >= 0) support.push_back(p - batch.offset[b]);
+      if (support.empty()) continue;
+      sc.with_support += 1;
+      const int real = static_cast<int>(std::count(batch.mask.begin() + static_cast<int64_t>(b) * n,
+                                                   batch.mask.begin() + static_cast<int64_t>(b + 1) * n, 1.0f));
+      bool any = false;
+      for (int k = 0; k < hops; ++k) {
+        const int top = argmax(out.attention[k].data() + static_cast<int64_t>(b) * n, std::max(real, 1));
+        const bool hit = std::find(support.begin(), support.end(), top) != support.end();
+        sc.support_hop[k] += hit;
+        any = any || hit;
+      }
+      sc.support_any += any;
+    }
+  }
+  Memn2nScore all;
+  for (const auto& [task, sc] : scores) all.add(sc);
+  scores[0] = all;
+  return scores;
+}
+
+Memn2nExplanation explain_memn2n(const Memn2n& model, const Memn2nDataset& data, int32_t sample) {
+  ENGRAM_CHECK(sample >= 0 && sample < static_cast<int32_t>(data.samples.size()), "memn2n explain: sample {} of {}",
+               sample, data.samples.size());
+  core::Graph g(false);
+  const int32_t one[1] = {sample};
+  const Memn2nBatch batch = make_memn2n_batch(data, one, model.config().memory_size, 0.0f, nullptr, model.min_slots());
+  const Memn2nOutput out = model.forward(g, batch);
+  Memn2nExplanation e;
+  e.offset = batch.offset[0];
+  for (const Var& a : out.attention) e.attention.emplace_back(a.data(), a.data() + batch.slots);
+  const int v = out.logits.shape()[1];
+  const float* logit = out.logits.data();
+  e.predicted = argmax(logit, v);
+  double z = 0;
+  for (int j = 0; j < v; ++j) z += std::exp(static_cast<double>(logit[j] - logit[e.predicted]));
+  e.probability = static_cast<float>(1.0 / z);
+  return e;
+}
+
+}  // namespace engram::models

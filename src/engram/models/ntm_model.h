@@ -1,0 +1,63 @@
+// The registered "ntm" model: a sequence model for the NTM paper's tasks (the NTM itself or the
+// LSTM baseline) together with its task, in one config saved in the checkpoint, so
+// `engram ntm eval` / `show` rebuild exactly what was trained.
+// Dims: T steps, B batch, I inputs, K outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engram/models/lstm_seq.h"
+#include "engram/models/ntm.h"
+#include "engram/models/ntm_task.h"
+#include "engram/models/registry.h"
+
+namespace engram::models {
+
+enum class NtmArchitecture { kNtm, kLstm };
+
+struct NtmModelConfig {
+  NtmArchitecture architecture = NtmArchitecture::kNtm;
+  NtmTaskConfig task;
+  NtmConfig ntm;
+  LstmSeqConfig lstm;
+
+  template <class V>
+  void visit(V& v) {
+    v("architecture", architecture, "ntm|lstm (the paper's LSTM baseline)");
+    v("task", task, "the task the model is trained on");
+    v("ntm", ntm, "NTM settings (architecture ntm)");
+    v("lstm", lstm, "LSTM baseline settings (architecture lstm)");
+  }
+};
+
+class NtmTaskModel : public Model {
+ public:
+  static constexpr const char* kName = "ntm";
+  // The input / output sizes of the chosen architecture are set from the task.
+  NtmTaskModel(const NtmModelConfig& cfg, core::Rng& rng);
+
+  std::string name() const override { return kName; }
+  nn::ParamStore& params() override { return store_; }
+  YAML::Node config() const override;
+  const SeqModel& seq() const { return *seq_; }
+  const NtmModelConfig& model_config() const { return cfg_; }
+
+ private:
+  NtmModelConfig cfg_;
+  nn::ParamStore store_;
+  std::unique_ptr<SeqModel> seq_;
+};
+
+// Registry factory (config: an NtmModelConfig map).
+std::unique_ptr<Model> make_ntm_model(const YAML::Node& config, core::Rng& rng);
+// Loads a checkpoint directory written for an "ntm" model; errors name a wrong model kind.
+std::unique_ptr<NtmTaskModel> load_ntm_model(const std::string& dir);
+
+}  // namespace engram::models
+
+template <>
+struct engram::io::EnumNames<engram::models::NtmArchitecture> {
+  static constexpr std::pair<engram::models::NtmArchitecture, const char*> items[] = {
+      {engram::models::NtmArchitecture::kNtm, "ntm"}, {engram::models::NtmArchitecture::kLstm, "lstm"}};
+};

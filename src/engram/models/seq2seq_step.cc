@@ -1,0 +1,153 @@
+// Seq2Seq as a decode::StepModel: the decoder state lives in plain buffers owned by the state
+// object (so the search resets the graph every step); the encoder memory is copied out once per
+// batch and re-gathered only when the rows' sentence mapping changes (beam expansion and
+// compaction), not when beams of one sentence are reordered.
+// Dims: B sentences, N rows, S source len, H hidden, C context, K key width, G gates, P readout.
+#include <cstring>
+
+#include "engram/core/ops.h"
+#include "engram/data/vocab.h"
+#include "engram/models/seq2seq.h"
+
+namespace engram::models {
+
+namespace {
+
+class Seq2SeqState final : public decode::DecodeState {
+ public:
+  int rows() const override { return n; }
+
+  int n = 0;                               // N
+  int sentences = 0;                       // B
+  int src_len = 0;                         // S
+  int key_dim = 0;                         // K (0: keys are the values, dot score)
+  std::vector<std::vector<float>> h, c;    // L x [N, H] (c: LSTM only)
+  std::vector<float> feed;                 // [N, P] luong input feeding
+  std::vector<int32_t> mem_rows;           // [N] the encoded sentence each row reads
+  std::vector<float> values, keys, mask;   // [N, S, C], [N, S, K], [N, S] of the current rows
+  std::vector<float> fixed, fixed_proj;    // [N, C], [N, G] attention none
+  // The encoded batch (row b = sentence b), source of every re-gather.
+  std::vector<float> values0, keys0, mask0, fixed0, fixed_proj0;
+};
+
+std::vector<float> copy_of(Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
+
+// Overwrites `dst` with v's values, reusing its storage.
+void store(std::vector<float>& dst, Var v) { dst.assign(v.data(), v.data() + v.numel()); }
+
+// out row i = in row rows[i], rows of `width` floats.
+void gather(const std::vector<float>& in, std::vector<float>& out, std::span<const int32_t> rows, int64_t width) {
+  if (in.empty()) return;
+  std::vector<float> next(rows.size() * width);
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(float) * width);
+  out.swap(next);
+}
+
+Var view(Graph& g, std::vector<float>& buf, core::Shape shape) { return g.input(core::Tensor{buf.data(), shape}); }
+
+Seq2SeqState& as_state(decode::DecodeState& s) {
+  auto* st = dynamic_cast<Seq2SeqState*>(&s);
+  ENGRAM_CHECK(st != nullptr, "seq2seq: decode state of another model");
+  return *st;
+}
+
+}  // namespace
+
+int32_t Seq2Seq::go_id() const { return data::kGoId; }
+int32_t Seq2Seq::eos_id() const { return data::kEosId; }
+
+std::unique_ptr<decode::DecodeState> Seq2Seq::encode(Graph& g, const decode::SourceBatch& src) const {
+  core::NoGrad no_grad(g);
+  ENGRAM_CHECK(src.steps >= 1 && src.batch >= 1, "seq2seq: cannot encode an empty batch (S={}, B={})", src.steps,
+               src.batch);
+  for (int32_t id : src.ids)
+    ENGRAM_CHECK(id >= 0 && id < cfg_.src_vocab, "seq2seq: source id {} outside the vocabulary [0, {})", id,
+                 cfg_.src_vocab);
+  EncoderOutput enc = encode_batch(g, src.ids, src.lengths, src.steps, nullptr);
+  auto st = std::make_unique<Seq2SeqState>();
+  st->n = src.batch;
+  st->sentences = src.batch;
+  st->src_len = src.steps;
+  for (const nn::RnnState& s : enc.init.layers) {
+    st->h.push_back(copy_of(s.h));
+    if (s.c.valid()) st->c.push_back(copy_of(s.c));
+  }
+  if (enc.init.feed.valid()) st->feed = copy_of(enc.init.feed);
+  st->mem_rows.resize(src.batch);
+  for (int b = 0; b < src.batch; ++b) st->mem_rows[b] = b;
+  if (attention_) {
+    const nn::AttentionMemory& m = enc.context.memory;
+    st->values0 = copy_of(m.values);
+    if (m.keys.id != m.values.id) {
+      st->keys0 = copy_of(m.keys);
+      st->key_dim = m.keys.shape()[2];
+    }
+    st->mask0.assign(m.mask, m.mask + int64_t{src.batch} * src.steps);
+  } else {
+    st->fixed0 = copy_of(enc.context.fixed);
+    st->fixed_proj0 = copy_of(enc.context.fixed_proj);
+  }
+  st->values = st->values0;
+  st->keys = st->keys0;
+  st->mask = st->mask0;
+  st->fixed = st->fixed0;
+  st->fixed_proj = st->fixed_proj0;
+  return st;
+}
+
+decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
+  core::NoGrad no_grad(g);
+  Seq2SeqState& st = as_state(state);
+  const int n = st.n, s = st.src_len, h = cfg_.hidden, c = context_width();
+  ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "seq2seq: {} previous ids for {} rows", prev_ids.size(), n);
+  std::vector<int32_t> ids(prev_ids.begin(), prev_ids.end());
+  Var emb = embed_target(g, ids, nullptr);  // [N, E]
+  Var xw = embed_projection(g, emb);        // [N, G]
+  DecoderState ds;
+  for (size_t l = 0; l < st.h.size(); ++l)
+    ds.layers.push_back({view(g, st.h[l], {n, h}), st.c.empty() ? Var{} : view(g, st.c[l], {n, h})});
+  if (!st.feed.empty()) ds.feed = view(g, st.feed, {n, feed_dim_});
+  DecoderContext ctx;
+  if (attention_) {
+    ctx.memory.values = view(g, st.values, {n, s, c});
+    ctx.memory.keys = st.key_dim ? view(g, st.keys, {n, s, st.key_dim}) : ctx.memory.values;
+    ctx.memory.mask = st.mask.data();
+    ctx.memory.batch = n;
+    ctx.memory.src_len = s;
+  } else {
+    ctx.fixed = view(g, st.fixed, {n, c});
+    ctx.fixed_proj = view(g, st.fixed_proj, {n, static_cast<int>(st.fixed_proj0.size() / st.sentences)});
+  }
+  DecoderStepOutput o = decoder_step(g, ctx, xw, ds, nullptr);
+  Var lp = core::log_softmax(readout_logits(g, o.top, o.context, emb, o.attentional, nullptr));  // [N, V]
+  for (size_t l = 0; l < st.h.size(); ++l) {
+    store(st.h[l], o.state.layers[l].h);
+    if (!st.c.empty()) store(st.c[l], o.state.layers[l].c);
+  }
+  if (!st.feed.empty()) store(st.feed, o.state.feed);
+  return {lp.value(), o.alpha.valid() ? o.alpha.value() : core::Tensor{}};
+}
+
+void Seq2Seq::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {
+  Seq2SeqState& st = as_state(state);
+  for (int32_t r : rows) ENGRAM_CHECK(r >= 0 && r < st.n, "seq2seq: reorder row {} outside [0, {})", r, st.n);
+  const int64_t h = cfg_.hidden, s = st.src_len;
+  for (auto& v : st.h) gather(v, v, rows, h);
+  for (auto& v : st.c) gather(v, v, rows, h);
+  if (!st.feed.empty()) gather(st.feed, st.feed, rows, feed_dim_);
+  std::vector<int32_t> mem_rows(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) mem_rows[i] = st.mem_rows[rows[i]];
+  st.n = static_cast<int>(rows.size());
+  if (mem_rows == st.mem_rows) return;  // beams reordered within their sentences: memory unchanged
+  st.mem_rows = mem_rows;
+  const int64_t c = context_width();
+  gather(st.values0, st.values, mem_rows, s * c);
+  gather(st.keys0, st.keys, mem_rows, s * st.key_dim);
+  gather(st.mask0, st.mask, mem_rows, s);
+  gather(st.fixed0, st.fixed, mem_rows, c);
+  if (!st.fixed_proj0.empty())
+    gather(st.fixed_proj0, st.fixed_proj, mem_rows, static_cast<int64_t>(st.fixed_proj0.size()) / st.sentences);
+}
+
+}  // namespace engram::models

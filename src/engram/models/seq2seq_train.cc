@@ -1,0 +1,222 @@
+// Seq2SeqTask: data loading, vocabularies, batching and the train/validate steps.
+// Dims: B batch, T target steps, V target vocab.
+#include "engram/models/seq2seq_train.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "engram/core/ops.h"
+#include "engram/data/parallel.h"
+#include "engram/data/tasks/dates.h"
+#include "engram/eval/accuracy.h"
+#include "engram/eval/bleu.h"
+#include "engram/io/config.h"
+#include "engram/models/seq2seq_translate.h"
+
+namespace engram::models {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void note(std::FILE* log, const std::string& text) {
+  if (!log) return;
+  std::fprintf(log, "%s\n", text.c_str());
+  std::fflush(log);
+}
+
+data::ParallelCorpus read_pairs(const std::string& src, const std::string& tgt, const std::string& tsv,
+                                const Seq2SeqDataConfig& d, int64_t max_pairs) {
+  data::ParallelOptions o{.max_pairs = max_pairs, .src_field = d.src_field, .tgt_field = d.tgt_field};
+  if (!tsv.empty()) return data::read_tsv_pairs(resolve_data_path(tsv), o);
+  return data::read_parallel(resolve_data_path(src), resolve_data_path(tgt), o);
+}
+
+std::string stats_text(const data::ParallelStats& s) {
+  return fmt::format("{} lines, {} pairs kept, {} with an empty side skipped", s.lines, s.kept, s.empty_skipped);
+}
+
+// Encodes pairs; pairs with an empty or over-long side are dropped (counted).
+std::vector<data::Example> encode_pairs(const TextPairs& p, const TextCodec& src, const TextCodec& tgt, int max_length,
+                                        TextPairs* kept, int64_t* dropped) {
+  std::vector<data::Example> out;
+  *dropped = 0;
+  for (size_t i = 0; i < p.src.size(); ++i) {
+    data::Example e{src.encode(p.src[i]), tgt.encode(p.tgt[i])};
+    if (e.src.empty() || e.tgt.empty() || static_cast<int>(e.src.size()) > max_length ||
+        static_cast<int>(e.tgt.size()) > max_length) {
+      ++*dropped;
+      continue;
+    }
+    out.push_back(std::move(e));
+    if (kept) {
+      kept->src.push_back(p.src[i]);
+      kept->tgt.push_back(p.tgt[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string resolve_data_path(const std::string& path) {
+  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path)) return path;
+  const char* env = std::getenv("ENGRAM_DATA_DIR");
+  const fs::path root = env && *env ? fs::path(env) : fs::path("../shared/data");
+  const fs::path p = root / path;
+  return fs::exists(p) ? p.string() : path;  // not found: the reader's error names the given path
+}
+
+Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
+  ENGRAM_CHECK(cfg_.model == Seq2Seq::kName, "seq2seq training: config names model '{}'", cfg_.model);
+  const Seq2SeqDataConfig& d = cfg_.data;
+  ENGRAM_CHECK(d.max_length >= 1 && d.max_tokens >= 1 && d.decode_batch >= 1,
+               "seq2seq data: max_length {}, max_tokens {} and decode_batch {} must be >= 1", d.max_length,
+               d.max_tokens, d.decode_batch);
+  // ---- text
+  TextPairs train_text, valid_text;
+  if (!d.generator.empty()) {
+    ENGRAM_CHECK(d.generator == "dates", "seq2seq data: unknown generator '{}' (known: dates)", d.generator);
+    core::Rng rng(cfg_.train.seed * 7919 + 17);
+    for (const auto& p : data::tasks::make_date_pairs(d.generate_train, {}, rng)) {
+      train_text.src.push_back(p.source);
+      train_text.tgt.push_back(p.target);
+    }
+    for (const auto& p : data::tasks::make_date_pairs(d.generate_valid, {}, rng)) {
+      valid_text.src.push_back(p.source);
+      valid_text.tgt.push_back(p.target);
+    }
+    note(log, fmt::format("data: generated dates, {} train / {} valid pairs", d.generate_train, d.generate_valid));
+  } else {
+    ENGRAM_CHECK(!d.train_tsv.empty() || (!d.train_src.empty() && !d.train_tgt.empty()),
+                 "seq2seq data: give data.train_tsv or data.train_src + data.train_tgt (or data.generator)");
+    data::ParallelCorpus tr = read_pairs(d.train_src, d.train_tgt, d.train_tsv, d, 0);
+    note(log, fmt::format("data: train {}", stats_text(tr.stats)));
+    const bool has_valid = !d.valid_tsv.empty() || (!d.valid_src.empty() && !d.valid_tgt.empty());
+    if (has_valid) {
+      data::ParallelCorpus va = read_pairs(d.valid_src, d.valid_tgt, d.valid_tsv, d, 0);
+      note(log, fmt::format("data: valid {}", stats_text(va.stats)));
+      valid_text = {std::move(va.src), std::move(va.tgt)};
+      train_text = {std::move(tr.src), std::move(tr.tgt)};
+    } else {  // hold out valid_size pairs, chosen by a fixed seed
+      ENGRAM_CHECK(d.valid_size >= 1 && static_cast<size_t>(d.valid_size) < tr.size(),
+                   "seq2seq data: valid_size {} must be in [1, {}) without validation files", d.valid_size, tr.size());
+      std::vector<size_t> idx(tr.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      core::Rng split(12345);
+      split.shuffle(idx.begin(), idx.end());
+      std::vector<bool> held(tr.size(), false);
+      for (int64_t i = 0; i < d.valid_size; ++i) held[idx[i]] = true;
+      for (size_t i = 0; i < tr.size(); ++i) {
+        TextPairs& to = held[i] ? valid_text : train_text;
+        to.src.push_back(std::move(tr.src[i]));
+        to.tgt.push_back(std::move(tr.tgt[i]));
+      }
+      note(log, fmt::format("data: {} pairs held out for validation (seeded)", d.valid_size));
+    }
+    if (d.max_pairs > 0 && static_cast<int64_t>(train_text.src.size()) > d.max_pairs) {
+      train_text.src.resize(d.max_pairs);
+      train_text.tgt.resize(d.max_pairs);
+    }
+  }
+  // ---- vocabularies: kept in the run directory, so a resumed run reuses them
+  const std::string run = cfg_.train.run_dir;
+  fs::create_directories(run);
+  TokenizerConfig& tok = cfg_.seq2seq.tokenizer;
+  const bool have = fs::exists(fs::path(run) / TextCodec::file_name(tok, Side::kSource)) &&
+                    fs::exists(fs::path(run) / TextCodec::file_name(tok, Side::kTarget));
+  if (have) {
+    src_ = TextCodec::load(tok, Side::kSource, run);
+    tgt_ = TextCodec::load(tok, Side::kTarget, run);
+    note(log, fmt::format("vocab: loaded from {}", run));
+  } else if (tok.unit == TokenUnit::kSpm && tok.joint) {
+    std::vector<std::string> both = train_text.src;
+    both.insert(both.end(), train_text.tgt.begin(), train_text.tgt.end());
+    src_ = TextCodec::build(tok, Side::kSource, both, run);
+    tgt_ = TextCodec::load(tok, Side::kTarget, run);
+  } else {
+    src_ = TextCodec::build(tok, Side::kSource, train_text.src, run);
+    tgt_ = TextCodec::build(tok, Side::kTarget, train_text.tgt, run);
+  }
+  cfg_.seq2seq.src_vocab = src_->size();
+  cfg_.seq2seq.tgt_vocab = tgt_->size();
+  note(log, fmt::format("vocab: source {} / target {} ({})", src_->size(), tgt_->size(),
+                        io::to_yaml(tok)["unit"].as<std::string>()));
+  // ---- examples
+  int64_t dropped = 0;
+  train_ = encode_pairs(train_text, *src_, *tgt_, d.max_length, nullptr, &dropped);
+  note(log, fmt::format("data: {} training pairs ({} longer than {} tokens or empty dropped)", train_.size(), dropped,
+                        d.max_length));
+  valid_ = encode_pairs(valid_text, *src_, *tgt_, d.max_length, &valid_text_, &dropped);
+  note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
+  ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
+  {
+    std::ofstream out(fs::path(run) / "train.yaml");
+    out << io::dump_config(cfg_);
+  }
+  core::Rng init(cfg_.train.seed);
+  model_ = std::make_unique<Seq2Seq>(cfg_.seq2seq, init);
+  note(log, fmt::format("model: seq2seq {} attention ({}), {} {}x{} encoder, {} decoder layer(s), {} parameters",
+                        io::to_yaml(cfg_.seq2seq)["attention"].as<std::string>(),
+                        io::to_yaml(cfg_.seq2seq)["style"].as<std::string>(),
+                        io::to_yaml(cfg_.seq2seq)["cell"].as<std::string>(), cfg_.seq2seq.encoder_layers,
+                        cfg_.seq2seq.hidden, cfg_.seq2seq.decoder_layers, model_->params().numel()));
+  begin_epoch(0, cfg_.train.seed);
+  batches_ = plan_.size();
+}
+
+void Seq2SeqTask::begin_epoch(int epoch, uint64_t seed) {
+  epoch_ = epoch;
+  seed_ = seed;
+  core::Rng rng(seed * 1000003ull + static_cast<uint64_t>(epoch) * 7919ull + 1);
+  plan_ = data::plan_batches(train_, {.max_tokens = cfg_.data.max_tokens, .max_sentences = cfg_.data.max_sentences},
+                             &rng);
+}
+
+train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
+  ENGRAM_CHECK(index >= 0 && static_cast<size_t>(index) < plan_.size(), "seq2seq: batch {} of {}", index, plan_.size());
+  const data::Batch batch = data::collate(train_, plan_[index]);
+  // Dropout masks are a pure function of (seed, epoch, batch): a resumed run draws the same ones.
+  core::Rng dropout(seed_ * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(epoch_) << 32) ^ static_cast<uint64_t>(index));
+  graph_.reset();
+  Var loss = model_->loss(graph_, batch, &dropout, cfg_.seq2seq.label_smoothing);
+  graph_.backward(loss);
+  int64_t tokens = 0;
+  for (int32_t n : batch.tgt_len) tokens += n;
+  return {static_cast<double>(loss.data()[0]) * tokens, tokens};
+}
+
+train::Metrics Seq2SeqTask::validate() {
+  // Dev perplexity: teacher-forced NLL without label smoothing, summed over target tokens.
+  core::Graph g(false);
+  double nll = 0;
+  int64_t tokens = 0;
+  for (const auto& idx : data::plan_batches(valid_, {.max_tokens = cfg_.data.max_tokens, .shuffle = false}, nullptr)) {
+    const data::Batch batch = data::collate(valid_, idx);
+    g.reset();
+    Var loss = core::cross_entropy(model_->logits(g, batch, nullptr), batch.tgt_out,
+                                   {.ignore_index = data::kPadId, .mean = false});
+    nll += loss.data()[0];
+    for (int32_t n : batch.tgt_len) tokens += n;
+  }
+  // Greedy BLEU and exact match on (up to) bleu_sentences pairs.
+  const size_t n = std::min(valid_text_.src.size(), static_cast<size_t>(std::max<int64_t>(cfg_.data.bleu_sentences, 1)));
+  std::vector<std::string> srcs(valid_text_.src.begin(), valid_text_.src.begin() + n);
+  std::vector<std::string> refs(valid_text_.tgt.begin(), valid_text_.tgt.begin() + n);
+  TranslateOptions o;
+  o.batch_size = cfg_.data.decode_batch;
+  std::vector<std::string> hyps;
+  for (const Translation& t : translate_lines(*model_, *src_, *tgt_, srcs, o)) hyps.push_back(t.text());
+  eval::BleuOptions bo;
+  bo.lowercase = cfg_.seq2seq.tokenizer.lowercase;
+  train::Metrics m;
+  m["loss"] = tokens ? nll / tokens : 0.0;
+  m["ppl"] = std::exp(std::min(m["loss"], 50.0));
+  m["bleu"] = eval::corpus_bleu(hyps, {refs}, bo).score;
+  m["acc"] = eval::exact_match(hyps, refs, cfg_.seq2seq.tokenizer.lowercase);
+  return m;
+}
+
+}  // namespace engram::models

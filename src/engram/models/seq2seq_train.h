@@ -1,0 +1,123 @@
+// Training Seq2Seq on parallel text: the run configuration (`engram train CONFIG.yaml` with
+// `model: seq2seq`), data loading (plain-text parallel files, tab-separated pair files such as
+// Tatoeba, or the generated dates task), vocabularies built once and kept in the run directory,
+// and the train::TrainTask adapter: token-budget batches with length bucketing in an order that
+// is a pure function of (seed, epoch), teacher-forced label-smoothed loss, and validation by dev
+// perplexity, greedy BLEU and exact match.
+// Run directory: RUN/train.yaml (the effective config), RUN/{src,tgt}.vocab.txt or *.spm, and the
+// Trainer's RUN/last/, RUN/best/, RUN/metrics.jsonl.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engram/core/graph.h"
+#include "engram/data/batching.h"
+#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq_text.h"
+#include "engram/train/trainer.h"
+
+namespace engram::models {
+
+struct Seq2SeqDataConfig {
+  std::string train_src, train_tgt;  // line-aligned plain-text files, or
+  std::string train_tsv;             // one tab-separated pair file (fields src_field / tgt_field)
+  std::string valid_src, valid_tgt, valid_tsv;  // validation files (else valid_size held-out pairs)
+  int src_field = 0, tgt_field = 1;  // tsv columns (Tatoeba: 0 English, 1 other)
+  std::string generator;             // "dates": generated date pairs (no files)
+  int64_t generate_train = 20000;    // generator: training pairs
+  int64_t generate_valid = 500;      // generator: validation pairs
+  int64_t valid_size = 1000;         // pairs held out of the training data when no validation files
+  int max_length = 50;               // drop pairs with a side longer than this many tokens
+  int64_t max_pairs = 0;             // use at most this many training pairs (0 = all)
+  int64_t max_tokens = 4096;         // batch budget: B * max(S, T) padded tokens
+  int64_t max_sentences = 0;         // and at most this many pairs per batch (0 = no cap)
+  int64_t bleu_sentences = 1000;     // validation BLEU / exact match on at most this many pairs
+  int decode_batch = 64;             // sentences decoded together in validation
+
+  template <class V>
+  void visit(V& v) {
+    v("train_src", train_src, "training source file (one sentence per line)");
+    v("train_tgt", train_tgt, "training target file (line-aligned with train_src)");
+    v("train_tsv", train_tsv, "training pairs as one tab-separated file (instead of train_src/train_tgt)");
+    v("valid_src", valid_src, "validation source file");
+    v("valid_tgt", valid_tgt, "validation target file");
+    v("valid_tsv", valid_tsv, "validation pairs as one tab-separated file");
+    v("src_field", src_field, "tsv: source column (0-based)");
+    v("tgt_field", tgt_field, "tsv: target column (0-based)");
+    v("generator", generator, "generated task instead of files: dates");
+    v("generate_train", generate_train, "generator: training pairs");
+    v("generate_valid", generate_valid, "generator: validation pairs");
+    v("valid_size", valid_size, "pairs held out for validation when no validation files are given");
+    v("max_length", max_length, "drop pairs with a side longer than this many tokens");
+    v("max_pairs", max_pairs, "use at most this many training pairs (0 = all)");
+    v("max_tokens", max_tokens, "batch budget in padded tokens");
+    v("max_sentences", max_sentences, "max pairs per batch (0 = no cap)");
+    v("bleu_sentences", bleu_sentences, "validation BLEU on at most this many pairs");
+    v("decode_batch", decode_batch, "sentences decoded together in validation");
+  }
+};
+
+struct Seq2SeqTrainConfig {
+  std::string model = Seq2Seq::kName;
+  Seq2SeqDataConfig data;
+  Seq2SeqConfig seq2seq;        // src_vocab / tgt_vocab are set from the vocabularies
+  train::TrainerConfig train;
+
+  template <class V>
+  void visit(V& v) {
+    v("model", model, "model name (seq2seq)");
+    v("data", data, "training and validation data");
+    v("seq2seq", seq2seq, "the model");
+    v("train", train, "training loop");
+  }
+};
+
+// A relative data path as given if it exists, else under $ENGRAM_DATA_DIR (default ../shared/data).
+std::string resolve_data_path(const std::string& path);
+
+// Text pairs of one split.
+struct TextPairs {
+  std::vector<std::string> src, tgt;
+};
+
+class Seq2SeqTask final : public train::TrainTask {
+ public:
+  // Loads the data, builds (or, resuming, loads) the vocabularies in the run directory, writes
+  // RUN/train.yaml, and builds the model. `log` receives one-line progress notes (may be null).
+  explicit Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log = stdout);
+
+  nn::ParamStore& params() override { return model_->params(); }
+  std::string model_name() const override { return Seq2Seq::kName; }
+  YAML::Node model_config() const override { return model_->config(); }
+  int64_t batches_per_epoch() const override { return static_cast<int64_t>(batches_); }
+  void begin_epoch(int epoch, uint64_t seed) override;
+  train::BatchResult train_batch(int64_t index) override;
+  // {"loss": dev NLL per token, "ppl", "bleu": greedy corpus BLEU, "acc": exact-match rate}.
+  train::Metrics validate() override;
+  std::string primary_metric() const override { return "bleu"; }
+  bool higher_is_better() const override { return true; }
+
+  const Seq2Seq& model() const { return *model_; }
+  const TextCodec& src_codec() const { return *src_; }
+  const TextCodec& tgt_codec() const { return *tgt_; }
+  const TextPairs& valid_text() const { return valid_text_; }
+  const Seq2SeqTrainConfig& config() const { return cfg_; }
+
+ private:
+  Seq2SeqTrainConfig cfg_;
+  std::optional<TextCodec> src_, tgt_;
+  std::unique_ptr<Seq2Seq> model_;
+  std::vector<data::Example> train_, valid_;       // encoded, length-filtered
+  TextPairs valid_text_;                           // raw validation text (BLEU references)
+  std::vector<std::vector<int64_t>> plan_;         // this epoch's batches (example indices)
+  size_t batches_ = 0;
+  int epoch_ = 0;
+  uint64_t seed_ = 1;
+  core::Graph graph_;                              // training graph, reset per batch
+};
+
+}  // namespace engram::models

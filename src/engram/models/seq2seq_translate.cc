@@ -1,0 +1,105 @@
+// translate_lines, model-directory loading and alignment JSON.
+#include "engram/models/seq2seq_translate.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "engram/core/graph.h"
+#include "engram/data/text.h"
+#include "engram/io/checkpoint.h"
+#include "engram/io/config.h"
+
+namespace engram::models {
+
+namespace fs = std::filesystem;
+
+const std::string& Translation::text() const {
+  static const std::string kEmpty;
+  return texts.empty() ? kEmpty : texts[0];
+}
+
+std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
+                                         const std::vector<std::string>& lines, const TranslateOptions& options) {
+  ENGRAM_CHECK(options.batch_size >= 1, "translate: batch_size {} must be >= 1", options.batch_size);
+  options.search.validate();
+  std::vector<Translation> out(lines.size());
+  std::vector<std::vector<int32_t>> ids(lines.size());
+  std::vector<size_t> order;  // non-empty lines, shortest first
+  for (size_t i = 0; i < lines.size(); ++i) {
+    ids[i] = src.encode(lines[i]);
+    out[i].src_tokens = src.tokens(lines[i]);
+    if (!ids[i].empty()) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
+  core::Graph g(false);
+  for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
+    const size_t end = std::min(order.size(), begin + options.batch_size);
+    std::vector<std::vector<int32_t>> chunk;
+    for (size_t k = begin; k < end; ++k) chunk.push_back(ids[order[k]]);
+    auto results = decode::search(g, model, decode::SourceBatch::from_ids(chunk), options.search);
+    for (size_t k = begin; k < end; ++k) {
+      Translation& t = out[order[k]];
+      t.nbest = std::move(results[k - begin]);
+      for (const decode::Hypothesis& h : t.nbest) {
+        t.texts.push_back(tgt.decode(h.ids));
+        std::vector<std::string> toks;
+        for (int32_t id : h.ids) toks.push_back(tgt.token(id));
+        if (h.finished) toks.emplace_back(data::kEosToken);
+        t.tgt_tokens.push_back(std::move(toks));
+      }
+    }
+  }
+  return out;
+}
+
+Translator load_translator(const std::string& model_dir) {
+  fs::path dir = model_dir;
+  ENGRAM_CHECK(fs::exists(dir), "{}: no such model directory", model_dir);
+  if (!fs::exists(dir / "config.yaml")) {  // a run directory: its best checkpoint, else the last
+    if (fs::exists(dir / "best" / "config.yaml")) dir = dir / "best";
+    else if (fs::exists(dir / "last" / "config.yaml")) dir = dir / "last";
+  }
+  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
+  ENGRAM_CHECK(info.model_name == Seq2Seq::kName, "{}: holds a '{}' model; translation needs a '{}' model",
+               dir.string(), info.model_name, Seq2Seq::kName);
+  Seq2SeqConfig cfg;
+  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
+  // Vocabulary files: in the checkpoint, else in the run directory above it.
+  const std::string name = TextCodec::file_name(cfg.tokenizer, Side::kSource);
+  const fs::path vocab_dir = fs::exists(dir / name) || !fs::exists(dir.parent_path() / name) ? dir : dir.parent_path();
+  Translator t{.model = load_model(dir.string()),
+               .dir = dir.string(),
+               .src = TextCodec::load(cfg.tokenizer, Side::kSource, vocab_dir.string()),
+               .tgt = TextCodec::load(cfg.tokenizer, Side::kTarget, vocab_dir.string())};
+  ENGRAM_CHECK(t.src.size() == cfg.src_vocab && t.tgt.size() == cfg.tgt_vocab,
+               "{}: vocabulary sizes {} / {} do not match the model's {} / {}", vocab_dir.string(), t.src.size(),
+               t.tgt.size(), cfg.src_vocab, cfg.tgt_vocab);
+  return t;
+}
+
+std::string alignment_json(const Translation& t, int hypothesis) {
+  nlohmann::json j;
+  j["src"] = t.src_tokens;
+  if (hypothesis >= static_cast<int>(t.nbest.size())) {
+    j["tgt"] = nlohmann::json::array();
+    j["alignment"] = nlohmann::json::array();
+    return j.dump();
+  }
+  const decode::Hypothesis& h = t.nbest[hypothesis];
+  j["tgt"] = t.tgt_tokens[hypothesis];
+  j["score"] = h.score;
+  nlohmann::json rows = nlohmann::json::array();
+  const size_t s = static_cast<size_t>(h.src_len);
+  for (size_t r = 0; s > 0 && (r + 1) * s <= h.alignment.size(); ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (size_t c = 0; c < s; ++c) row.push_back(std::round(double{h.alignment[r * s + c]} * 1e4) / 1e4);
+    rows.push_back(std::move(row));
+  }
+  j["alignment"] = std::move(rows);
+  return j.dump();
+}
+
+}  // namespace engram::models

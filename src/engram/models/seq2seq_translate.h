@@ -1,0 +1,54 @@
+// Translating text with a Seq2Seq model: text -> ids (TextCodec) -> batched search
+// (decode/search.h) -> text, with n-best lists, scores and attention alignments. Also loads a
+// model directory: a checkpoint (config.yaml + model.safetensors) whose vocabulary files sit in
+// it or in its parent (a run directory), or a run directory itself (its best/, else last/).
+// Dims: S source tokens of a sentence, R output tokens (+1 for <eos> when finished).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engram/decode/search.h"
+#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq_text.h"
+
+namespace engram::models {
+
+struct TranslateOptions {
+  decode::SearchOptions search;  // beam 1 / n_best 1 = greedy
+  int batch_size = 64;           // sentences decoded together
+};
+
+struct Translation {
+  std::vector<std::string> src_tokens;       // [S] display tokens of the source
+  std::vector<decode::Hypothesis> nbest;     // best first; empty for an empty source line
+  std::vector<std::string> texts;            // decoded text of each hypothesis
+  std::vector<std::vector<std::string>> tgt_tokens;  // display tokens of each hypothesis (+ "<eos>")
+  const std::string& text() const;           // best text ("" when there is none)
+};
+
+// Translates `lines` in batches of options.batch_size (sorted by length inside a batch, results
+// in input order). Empty or whitespace-only lines give an empty translation.
+std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
+                                         const std::vector<std::string>& lines, const TranslateOptions& options);
+
+// A loaded model with its two codecs.
+struct Translator {
+  std::unique_ptr<Model> model;
+  std::string dir;  // the checkpoint directory used
+  TextCodec src, tgt;
+  const Seq2Seq& seq2seq() const { return static_cast<const Seq2Seq&>(*model); }
+  std::vector<Translation> translate(const std::vector<std::string>& lines, const TranslateOptions& o) const {
+    return translate_lines(seq2seq(), src, tgt, lines, o);
+  }
+};
+
+// Loads MODEL_DIR (see above); errors say which file is missing or which model it holds.
+Translator load_translator(const std::string& model_dir);
+
+// Alignments of one hypothesis as JSON text: {"src": [...], "tgt": [...], "alignment": [[...], ...]}
+// with one row per target token (incl. <eos> when finished) and one column per source token.
+std::string alignment_json(const Translation& t, int hypothesis = 0);
+
+}  // namespace engram::models

@@ -1,0 +1,278 @@
+// Search against toy StepModels whose distributions are known: beam search finds the best
+// sequence where greedy does not, agrees with exhaustive enumeration, equals greedy at beam 1,
+// does not depend on what else is in the batch, and tracks alignments and the length penalty.
+// Dims: N rows, V classes, S source length.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "engram/decode/search.h"
+
+namespace engram::decode {
+namespace {
+
+constexpr int32_t kGo = 2, kEos = 3;
+
+// A model whose next-token distribution is a function of (sentence, prefix). The state is the
+// list of prefixes, one per row.
+class ToyModel final : public StepModel {
+ public:
+  using Dist = std::function<std::vector<double>(int sentence, const std::vector<int32_t>& prefix)>;  // probs [V]
+  ToyModel(int vocab, Dist dist) : vocab_(vocab), dist_(std::move(dist)) {}
+
+  struct State final : DecodeState {
+    int rows() const override { return static_cast<int>(prefix.size()); }
+    std::vector<std::vector<int32_t>> prefix;
+    std::vector<int> sentence;
+    int src_steps = 0;
+    bool started = false;  // a step has run: prev ids extend the prefixes
+  };
+  int32_t go_id() const override { return kGo; }
+  int32_t eos_id() const override { return kEos; }
+  std::unique_ptr<DecodeState> encode(core::Graph&, const SourceBatch& src) const override {
+    auto st = std::make_unique<State>();
+    for (int b = 0; b < src.batch; ++b) {
+      st->prefix.emplace_back();
+      st->sentence.push_back(src.ids[b]);  // the first source token names the sentence
+    }
+    st->src_steps = src.steps;
+    return st;
+  }
+  StepOutput step(core::Graph& g, DecodeState& state, std::span<const int32_t> prev) const override {
+    auto& st = static_cast<State&>(state);
+    const int n = st.rows();
+    core::Tensor lp = g.alloc({n, vocab_}), al = g.alloc({n, st.src_steps});
+    for (int r = 0; r < n; ++r) {
+      if (st.started) st.prefix[r].push_back(prev[r]);  // (a later <go> is an ordinary token here)
+      else EXPECT_EQ(prev[r], kGo);
+      std::vector<double> p = dist_(st.sentence[r], st.prefix[r]);
+      for (int v = 0; v < vocab_; ++v) lp.at(r, v) = static_cast<float>(std::log(p[v]));
+      for (int s = 0; s < st.src_steps; ++s)  // one-hot at (prefix length mod S)
+        al.at(r, s) = s == static_cast<int>(st.prefix[r].size()) % st.src_steps ? 1.0f : 0.0f;
+    }
+    ++steps;
+    st.started = true;
+    return {lp, al};
+  }
+  void reorder(DecodeState& state, std::span<const int32_t> rows) const override {
+    auto& st = static_cast<State&>(state);
+    State next;
+    for (int32_t r : rows) {
+      next.prefix.push_back(st.prefix[r]);
+      next.sentence.push_back(st.sentence[r]);
+    }
+    st.prefix.swap(next.prefix);
+    st.sentence.swap(next.sentence);
+  }
+  mutable int steps = 0;
+
+ private:
+  int vocab_;
+  Dist dist_;
+};
+
+// Pseudo-random but fixed distribution over V tokens for each (sentence, prefix); <go> and
+// <pad>/<unk> get a tiny probability.
+ToyModel::Dist random_dist(int vocab, uint64_t salt) {
+  return [vocab, salt](int sentence, const std::vector<int32_t>& prefix) {
+    uint64_t h = 1469598103934665603ull ^ salt ^ (static_cast<uint64_t>(sentence) * 0x9E3779B97F4A7C15ull);
+    for (int32_t t : prefix) h = (h ^ static_cast<uint64_t>(t + 1)) * 1099511628211ull;
+    core::Rng rng(h);
+    std::vector<double> p(vocab);
+    double total = 0;
+    for (int v = 0; v < vocab; ++v) total += p[v] = (v == kGo || v < 2) ? 1e-3 : std::exp(3.0 * rng.uniform());
+    for (double& x : p) x /= total;
+    return p;
+  };
+}
+
+SourceBatch sources(const std::vector<int>& lengths) {
+  std::vector<std::vector<int32_t>> seqs;
+  for (size_t i = 0; i < lengths.size(); ++i) seqs.push_back(std::vector<int32_t>(lengths[i], static_cast<int32_t>(i)));
+  return SourceBatch::from_ids(seqs);
+}
+
+// All complete hypotheses (ending in <eos>, or unfinished at max_len) with their log-probs.
+void enumerate(const ToyModel::Dist& dist, int sentence, int vocab, int max_len, std::vector<int32_t>& prefix,
+               double lp, std::vector<std::pair<double, std::vector<int32_t>>>& out) {
+  std::vector<double> p = dist(sentence, prefix);
+  for (int v = 0; v < vocab; ++v) {
+    const double l = lp + static_cast<double>(static_cast<float>(std::log(p[v])));  // as the model reports it
+    if (v == kEos) {
+      out.push_back({l, prefix});
+    } else {
+      prefix.push_back(v);
+      if (static_cast<int>(prefix.size()) == max_len) out.push_back({l, prefix});
+      else enumerate(dist, sentence, vocab, max_len, prefix, l, out);
+      prefix.pop_back();
+    }
+  }
+}
+
+TEST(BeamSearch, FindsTheKnownBestSequenceThatGreedyMisses) {
+  // First step: A (4) 0.6, B (5) 0.4. After A: eos 0.3, A 0.35, B 0.35. After B: eos 0.9.
+  // Greedy: A then A/B ... (p <= 0.21 for any continuation); best: B <eos> = 0.36.
+  ToyModel model(6, [](int, const std::vector<int32_t>& prefix) {
+    std::vector<double> p(6, 1e-6);
+    if (prefix.empty()) p[4] = 0.6, p[5] = 0.4;
+    else if (prefix.back() == 5) p[kEos] = 0.9, p[4] = 0.05, p[5] = 0.05;
+    else p[kEos] = 0.3, p[4] = 0.35, p[5] = 0.35;
+    return p;
+  });
+  core::Graph g(false);
+  SearchOptions o;
+  o.max_length_offset = 6;
+  auto greedy = greedy_search(g, model, sources({1}), o);
+  ASSERT_EQ(greedy.size(), 1u);
+  EXPECT_EQ(greedy[0].ids[0], 4);
+  o.beam = 2;
+  auto beam = beam_search(g, model, sources({1}), o);
+  ASSERT_EQ(beam[0].size(), 1u);
+  EXPECT_EQ(beam[0][0].ids, std::vector<int32_t>{5});
+  EXPECT_TRUE(beam[0][0].finished);
+  EXPECT_NEAR(beam[0][0].log_prob, std::log(0.4) + std::log(0.9), 1e-5);
+  EXPECT_GT(beam[0][0].log_prob, greedy[0].log_prob);
+}
+
+TEST(BeamSearch, WideBeamEqualsExhaustiveSearch) {
+  const int vocab = 6, max_len = 4;  // classes 4, 5 and <eos> carry the mass
+  auto dist = random_dist(vocab, 11);
+  ToyModel model(vocab, dist);
+  SearchOptions o;
+  o.beam = 200;  // more than every prefix: the search is exact
+  o.n_best = 5;
+  o.max_length = max_len;
+  core::Graph g(false);
+  auto nbest = beam_search(g, model, sources({2, 3, 1}), o);
+  ASSERT_EQ(nbest.size(), 3u);
+  for (int s = 0; s < 3; ++s) {
+    std::vector<std::pair<double, std::vector<int32_t>>> all;
+    std::vector<int32_t> prefix;
+    enumerate(dist, s, vocab, max_len, prefix, 0.0, all);
+    std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    ASSERT_EQ(nbest[s].size(), 5u);
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(nbest[s][i].ids, all[i].second) << "sentence " << s << " rank " << i;
+      EXPECT_NEAR(nbest[s][i].log_prob, all[i].first, 1e-4);
+      if (i > 0) EXPECT_LE(nbest[s][i].score, nbest[s][i - 1].score);
+    }
+  }
+}
+
+TEST(BeamSearch, BeamOneEqualsGreedy) {
+  for (float alpha : {0.0f, 0.6f}) {
+    ToyModel model(7, random_dist(7, 3));
+    SearchOptions o;
+    o.alpha = alpha;
+    o.alignments = true;
+    o.max_length_ratio = 1.5f;
+    o.max_length_offset = 2;
+    core::Graph g(false);
+    const SourceBatch src = sources({1, 4, 2, 6, 3});
+    auto greedy = greedy_search(g, model, src, o);
+    auto beam = beam_search(g, model, src, o);
+    ASSERT_EQ(greedy.size(), beam.size());
+    for (size_t s = 0; s < greedy.size(); ++s) {
+      ASSERT_EQ(beam[s].size(), 1u);
+      EXPECT_EQ(beam[s][0].ids, greedy[s].ids) << s;
+      EXPECT_EQ(beam[s][0].finished, greedy[s].finished) << s;
+      EXPECT_DOUBLE_EQ(beam[s][0].log_prob, greedy[s].log_prob) << s;
+      EXPECT_DOUBLE_EQ(beam[s][0].score, greedy[s].score) << s;
+      EXPECT_EQ(beam[s][0].alignment, greedy[s].alignment) << s;
+    }
+  }
+}
+
+TEST(BeamSearch, SentencesAreIndependentOfTheirBatch) {
+  ToyModel model(8, random_dist(8, 5));
+  SearchOptions o;
+  o.beam = 4;
+  o.n_best = 3;
+  o.alpha = 1.0f;
+  core::Graph g(false);
+  const std::vector<int> lengths = {3, 1, 5, 2};
+  auto together = beam_search(g, model, sources(lengths), o);
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    // Alone, sentence s needs the same id (the toy reads the sentence from the first token).
+    SourceBatch one = SourceBatch::from_ids({std::vector<int32_t>(lengths[s], static_cast<int32_t>(s))});
+    auto alone = beam_search(g, model, one, o);
+    ASSERT_EQ(alone[0].size(), together[s].size());
+    for (size_t i = 0; i < alone[0].size(); ++i) {
+      EXPECT_EQ(alone[0][i].ids, together[s][i].ids) << s << "/" << i;
+      EXPECT_DOUBLE_EQ(alone[0][i].score, together[s][i].score);
+    }
+  }
+}
+
+TEST(BeamSearch, LengthPenaltyAndScores) {
+  EXPECT_DOUBLE_EQ(length_penalty(7, 0.0f), 1.0);
+  EXPECT_DOUBLE_EQ(length_penalty(7, 1.0f), 2.0);
+  EXPECT_NEAR(length_penalty(1, 0.6f), 1.0, 1e-12);
+  // eos is likely at every step (0.4) and token 4 costs little (0.55): without a penalty the
+  // shortest hypothesis wins; a strong penalty (alpha 4) favours longer ones.
+  ToyModel model(6, [](int, const std::vector<int32_t>&) {
+    std::vector<double> p(6, 1e-6);
+    p[kEos] = 0.4, p[4] = 0.55, p[5] = 0.05;
+    return p;
+  });
+  core::Graph g(false);
+  SearchOptions o;
+  o.beam = 4;
+  o.max_length = 6;
+  auto plain = beam_search(g, model, sources({3}), o);
+  EXPECT_TRUE(plain[0][0].ids.empty());
+  o.alpha = 4.0f;
+  auto long_ = beam_search(g, model, sources({3}), o);
+  EXPECT_GT(long_[0][0].ids.size(), 0u);
+  for (const Hypothesis& h : long_[0])
+    EXPECT_NEAR(h.score, h.log_prob / length_penalty(static_cast<int>(h.ids.size()) + h.finished, 4.0f), 1e-9);
+}
+
+TEST(Search, MaxLengthAlignmentsAndErrors) {
+  // <eos> never wins: hypotheses stop unfinished at ratio * S + offset tokens.
+  ToyModel model(6, [](int, const std::vector<int32_t>&) {
+    std::vector<double> p(6, 1e-6);
+    p[4] = 0.7, p[5] = 0.3;
+    return p;
+  });
+  core::Graph g(false);
+  SearchOptions o;
+  o.max_length_ratio = 1.0f;
+  o.max_length_offset = 1;
+  o.alignments = true;
+  auto greedy = greedy_search(g, model, sources({2, 4}), o);
+  EXPECT_EQ(greedy[0].ids.size(), 3u);
+  EXPECT_EQ(greedy[1].ids.size(), 5u);
+  EXPECT_FALSE(greedy[0].finished);
+  // One alignment row per token, trimmed to the sentence's own length: row t is one-hot at t mod S.
+  ASSERT_EQ(greedy[0].alignment.size(), 3u * 2u);
+  EXPECT_EQ(greedy[0].alignment[0 * 2 + 0], 1.0f);
+  EXPECT_EQ(greedy[0].alignment[1 * 2 + 1], 1.0f);
+  o.beam = 3;
+  o.n_best = 2;
+  auto beam = beam_search(g, model, sources({2, 4}), o);
+  ASSERT_EQ(beam[1].size(), 2u);
+  EXPECT_EQ(beam[1][0].ids, std::vector<int32_t>(5, 4));
+  EXPECT_EQ(beam[1][0].alignment.size(), 5u * 4u);
+  o.n_best = 4;
+  EXPECT_THROW(beam_search(g, model, sources({2}), o), Error);
+}
+
+TEST(Search, SamplingFollowsTheDistribution) {
+  ToyModel model(6, [](int, const std::vector<int32_t>& prefix) {
+    std::vector<double> p(6, 1e-9);
+    if (prefix.empty()) p[4] = 0.75, p[5] = 0.25;
+    else p[kEos] = 1.0;
+    return p;
+  });
+  core::Graph g(false);
+  core::Rng rng(3);
+  int fours = 0;
+  for (int i = 0; i < 400; ++i) fours += sample_search(g, model, sources({1}), {}, 1.0f, rng)[0].ids[0] == 4;
+  EXPECT_NEAR(fours / 400.0, 0.75, 0.07);
+}
+
+}  // namespace
+}  // namespace engram::decode
