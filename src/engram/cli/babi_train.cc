@@ -34,7 +34,9 @@ BabiConfig default_babi_config(bool joint) {
   c.trainer.optimizer.name = "sgd";
   // The authors' code (MemN2N-babi-matlab) keeps 0.005 after linear start too; 0.01 without LS.
   c.trainer.optimizer.lr = 0.005f;
-  c.trainer.optimizer.clip_norm = 40.0f;
+  // Each parameter's gradient clipped to norm 40, as the authors' code does (their Weight.update).
+  c.clip_per_param = 40.0f;
+  c.trainer.optimizer.clip_norm = 0.0f;
   c.trainer.log_every = 100;
   c.trainer.run_dir = joint ? "runs/babi-joint" : "runs/babi";
   return c;
@@ -281,7 +283,8 @@ LoadedBabiModel load_babi_model(const fs::path& dir) {
   const io::CheckpointInfo info = io::read_checkpoint_info(dir);
   ENGRAM_CHECK(info.model_name == "memn2n", "{} holds a '{}' model, not memn2n", dir.string(), info.model_name);
   LoadedBabiModel m;
-  m.cfg = default_babi_config(true);
+  // Keys a checkpoint lacks (written before they existed) take the struct defaults, which keep
+  // the model as it was trained (e.g. null_slots false), not the recipe's defaults.
   io::from_yaml(info.config, m.cfg, (dir / "config.yaml").string());
   fs::path vocab = dir / "vocab.txt";
   if (!fs::exists(vocab)) vocab = dir.parent_path() / "vocab.txt";

@@ -1,4 +1,5 @@
 // MemN2N model: parameters and weight tying, forward over a batch, evaluation and explanation.
+// Dims: B batch, N memory slots, V vocab, D width, K hops.
 #include "engram/models/memn2n.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
 // MemN2N data side: vocabulary, encoding of bAbI samples, padded batches with temporal indices.
+// Dims: B batch, N memory slots, W words per sentence, Wq question words.
 #include <algorithm>
 #include <cmath>
 #include <numeric>

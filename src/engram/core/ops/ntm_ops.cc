@@ -50,9 +50,15 @@ void conv_row(const float* in, const float* s, float* out, int n, int k) {
   }
 }
 
+// d += ax x + ay y over m values (distinct buffers, so the loop vectorises).
+void add_scaled_pair(float* __restrict d, const float* __restrict x, float ax, const float* __restrict y, float ay,
+                     int m) {
+  for (int j = 0; j < m; ++j) d[j] += ax * x[j] + ay * y[j];
+}
+
 // One row of the forward; writes w and the saved intermediates of row b.
 void address_row(const AddressSaved& sv, int64_t b, const float* mem, const float* head, const float* w_prev,
-                 float* w) {
+                 float* w, float* tmp) {
   const int n = sv.n, m = sv.m, k = sv.s;
   float* act = sv.act + b * (k + 3);
   const float beta = softplus1(head[m]);
@@ -67,7 +73,13 @@ void address_row(const AddressSaved& sv, int64_t b, const float* mem, const floa
   ConstMat mm(mem, n, m);
   ConstVec key(head, m);
   Arr sim(sv.sim + b * n, n), mn(sv.mem_norm + b * n, n);
-  mn = mm.rowwise().norm().array();
+  // |mem_i|^2 as a GEMV of the squared rows with ones: vectorises across slots, where a per-row
+  // reduction over M ~ 20 would not. `tmp` has room for N M + M floats.
+  float *sq = tmp, *ones = tmp + static_cast<int64_t>(n) * m;
+  for (int64_t q = 0, nm = static_cast<int64_t>(n) * m; q < nm; ++q) sq[q] = mem[q] * mem[q];
+  std::fill(ones, ones + m, 1.0f);
+  Vec(sv.mem_norm + b * n, n).noalias() = ConstMat(sq, n, m) * ConstVec(ones, m);
+  mn = mn.sqrt();
   const float kn = key.norm();
   sv.key_norm[b] = kn;
   Vec(sv.sim + b * n, n).noalias() = mm * key;
@@ -141,8 +153,7 @@ void address_row_backward(const AddressSaved& sv, int64_t b, const float* mem, c
     for (int i = 0; i < n; ++i) {
       const float na = std::max(mn[i], kNtmCosineEps);
       const float self = mn[i] > kNtmCosineEps ? dk[i] * sim[i] / (na * na) : 0.0f;
-      Arr(dmem + static_cast<int64_t>(i) * m, m) +=
-          inv[i] * ConstArr(key, m) - self * ConstArr(mem + static_cast<int64_t>(i) * m, m);
+      add_scaled_pair(dmem + static_cast<int64_t>(i) * m, key, inv[i], mem + static_cast<int64_t>(i) * m, -self, m);
     }
   }
   if (dhead) {
@@ -176,11 +187,12 @@ Var ntm_address(Var memory, Var head, Var w_prev) {
   sv->key_norm = sv->ws + b * n;
   Tensor y = g.alloc({b, n});
   const float* pw = w_prev.data();
+  float* tmp = g.arena().floats(static_cast<size_t>(n) * m + m);
   for (int r = 0; r < b; ++r) {
     ENGRAM_CHECK((ConstArr(pw + static_cast<int64_t>(r) * n, n) >= 0.0f).all(),
                  "ntm_address: row {} of w_prev {} has a negative or NaN weight", r, sw);
     address_row(*sv, r, memory.data() + static_cast<int64_t>(r) * n * m, head.data() + static_cast<int64_t>(r) * sh[1],
-                pw + static_cast<int64_t>(r) * n, y.data + static_cast<int64_t>(r) * n);
+                pw + static_cast<int64_t>(r) * n, y.data + static_cast<int64_t>(r) * n, tmp);
   }
   Var v = g.record(y, [](Graph& g, const Node& nd) {
     const auto& sv = *static_cast<const AddressSaved*>(nd.aux);
@@ -227,6 +239,24 @@ Var memory_read(Var w, Var memory) {
   }, {w, memory});
 }
 
+namespace {
+
+// One slot i of the write's backward (distinct buffers, so the loops vectorise):
+// dmem_i += dy (1 - w_i e);  t_i = dy (a - m_i e);  de -= w_i dy m_i;  da += w_i dy.
+void write_backward_slot(float wi, const float* __restrict dy, const float* __restrict mi, const float* __restrict e,
+                         const float* __restrict a, float* __restrict dmi, float* __restrict ti,
+                         float* __restrict de, float* __restrict da, int m) {
+  if (dmi)
+    for (int j = 0; j < m; ++j) dmi[j] += dy[j] * (1.0f - wi * e[j]);
+  for (int j = 0; j < m; ++j) {
+    ti[j] = dy[j] * (a[j] - mi[j] * e[j]);
+    de[j] -= wi * dy[j] * mi[j];
+    da[j] += wi * dy[j];
+  }
+}
+
+}  // namespace
+
 // Y = M o (1 - w e^T) + w a^T;  dM += dY o (1 - w e^T);  dw += (dY o (1 a^T - M o 1 e^T)) 1;
 // de -= (dY o M)^T w;  da += dY^T w.   (Terms of an absent erase / add are zero.)
 Var memory_write(Var memory, Var w, Var erase, Var add) {
@@ -241,46 +271,49 @@ Var memory_write(Var memory, Var w, Var erase, Var add) {
   Graph& g = *memory.g;
   Tensor y = g.alloc(sm);
   const float *pm = memory.data(), *pw = w.data();
-  const float* pe = erase.valid() ? erase.data() : nullptr;
-  const float* pa = add.valid() ? add.data() : nullptr;
-  for (int r = 0; r < b; ++r)
+  float* zeros = g.arena().floats(m);  // [M] stands in for an absent erase / add
+  std::fill(zeros, zeros + m, 0.0f);
+  // Plain loops over the slot width: they vectorise without Eigen's per-row alignment peeling,
+  // which dominates at M ~ 20.
+  for (int r = 0; r < b; ++r) {
+    const float* e = erase.valid() ? erase.data() + static_cast<int64_t>(r) * m : zeros;
+    const float* a = add.valid() ? add.data() + static_cast<int64_t>(r) * m : zeros;
     for (int i = 0; i < n; ++i) {
       const int64_t off = (static_cast<int64_t>(r) * n + i) * m;
       const float wi = pw[static_cast<int64_t>(r) * n + i];
-      Arr yi(y.data + off, m);
-      ConstArr mi(pm + off, m);
-      if (pe) yi = mi * (1.0f - wi * ConstArr(pe + static_cast<int64_t>(r) * m, m));
-      else yi = mi;
-      if (pa) yi += wi * ConstArr(pa + static_cast<int64_t>(r) * m, m);
+      const float* mi = pm + off;
+      float* yi = y.data + off;
+      for (int j = 0; j < m; ++j) yi[j] = mi[j] * (1.0f - wi * e[j]) + wi * a[j];
     }
+  }
   BackwardFn fn = [](Graph& g, const Node& nd) {
     const Tensor& mt = g.node(nd.in[0]).value;
     const float* pw = g.node(nd.in[1]).value.data;
     const int e_id = nd.i[0], a_id = nd.i[1];
-    const float* pe = e_id >= 0 ? g.node(e_id).value.data : nullptr;
-    const float* pa = a_id >= 0 ? g.node(a_id).value.data : nullptr;
+    const int n = mt.shape[1], m = mt.shape[2];
     float* dmem = g.grad(nd.in[0]);
     float* dw = g.grad(nd.in[1]);
     float* de = g.grad(e_id);
     float* da = g.grad(a_id);
-    const int n = mt.shape[1], m = mt.shape[2];
-    for (int64_t r = 0, rows = mt.shape[0]; r < rows; ++r)
+    // Scratch: zeros for an absent input's values, sinks for gradients nobody needs, and
+    // t [N, M] = dY o (a - M o e), whose row sums are dw (one GEMV with a ones vector).
+    float* scratch = g.arena().floats(static_cast<size_t>(4 * m + n * m));
+    float *zeros = scratch, *ones = scratch + m, *sink_e = scratch + 2 * m, *sink_a = scratch + 3 * m;
+    float* t = scratch + 4 * m;
+    std::fill(zeros, zeros + m, 0.0f);
+    std::fill(ones, ones + m, 1.0f);
+    for (int64_t r = 0, rows = mt.shape[0]; r < rows; ++r) {
+      const float* e = e_id >= 0 ? g.node(e_id).value.data + r * m : zeros;
+      const float* a = a_id >= 0 ? g.node(a_id).value.data + r * m : zeros;
+      float* der = de ? de + r * m : sink_e;
+      float* dar = da ? da + r * m : sink_a;
       for (int i = 0; i < n; ++i) {
         const int64_t off = (r * n + i) * m;
-        const float wi = pw[r * n + i];
-        ConstArr dy(nd.grad + off, m), mi(mt.data + off, m);
-        if (dmem) {
-          if (pe) Arr(dmem + off, m) += dy * (1.0f - wi * ConstArr(pe + r * m, m));
-          else Arr(dmem + off, m) += dy;
-        }
-        if (dw) {
-          float acc = pa ? (dy * ConstArr(pa + r * m, m)).sum() : 0.0f;
-          if (pe) acc -= (dy * mi * ConstArr(pe + r * m, m)).sum();
-          dw[r * n + i] += acc;
-        }
-        if (de) Arr(de + r * m, m) -= wi * dy * mi;
-        if (da) Arr(da + r * m, m) += wi * dy;
+        write_backward_slot(pw[r * n + i], nd.grad + off, mt.data + off, e, a, dmem ? dmem + off : nullptr,
+                            t + static_cast<int64_t>(i) * m, der, dar, m);
       }
+      if (dw) Vec(dw + r * n, n).noalias() += ConstMat(t, n, m) * ConstVec(ones, m);
+    }
   };
   Var v = erase.valid() && add.valid() ? g.record(y, fn, {memory, w, erase, add})
           : erase.valid()              ? g.record(y, fn, {memory, w, erase})

@@ -1,5 +1,6 @@
 // MemN2N hop: the fused bag-embedding and attention ops (forward + accumulating backward side by
 // side, with their composed references) and the Memn2nHop module over them.
+// Dims: B batch, N memory slots, W words per slot, V vocab, D width, T time rows, R sentences.
 #include "engram/nn/memory/memn2n_hop.h"
 
 #include <Eigen/Core>
