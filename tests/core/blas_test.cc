@@ -14,6 +14,12 @@ namespace {
 
 using Gemm = void (*)(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 
+// Three blocks whatever the thread setting (the split itself, not the dispatch).
+void sgemm_split_columns_3(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                           int ldb, float beta, float* c, int ldc) {
+  sgemm_split_columns(3, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 void check(Gemm gemm, const char* name, int m, int n, int k, bool ta, bool tb, float beta) {
   Rng rng(m * 131 + n * 17 + k);
   const int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
@@ -44,6 +50,19 @@ TEST(Blas, EveryBackendMatchesANaiveProduct) {
       for (bool ta : {false, true})
         for (bool tb : {false, true})
           for (float beta : {0.0f, 1.0f, 0.5f}) check(gemm, name, s[0], s[1], s[2], ta, tb, beta);
+}
+
+// With two threads, skinny products above the split threshold are split by columns (odd column
+// counts leave a ragged last block); a product inside a caller's parallel region is not.
+TEST(Blas, ColumnSplitOnTwoThreadsMatchesANaiveProduct) {
+  set_blas_threads(2);
+  const int shapes[][3] = {{64, 1536, 512}, {16, 387, 128}, {5, 1001, 300}, {256, 100, 20}};
+  for (auto& s : shapes)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) check(sgemm, "sgemm split", s[0], s[1], s[2], ta, tb, 0.5f);
+  check(sgemm_split_columns_3, "split 3 blocks", 16, 70, 300, false, true, 1.0f);
+  set_blas_threads(1);
+  EXPECT_EQ(blas_team_size(), 1);
 }
 
 TEST(Blas, ZeroInnerDimensionScalesC) {

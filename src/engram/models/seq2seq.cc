@@ -1,6 +1,6 @@
 // Seq2Seq: parameters, the encoder, the decoder step shared by training and inference, the
 // readout, and the teacher-forced forward over a whole batch.
-// Dims: B batch, S source len, T target steps, E embedding, H hidden, C context (= H), G gates,
+// Dims: B batch, S source len, T target steps, E embedding, H hidden, C context (encoder width), G gates,
 // X per-step decoder input width, P readout width, V target vocab, L decoder layers, R rows.
 #include "engram/models/seq2seq.h"
 
@@ -31,8 +31,9 @@ void Seq2SeqConfig::validate() const {
                "seq2seq: src_vocab {} and tgt_vocab {} must exceed the {} special tokens", src_vocab, tgt_vocab,
                data::kNumSpecial);
   ENGRAM_CHECK(embed_dim > 0 && hidden > 0, "seq2seq: embed_dim {} and hidden {} must be positive", embed_dim, hidden);
-  ENGRAM_CHECK(!bidirectional || hidden % 2 == 0, "seq2seq: a bidirectional encoder needs an even hidden size, got {}",
-               hidden);
+  ENGRAM_CHECK(encoder_hidden >= 0, "seq2seq: encoder_hidden {} must be >= 0", encoder_hidden);
+  ENGRAM_CHECK(encoder_hidden > 0 || !bidirectional || hidden % 2 == 0,
+               "seq2seq: a bidirectional encoder without encoder_hidden needs an even hidden size, got {}", hidden);
   ENGRAM_CHECK(encoder_layers >= 1 && decoder_layers >= 1, "seq2seq: encoder_layers {} and decoder_layers {} must be >= 1",
                encoder_layers, decoder_layers);
   ENGRAM_CHECK(dropout >= 0.0f && dropout < 1.0f, "seq2seq: dropout {} outside [0, 1)", dropout);
@@ -55,7 +56,7 @@ Seq2Seq::Seq2Seq(const Seq2SeqConfig& cfg, core::Rng& rng) : cfg_(cfg) {
   tgt_embed_ = std::make_unique<nn::Embedding>(
       store_, "decoder/embed", nn::EmbeddingConfig{.vocab = cfg_.tgt_vocab, .dim = e, .init_stddev = 0.1f}, rng);
   encoder_ = std::make_unique<nn::Rnn>(store_, "encoder/rnn",
-                                       nn::RnnConfig{.cell = cell, .input_size = e, .hidden_size = h / dirs,
+                                       nn::RnnConfig{.cell = cell, .input_size = e, .hidden_size = encoder_units(),
                                                      .layers = cfg_.encoder_layers, .bidirectional = dirs == 2,
                                                      .dropout = cfg_.dropout},
                                        rng);

@@ -11,9 +11,9 @@
 // Training runs teacher forcing: the readouts of all T steps go through the output projection
 // and the loss at once ([T*B, V]). Inference implements decode::StepModel (seq2seq_step.cc).
 //
-// Dims: B batch, S source len, T target steps, E embedding dim, H decoder hidden = encoder output
-// width (each encoder direction has H/D units), D encoder directions, L decoder layers,
-// G decoder gates (4H LSTM, 3H GRU), C context width (= H), X width fed per step through w_ctx
+// Dims: B batch, S source len, T target steps, E embedding dim, H decoder hidden, C encoder output
+// width = D x encoder units per direction (encoder_hidden, default H/D, so C = H), D encoder directions, L decoder layers,
+// G decoder gates (4H LSTM, 3H GRU), C context width, X width fed per step through w_ctx
 // (C, P or 0), P readout width (E when tied, else H), A attention dim, V target vocab,
 // Vs source vocab, N decoder rows.
 #pragma once
@@ -103,7 +103,8 @@ struct Seq2SeqConfig {
   int hidden = 256;             // H
   int encoder_layers = 1;
   int decoder_layers = 1;       // L
-  bool bidirectional = true;    // encoder; each direction gets H/2 units
+  bool bidirectional = true;    // encoder; each direction gets encoder_hidden units
+  int encoder_hidden = 0;       // units per encoder direction (0 = H / D, so that C = H)
   RnnCell cell = RnnCell::kGru;
   AttentionKind attention = AttentionKind::kAdditive;
   AttentionStyle style = AttentionStyle::kBahdanau;
@@ -122,7 +123,8 @@ struct Seq2SeqConfig {
     v("hidden", hidden, "decoder hidden size = encoder output width");
     v("encoder_layers", encoder_layers, "encoder RNN layers");
     v("decoder_layers", decoder_layers, "decoder RNN layers");
-    v("bidirectional", bidirectional, "bidirectional encoder (each direction hidden/2 units)");
+    v("bidirectional", bidirectional, "bidirectional encoder (each direction encoder_hidden units)");
+    v("encoder_hidden", encoder_hidden, "units per encoder direction (0 = hidden / directions)");
     v("cell", cell, "lstm | gru");
     v("attention", attention, "none | dot | general | additive | concat");
     v("style", style, "bahdanau (score with s_{t-1}) | luong (score with h_t, attentional state)");
@@ -211,7 +213,8 @@ class Seq2Seq final : public Model, public decode::StepModel {
   decode::StepOutput step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const override;
   void reorder(decode::DecodeState& state, std::span<const int32_t> rows) const override;
 
-  int context_width() const { return cfg_.hidden; }  // C
+  int context_width() const { return encoder_units() * (cfg_.bidirectional ? 2 : 1); }  // C
+  int encoder_units() const { return cfg_.encoder_hidden > 0 ? cfg_.encoder_hidden : cfg_.hidden / (cfg_.bidirectional ? 2 : 1); }
   int readout_width() const { return readout_dim_; } // P
   int feed_width() const { return feed_dim_; }       // X
   bool has_attention() const { return attention_ != nullptr; }

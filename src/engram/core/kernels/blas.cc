@@ -13,6 +13,10 @@ namespace engram::core::kernels {
 
 namespace {
 constexpr int64_t kTinyGemm = 32768;  // m*n*k at or below which Eigen's small product is fastest
+// With several threads: products with at most this many rows (where oneDNN's own threading
+// gains little) and at least kSplitWork multiply-adds are split by columns (blas_split.cc).
+constexpr int kSplitMaxRows = 256;
+constexpr int64_t kSplitWork = int64_t{1} << 18;
 }  // namespace
 
 void sgemm_openblas(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
@@ -55,15 +59,20 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
   }
   // Measured on this machine kind (bench/RESULTS.md): Eigen's coefficient-based product wins on
   // tiny problems (no packing, no call overhead: the attention bmm slices), oneDNN's JIT sgemm
-  // on everything else we run.
-  if (static_cast<int64_t>(m) * n * k <= kTinyGemm) {
+  // on everything else we run; with several threads, skinny products are split by columns.
+  const int64_t work = static_cast<int64_t>(m) * n * k;
+  if (work <= kTinyGemm) {
     sgemm_eigen(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else if (m <= kSplitMaxRows && work >= kSplitWork && n >= 32 && blas_team_size() > 1) {
+    sgemm_split_columns(blas_team_size(), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {
     sgemm_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 
-const char* blas_backend() { return "dnnl (eigen for m*n*k <= 32768)"; }
+const char* blas_backend() {
+  return "dnnl (eigen for m*n*k <= 32768; columns split over the threads for m <= 256)";
+}
 
 void set_blas_threads(int n) {
   openblas_set_num_threads(n);

@@ -16,6 +16,12 @@ void sgemm_dnnl(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
 void sgemm_eigen(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                  int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
+// Threads a product started here may use (1 inside an OpenMP parallel region).
+int blas_team_size();
+// C's columns split into one block per thread, each a single-threaded oneDNN sgemm (blas_split.cc).
+void sgemm_split_columns(int threads, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                         int lda, const float* b, int ldb, float beta, float* c, int ldc);
+
 // Name of the backend sgemm() uses, for benchmark and log lines.
 const char* blas_backend();
 // Threads the BLAS may use (the caller's own threads must not oversubscribe the cores). Sets

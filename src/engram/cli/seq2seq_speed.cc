@@ -1,0 +1,215 @@
+// `engram seq2seq speed`: training and decoding speed of a Seq2Seq configuration on random token
+// data of fixed lengths (the workload of bench/seq2seq_speed.sh, mirrored by
+// bench/pytorch/seq2seq.py). Training = forward + backward + global-norm clipping + Adam on one
+// batch; the GEMM FLOPs of a step are counted from the shapes and reported as GFLOP/s.
+// Decoding = greedy and beam search over `--sentences` sources, batched and one at a time, each
+// hypothesis capped at the target length, with a freshly initialised model (random weights rarely
+// pick <eos>, so every search runs the full length on both sides; the tokens per output say so).
+// Dims: B batch, S source len, T target steps, E embedding, H decoder hidden, C encoder width,
+// G decoder gates, A attention width, P readout width, V target vocab.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engram/cli/commands.h"
+#include "engram/core/kernels/blas.h"
+#include "engram/core/rng.h"
+#include "engram/data/vocab.h"
+#include "engram/decode/search.h"
+#include "engram/io/config.h"
+#include "engram/models/seq2seq.h"
+#include "engram/optim/clip.h"
+#include "engram/optim/factory.h"
+
+namespace engram::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct SpeedArgs {
+  int batch = 64, src_len = 20, tgt_len = 20, vocab = 8000;
+  int steps = 5, warmup = 1, sentences = 64, beam = 5, threads = 1;
+  std::string what = "train,greedy,beam";
+  std::vector<std::string> sets;
+};
+
+models::Seq2SeqConfig default_config(int vocab) {
+  models::Seq2SeqConfig c;  // the architecture: bi-GRU 2 x 512, GRU 512, additive, E 256
+  c.src_vocab = c.tgt_vocab = vocab;
+  c.embed_dim = 256;
+  c.hidden = 512;
+  c.encoder_hidden = 512;
+  c.bidirectional = true;
+  c.cell = models::RnnCell::kGru;
+  c.attention = models::AttentionKind::kAdditive;
+  c.style = models::AttentionStyle::kBahdanau;
+  c.dropout = 0.0f;
+  c.label_smoothing = 0.1f;
+  return c;
+}
+
+// Forward GEMM FLOPs (2mnk) of one teacher-forced batch; a training step is counted as 3x that
+// (backward = the input and the weight gradients). Bahdanau / none / Luong, GRU or LSTM.
+double forward_flops(const models::Seq2Seq& m, int b, int s, int t) {
+  const models::Seq2SeqConfig& c = m.cfg();
+  const double gate = c.cell == models::RnnCell::kLstm ? 4 : 3;
+  const double e = c.embed_dim, h = c.hidden, cw = m.context_width(), u = m.encoder_units();
+  const double dirs = c.bidirectional ? 2 : 1, sb = double(s) * b, tb = double(t) * b;
+  const double v = c.tgt_vocab, p = m.readout_width(), x = m.feed_width();
+  const double a = c.attn_dim > 0 ? c.attn_dim : h;
+  double f = 0;
+  for (int l = 0; l < c.encoder_layers; ++l) {
+    const double in = l == 0 ? e : cw;
+    f += dirs * 2 * sb * (in + u) * gate * u;  // input projection + recurrence
+  }
+  f += 2 * b * cw * h * c.decoder_layers;                              // bridge
+  f += 2 * tb * (e + x + h) * gate * h;                                // decoder layer 0
+  f += (c.decoder_layers - 1) * 2 * tb * (2 * h) * gate * h;           // upper layers
+  switch (c.attention) {
+    case models::AttentionKind::kNone: break;
+    case models::AttentionKind::kDot: f += 2 * tb * s * cw * 2; break;                       // scores + context
+    case models::AttentionKind::kGeneral: f += 2 * sb * cw * h + 2 * tb * s * h + 2 * tb * s * cw; break;
+    default: f += 2 * sb * cw * a + 2 * tb * h * a + 2 * tb * s * a + 2 * tb * s * cw; break;  // additive
+  }
+  const bool luong = c.attention != models::AttentionKind::kNone && c.style == models::AttentionStyle::kLuong;
+  f += 2 * tb * (luong ? cw + h : h + cw + e) * p;  // combine / readout
+  f += 2 * tb * p * v;                              // output projection
+  return f;
+}
+
+std::vector<int32_t> random_ids(core::Rng& rng, int64_t n, int vocab) {
+  std::vector<int32_t> ids(n);
+  for (auto& id : ids) id = data::kNumSpecial + static_cast<int32_t>(rng.below(vocab - data::kNumSpecial));
+  return ids;
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+void run_speed(const SpeedArgs& a) {
+  ENGRAM_CHECK(a.vocab > data::kNumSpecial, "seq2seq speed: --vocab {} must exceed the {} special tokens", a.vocab,
+               data::kNumSpecial);
+  ENGRAM_CHECK(a.batch >= 1 && a.src_len >= 1 && a.tgt_len >= 2 && a.steps >= 1 && a.sentences >= 1 && a.beam >= 1,
+               "seq2seq speed: --batch, --src-len, --steps, --sentences, --beam must be >= 1 and --tgt-len >= 2");
+  models::Seq2SeqConfig cfg = default_config(a.vocab);
+  for (const std::string& s : a.sets) io::apply_override(cfg, s);
+  core::kernels::set_blas_threads(a.threads);
+  core::Rng rng(1);
+  models::Seq2Seq model(cfg, rng);
+  std::printf("seq2seq: %s, %d params, B %d, S %d, T %d, V %d; BLAS %s with %d thread%s\n",
+              cfg.cell == models::RnnCell::kGru ? "GRU" : "LSTM",
+              static_cast<int>(model.params().numel()), a.batch, a.src_len, a.tgt_len, cfg.tgt_vocab,
+              core::kernels::blas_backend(), a.threads, a.threads == 1 ? "" : "s");
+  const bool all = a.what.empty();
+  auto wants = [&](const char* w) { return all || a.what.find(w) != std::string::npos; };
+
+  if (wants("train")) {
+    // One fixed batch: every source S tokens, every target T-1 tokens + <eos>.
+    data::Batch batch;
+    batch.batch_size = a.batch;
+    batch.src_steps = a.src_len;
+    batch.tgt_steps = a.tgt_len;
+    batch.src = random_ids(rng, int64_t{a.src_len} * a.batch, cfg.src_vocab);
+    batch.src_len.assign(a.batch, a.src_len);
+    std::vector<int32_t> y = random_ids(rng, int64_t{a.tgt_len} * a.batch, cfg.tgt_vocab);
+    batch.tgt_in.resize(y.size());
+    batch.tgt_out.resize(y.size());
+    for (int t = 0; t < a.tgt_len; ++t)
+      for (int b = 0; b < a.batch; ++b) {
+        const int64_t i = int64_t{t} * a.batch + b;
+        batch.tgt_in[i] = t == 0 ? data::kGoId : y[i - a.batch];
+        batch.tgt_out[i] = t == a.tgt_len - 1 ? data::kEosId : y[i];
+      }
+    batch.tgt_len.assign(a.batch, a.tgt_len);
+    optim::OptimizerConfig oc;
+    oc.name = "adam";
+    oc.lr = 1e-4f;
+    auto opt = optim::make_optimizer(model.params(), oc);
+    core::Graph g;
+    double loss = 0;
+    auto one_step = [&] {
+      g.reset();
+      model.params().zero_grad();
+      core::Var l = model.loss(g, batch, nullptr, cfg.label_smoothing);
+      g.backward(l);
+      optim::clip_grad_norm(model.params(), 1.0f);
+      opt->step();
+      loss = l.data()[0];
+    };
+    for (int i = 0; i < a.warmup; ++i) one_step();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < a.steps; ++i) one_step();
+    const double sec = seconds_since(t0) / a.steps;
+    const double gflop = 3 * forward_flops(model, a.batch, a.src_len, a.tgt_len) / 1e9;
+    std::printf("train: %.1f ms/step, %.0f target tokens/s, %.1f sentences/s, %.2f GFLOP/step, %.1f GFLOP/s "
+                "(loss %.3f, %d timed steps)\n",
+                sec * 1e3, double(a.batch) * a.tgt_len / sec, a.batch / sec, gflop, gflop / sec, loss, a.steps);
+    std::fflush(stdout);
+  }
+
+  // Decoding: `sentences` random sources of S tokens; outputs capped at T tokens. A freshly
+  // initialised model (the trained one has learnt that <eos> is the commonest random target).
+  core::Rng init2(2);
+  models::Seq2Seq fresh(cfg, init2);
+  std::vector<std::vector<int32_t>> sources;
+  for (int i = 0; i < a.sentences; ++i) sources.push_back(random_ids(rng, a.src_len, cfg.src_vocab));
+  decode::SearchOptions so;
+  so.max_length = a.tgt_len;
+  so.max_length_ratio = 10.0f;
+  core::Graph dg(false);
+  auto decode_rate = [&](int beam, int per_call) {
+    so.beam = beam;
+    int64_t tokens = 0;
+    auto run_all = [&] {
+      for (int i = 0; i < a.sentences; i += per_call) {
+        std::vector<std::vector<int32_t>> chunk(sources.begin() + i,
+                                                sources.begin() + std::min(a.sentences, i + per_call));
+        for (const auto& hyps : decode::search(dg, fresh, decode::SourceBatch::from_ids(chunk), so))
+          tokens += static_cast<int64_t>(hyps.front().ids.size());
+      }
+    };
+    run_all();  // warm-up
+    tokens = 0;
+    const auto t0 = Clock::now();
+    run_all();
+    const double sec = seconds_since(t0);
+    return std::pair{a.sentences / sec, double(tokens) / a.sentences};
+  };
+  for (int beam : {1, a.beam}) {
+    if (!wants(beam == 1 ? "greedy" : "beam")) continue;
+    for (int per_call : {a.sentences, 1}) {
+      auto [rate, len] = decode_rate(beam, per_call);
+      std::printf("%s batch %d: %.1f sentences/s (%.1f tokens per output, %d sentences)\n",
+                  beam == 1 ? "greedy" : fmt::format("beam {}", beam).c_str(), per_call, rate, len, a.sentences);
+      std::fflush(stdout);
+    }
+    if (a.beam == 1) break;
+  }
+}
+
+}  // namespace
+
+void register_seq2seq_speed(CLI::App& app) {
+  auto* grp = app.add_subcommand("seq2seq", "seq2seq utilities: speed");
+  grp->require_subcommand(1);
+  auto a = std::make_shared<SpeedArgs>();
+  auto* speed = grp->add_subcommand("speed", "training and decoding speed on random data (bench/seq2seq_speed.sh)");
+  speed->add_option("--batch", a->batch, "training batch (sentences)");
+  speed->add_option("--src-len", a->src_len, "source tokens per sentence");
+  speed->add_option("--tgt-len", a->tgt_len, "target steps per sentence (incl. <eos>); decoding cap");
+  speed->add_option("--vocab", a->vocab, "source and target vocabulary size");
+  speed->add_option("--steps", a->steps, "timed training steps");
+  speed->add_option("--warmup", a->warmup, "untimed training steps first");
+  speed->add_option("--sentences", a->sentences, "sentences decoded per measurement");
+  speed->add_option("--beam", a->beam, "beam size of the beam measurement");
+  speed->add_option("--threads", a->threads, "BLAS/OpenMP threads")->check(CLI::PositiveNumber);
+  speed->add_option("--what", a->what, "comma list of train, greedy, beam");
+  speed->add_option("--set", a->sets, "override a model key, e.g. --set cell=lstm")->take_all();
+  speed->callback([a] { run_speed(*a); });
+}
+
+}  // namespace engram::cli
