@@ -97,6 +97,25 @@ TEST(EvalCommand, AccuracyAndRouge) {
   EXPECT_DOUBLE_EQ(j["ROUGE-1"]["f1"].get<double>(), 75.0);
 }
 
+// --by-length: each bucket is scored as its own corpus (source words 1-2 and 3+ here): the
+// bucket of exact copies scores 100, the bucket of wrong outputs 0.
+TEST(EvalCommand, ByLengthScoresEachSourceBucket) {
+  TempDir dir;
+  write_bytes(dir / "src", "a b\nc d e f\nx\ng h i\n");
+  write_bytes(dir / "hyp", "one two three four\nzz yy\nfive six seven eight\nqq\n");
+  write_bytes(dir / "ref", "one two three four\nnine ten eleven twelve\nfive six seven eight\nthirteen fourteen\n");
+  const std::string src = (dir / "src").string(), hyp = (dir / "hyp").string(), ref = (dir / "ref").string();
+  const std::string out = run({"eval", "bleu", hyp, ref, "--by-length", src, "--buckets", "2"});
+  EXPECT_NE(out.find("| source words | segments | BLEU |\n|---|---|---|\n| 1-2 | 2 | 100.0 |\n| 3+ | 2 | 0.0 |\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(error_of({"eval", "bleu", hyp, ref, "--by-length", src, "--buckets", "5,3"}),
+            "eval: --buckets '5,3' must be increasing positive integers, e.g. 10,20,30");
+  write_bytes(dir / "short", "a\n");
+  EXPECT_EQ(error_of({"eval", "bleu", hyp, ref, "--by-length", (dir / "short").string()}),
+            "eval: --by-length " + (dir / "short").string() + " has 1 lines but the hypotheses have 4");
+}
+
 TEST(EvalCommand, MismatchedLineCountsNameBothFilesAndCounts) {
   TempDir dir;
   write_bytes(dir / "hyp", "a b c\nd e\nf\n");

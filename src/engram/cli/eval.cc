@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -38,6 +39,8 @@ struct EvalArgs {
   std::string smooth = "exp";     // bleu: exp | floor | add-k | none
   double smooth_value = -1;       // bleu: < 0 = sacreBLEU's default for the method
   bool normalize = false;         // acc: collapse whitespace and lowercase before comparing
+  std::string by_length;          // source file: also score each source-length bucket
+  std::string buckets = "10,20,30";  // bucket upper bounds in source words (last bucket open)
 };
 
 std::vector<std::string> read_segments(const std::string& path) {
@@ -197,6 +200,62 @@ std::string eval_acc(const std::vector<std::string>& hyps,
   return fmt::format("{}|nrefs:{} = {} ({}/{})", name, refs.size(), sc, correct, hyps.size());
 }
 
+// Words of a line (runs of ASCII whitespace).
+int word_count(const std::string& line) {
+  int n = 0;
+  bool in_word = false;
+  for (unsigned char ch : line) {
+    const bool space = ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+    n += !space && !in_word;
+    in_word = !space;
+  }
+  return n;
+}
+
+// The metric on each source-length bucket, as a Markdown table (bucket, segments, score): the
+// seeds' claim that a fixed context loses information on long inputs, measured.
+std::string by_length_table(const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
+                            const EvalArgs& a) {
+  const std::vector<std::string> src = read_segments(a.by_length);
+  ENGRAM_CHECK(src.size() == hyps.size(), "eval: --by-length {} has {} lines but the hypotheses have {}", a.by_length,
+               src.size(), hyps.size());
+  std::vector<int> bounds;
+  for (size_t pos = 0; pos <= a.buckets.size();) {
+    size_t end = a.buckets.find(',', pos);
+    if (end == std::string::npos) end = a.buckets.size();
+    const std::string field = a.buckets.substr(pos, end - pos);
+    char* stop = nullptr;
+    const long v = std::strtol(field.c_str(), &stop, 10);
+    ENGRAM_CHECK(!field.empty() && *stop == '\0' && v > 0 && (bounds.empty() || v > bounds.back()),
+                 "eval: --buckets '{}' must be increasing positive integers, e.g. 10,20,30", a.buckets);
+    bounds.push_back(static_cast<int>(v));
+    pos = end + 1;
+  }
+  EvalArgs quiet = a;
+  quiet.score_only = true;
+  quiet.json = false;
+  std::string out = fmt::format("| source words | segments | {} |\n|---|---|---|\n", a.metric == "bleu" ? "BLEU" : a.metric);
+  for (size_t b = 0; b <= bounds.size(); ++b) {
+    const int lo = b == 0 ? 1 : bounds[b - 1] + 1, hi = b < bounds.size() ? bounds[b] : 0;
+    std::vector<std::string> h;
+    std::vector<std::vector<std::string>> r(refs.size());
+    for (size_t i = 0; i < hyps.size(); ++i) {
+      const int n = word_count(src[i]);
+      if (n < lo || (hi > 0 && n > hi)) continue;
+      h.push_back(hyps[i]);
+      for (size_t k = 0; k < refs.size(); ++k) r[k].push_back(refs[k][i]);
+    }
+    const std::string range = hi > 0 ? fmt::format("{}-{}", lo, hi) : fmt::format("{}+", lo);
+    if (h.empty()) {
+      out += fmt::format("| {} | 0 | - |\n", range);
+      continue;
+    }
+    const std::string score = a.metric == "bleu" ? eval_bleu(h, r, quiet) : eval_chrf(h, r, quiet);
+    out += fmt::format("| {} | {} | {} |\n", range, h.size(), score);
+  }
+  return out;
+}
+
 void run_eval(const EvalArgs& a) {
   const std::vector<std::string> hyps = read_segments(a.hyp);
   const std::string hyp_name = a.hyp == "-" ? "<stdin>" : a.hyp;
@@ -214,6 +273,12 @@ void run_eval(const EvalArgs& a) {
   else if (a.metric == "chrf" || a.metric == "chrf++") out = eval_chrf(hyps, refs, a);
   else if (a.metric == "rouge") out = eval_rouge(hyps, refs, a);
   else out = eval_acc(hyps, refs, a);
+  if (!a.by_length.empty()) {
+    ENGRAM_CHECK(a.metric == "bleu" || a.metric == "chrf" || a.metric == "chrf++",
+                 "eval: --by-length works with bleu and chrf, not {}", a.metric);
+    out += "\n\n" + by_length_table(hyps, refs, a);
+    out.pop_back();
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
@@ -246,6 +311,10 @@ void register_eval(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--smooth-value", a->smooth_value, "bleu smoothing value (floor: 0.1, add-k: 1)");
   cmd->add_flag("--normalize", a->normalize, "acc: collapse whitespace and lowercase before comparing");
+  cmd->add_option("--by-length", a->by_length,
+                  "source file aligned with HYP: also print the score of each source-length bucket (Markdown)");
+  cmd->add_option("--buckets", a->buckets, "bucket upper bounds in source words, e.g. 10,20,30 (last bucket open)")
+      ->capture_default_str();
   cmd->callback([a] { run_eval(*a); });
 }
 
