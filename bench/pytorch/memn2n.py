@@ -19,7 +19,6 @@ Run it as bench/memn2n_speed.sh does: /usr/bin/python3 with OPENBLAS_CORETYPE=Sk
 Dims: B batch, N memory slots, W words per sentence, Wq question words, V vocab, D width, K hops.
 """
 import argparse
-import ctypes
 import glob
 import json
 import math
@@ -30,15 +29,7 @@ import statistics
 import sys
 import time
 
-# ---- glibc malloc: keep freed memory instead of unmapping / trimming it (DESIGN.md).
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-_libc = ctypes.CDLL("libc.so.6")
-MALLOC = {}
-for _want in (256 << 20, 32 << 20):  # glibc refuses mmap thresholds above HEAP_MAX/2 = 32 MiB
-    if _libc.mallopt(M_MMAP_THRESHOLD, _want) == 1:
-        MALLOC["M_MMAP_THRESHOLD"] = _want
-        break
-MALLOC["M_TRIM_THRESHOLD"] = (1 << 30) if _libc.mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1 else "refused"
+from torch_env import MALLOC, loaded_libraries, openblas_handle  # noqa: E402  (tunes malloc before torch loads)
 
 import torch  # noqa: E402  (after mallopt)
 import torch.nn as nn  # noqa: E402
@@ -174,26 +165,6 @@ class MemN2N(nn.Module):
             u = u + torch.bmm(p.unsqueeze(1), c).squeeze(1)
             m = c
         return u @ self.words[self.hops].t()                           # [B, V]
-
-
-def loaded_libraries():
-    libs = set()
-    with open("/proc/self/maps") as f:
-        for line in f:
-            path = line.split()[-1] if "/" in line else ""
-            if any(k in path for k in ("blas", "lapack", "dnnl", "gomp", "jemalloc", "mkl")):
-                libs.add(path)
-    return sorted(libs)
-
-
-def openblas_handle():
-    for path in loaded_libraries():
-        if "libopenblas" in os.path.basename(path):
-            lib = ctypes.CDLL(path)
-            lib.openblas_get_config.restype = ctypes.c_char_p
-            lib.openblas_get_corename.restype = ctypes.c_char_p
-            return lib
-    return None
 
 
 def measure(data, vocab, args):

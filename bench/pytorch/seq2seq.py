@@ -19,20 +19,12 @@ Dims: B batch, S source len, T target steps, E embedding, U encoder units per di
 C = 2U, H decoder hidden, A attention width, P readout width (= H), V vocab, K beam.
 """
 import argparse
-import ctypes
 import json
 import os
 import sys
 import time
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-_libc = ctypes.CDLL("libc.so.6")
-MALLOC = {}
-for _want in (256 << 20, 32 << 20):  # glibc refuses mmap thresholds above HEAP_MAX/2 = 32 MiB
-    if _libc.mallopt(M_MMAP_THRESHOLD, _want) == 1:
-        MALLOC["M_MMAP_THRESHOLD"] = _want
-        break
-MALLOC["M_TRIM_THRESHOLD"] = (1 << 30) if _libc.mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1 else "refused"
+from torch_env import MALLOC, loaded_libraries, openblas_handle  # noqa: E402  (tunes malloc before torch loads)
 
 import torch  # noqa: E402  (after mallopt)
 import torch.nn as nn  # noqa: E402
@@ -135,26 +127,6 @@ def beam(model, src, src_len, k, max_len):
         if bool(finished.all()):
             break
     return scores, history
-
-
-def loaded_libraries():
-    libs = set()
-    with open("/proc/self/maps") as f:
-        for line in f:
-            path = line.split()[-1] if "/" in line else ""
-            if any(x in path for x in ("blas", "lapack", "dnnl", "gomp", "jemalloc", "mkl")):
-                libs.add(path)
-    return sorted(libs)
-
-
-def openblas_handle():
-    for path in loaded_libraries():
-        if "libopenblas" in os.path.basename(path):
-            lib = ctypes.CDLL(path)
-            lib.openblas_get_config.restype = ctypes.c_char_p
-            lib.openblas_get_corename.restype = ctypes.c_char_p
-            return lib
-    return None
 
 
 def random_ids(shape, vocab):
