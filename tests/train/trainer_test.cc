@@ -113,11 +113,17 @@ TEST(Trainer, LearnsValidatesAndWritesCheckpointsAndMetrics) {
   EXPECT_EQ(info.trainer.at("step").get<int64_t>(), 80);
   std::ifstream in(dir / "metrics.jsonl");
   int train_lines = 0, valid_lines = 0;
+  double last_elapsed = -1;
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line);
     train_lines += j.at("event") == "train";
     valid_lines += j.at("event") == "valid";
+    if (j.at("event") == "valid") {  // the training clock of each validation, never going back
+      EXPECT_GE(j.at("elapsed_s").get<double>(), last_elapsed);
+      last_elapsed = j.at("elapsed_s").get<double>();
+    }
   }
+  EXPECT_GE(info.trainer.at("elapsed_s").get<double>(), last_elapsed);
   EXPECT_EQ(train_lines, 80 / 4);
   EXPECT_EQ(valid_lines, 10);
   fs::remove_all(dir);

@@ -94,6 +94,7 @@ TrainSummary Trainer::run() {
   // ---- resume
   const fs::path last_dir = dir / "last", best_dir = dir / "best";
   io::recover_checkpoint(last_dir);
+  double prior_seconds = 0;  // training seconds of earlier sessions (resume)
   if (fs::exists(last_dir)) {
     io::CheckpointInfo info = io::load_checkpoint(last_dir, params, opt.get());
     ENGRAM_CHECK(info.model_name == task_.model_name(), "run dir {} holds a '{}' model, not '{}'", dir.string(),
@@ -108,6 +109,7 @@ TrainSummary Trainer::run() {
     bad_validations = t.value("bad_validations", 0);
     if (t.contains("plateau")) plateau.load_state_scalars(scalars_from_json(t.at("plateau")));
     if (t.contains("extra")) task_.load_extra_state(t.at("extra"));
+    prior_seconds = t.value("elapsed_s", 0.0);
     sum.resumed = true;
   }
   MetricsLog metrics(dir / "metrics.jsonl");
@@ -132,6 +134,7 @@ TrainSummary Trainer::run() {
     t["plateau"] = scalars_to_json(plateau.state_scalars());
     t["seed"] = cfg_.seed;
     t["extra"] = task_.extra_state();
+    t["elapsed_s"] = prior_seconds + seconds_since(t0);
     return t;
   };
   auto save = [&](const fs::path& where, int epoch, int64_t next_batch, bool with_optimizer) {
@@ -165,7 +168,9 @@ TrainSummary Trainer::run() {
     }
     if (plateau_mode) opt->set_lr(plateau.observe(v));
     task_.after_validation(m);
-    nlohmann::json j = {{"event", "valid"}, {"step", step}, {"epoch", epoch + 1}, {"lr", opt->lr()}};
+    // elapsed_s: training wall clock so far, earlier sessions of a resumed run included.
+    nlohmann::json j = {{"event", "valid"}, {"step", step}, {"epoch", epoch + 1}, {"lr", opt->lr()},
+                        {"elapsed_s", prior_seconds + seconds_since(t0)}};
     for (const auto& [k, val] : m) j[k] = val;
     metrics.write(j);
     sum.last_valid = m;
