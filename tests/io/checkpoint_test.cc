@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "engram/optim/clip.h"
 #include "engram/optim/optimizers.h"
@@ -110,6 +111,24 @@ TEST(Checkpoint, RoundTripWithoutOptimizerOrTrainer) {
   EXPECT_EQ(std::memcmp(s.values(), t.values(), sizeof(float) * s.numel()), 0);
   optim::Sgd sgd(t);
   expect_message(error_of([&] { load_checkpoint(tmp / "m", t, &sgd); }), {"no optimizer.safetensors"});
+}
+
+TEST(Checkpoint, CopiesExtraFilesAndRefusesOnesThatWouldReplaceItsOwn) {
+  TempDir tmp;
+  nn::ParamStore s;
+  build(s, 2.0f);
+  testing::write_bytes(tmp / "vocab.txt", "<pad>\nhello\n");
+  CheckpointData d{"toy", YAML::Node(), &s, nullptr, nullptr};
+  d.files = {tmp / "vocab.txt"};
+  save_checkpoint(tmp / "m", d);
+  std::ifstream in(tmp / "m" / "vocab.txt");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "<pad>\nhello\n");
+  d.files = {tmp / "m" / "model.safetensors"};
+  expect_message(error_of([&] { save_checkpoint(tmp / "n", d); }), {"would replace the checkpoint's own model.safetensors"});
+  EXPECT_FALSE(fs::exists(tmp / "n"));
+  d.files = {tmp / "missing.txt"};
+  expect_message(error_of([&] { save_checkpoint(tmp / "m", d); }), {"cannot copy", "missing.txt"});
+  EXPECT_TRUE(fs::exists(tmp / "m" / "vocab.txt"));  // the previous checkpoint survives
 }
 
 class CheckpointErrors : public ::testing::Test {

@@ -139,6 +139,11 @@ TEST(Seq2SeqTask, TrainsResumesIdenticallyAndTranslates) {
   EXPECT_EQ(j["src"].size(), out[2].src_tokens.size());
   EXPECT_EQ(j["alignment"].size(), j["tgt"].size());
   if (!j["alignment"].empty()) EXPECT_EQ(j["alignment"][0].size(), j["src"].size());
+  // best/ alone is a model directory: it carries the vocabularies, and a copy elsewhere translates.
+  fs::copy(dir / "a/best", dir / "moved", fs::copy_options::recursive);
+  for (const char* f : {"src.vocab.txt", "tgt.vocab.txt"}) EXPECT_TRUE(fs::exists(fs::path(dir / "moved") / f)) << f;
+  EXPECT_EQ(load_translator(dir / "moved").translate({"29 November 2026"}, {})[0].text(),
+            tr.translate({"29 November 2026"}, {})[0].text());
 }
 
 TEST(Seq2SeqTask, ReadsParallelFilesAndReportsBadInput) {

@@ -170,6 +170,15 @@ void save_checkpoint(const fs::path& target, const CheckpointData& data, const C
       write_text_synced(tmp / kTrainerFile, data.trainer.dump(2) + "\n");
       written(tmp / kTrainerFile);
     }
+    for (const fs::path& f : data.files) {
+      const std::string name = f.filename().string();
+      ENGRAM_CHECK(name != kConfigFile && name != kModelFile && name != kOptimizerFile && name != kTrainerFile,
+                   "save_checkpoint {}: extra file {} would replace the checkpoint's own {}", dir.string(), f.string(),
+                   name);
+      fs::copy_file(f, tmp / name, fs::copy_options::overwrite_existing, ec);
+      ENGRAM_CHECK(!ec, "save_checkpoint {}: cannot copy {}: {}", dir.string(), f.string(), ec.message());
+      written(tmp / name);
+    }
     fsync_dir(tmp);
   } catch (...) {
     fs::remove_all(tmp, ec);

@@ -18,6 +18,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -35,6 +36,9 @@ struct CheckpointData {
   const nn::ParamStore* params = nullptr;
   const optim::Optimizer* optimizer = nullptr;  // null: no optimizer.safetensors
   nlohmann::json trainer;                       // null: no trainer.json
+  // Files copied in as they are (e.g. the vocabularies), so the directory stands alone; their
+  // names must differ from the checkpoint's own files.
+  std::vector<std::filesystem::path> files;
 };
 
 struct CheckpointSaveOptions {

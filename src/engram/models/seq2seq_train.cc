@@ -2,6 +2,7 @@
 // Dims: B batch, T target steps, V target vocab.
 #include "engram/models/seq2seq_train.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -165,6 +166,16 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                         cfg_.seq2seq.hidden, cfg_.seq2seq.decoder_layers, model_->params().numel()));
   begin_epoch(0, cfg_.train.seed);
   batches_ = plan_.size();
+}
+
+std::vector<std::filesystem::path> Seq2SeqTask::checkpoint_files() const {
+  const fs::path run = cfg_.train.run_dir;
+  std::vector<std::filesystem::path> files;
+  for (Side side : {Side::kSource, Side::kTarget}) {
+    const fs::path f = run / TextCodec::file_name(cfg_.seq2seq.tokenizer, side);
+    if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);  // joint: one file
+  }
+  return files;
 }
 
 void Seq2SeqTask::begin_epoch(int epoch, uint64_t seed) {

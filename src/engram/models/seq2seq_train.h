@@ -100,6 +100,7 @@ class Seq2SeqTask final : public train::TrainTask {
   train::Metrics validate() override;
   std::string primary_metric() const override { return "bleu"; }
   bool higher_is_better() const override { return true; }
+  std::vector<std::filesystem::path> checkpoint_files() const override;  // the tokenizer files
 
   const Seq2Seq& model() const { return *model_; }
   const TextCodec& src_codec() const { return *src_; }

@@ -144,6 +144,7 @@ TrainSummary Trainer::run() {
     d.params = &params;
     d.optimizer = with_optimizer ? opt.get() : nullptr;
     d.trainer = trainer_state(epoch, next_batch);
+    d.files = task_.checkpoint_files();
     io::save_checkpoint(where, d);
     if (with_optimizer) last_saved_step = step;
   };

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -84,6 +85,9 @@ class TrainTask {
   virtual bool higher_is_better() const = 0;
   // Extra state to put in / take from trainer.json (e.g. linear-start phase); optional.
   virtual nlohmann::json extra_state() const { return nullptr; }
+  // Files every checkpoint directory gets a copy of (e.g. vocabularies), so that RUN/best alone
+  // is a usable model directory.
+  virtual std::vector<std::filesystem::path> checkpoint_files() const { return {}; }
   virtual void load_extra_state(const nlohmann::json&) {}
   // Told after each validation (e.g. to end MemN2N's linear start); optional.
   virtual void after_validation(const Metrics&) {}
