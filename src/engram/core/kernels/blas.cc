@@ -63,8 +63,8 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
   const int64_t work = static_cast<int64_t>(m) * n * k;
   if (work <= kTinyGemm) {
     sgemm_eigen(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  } else if (m <= kSplitMaxRows && work >= kSplitWork && n >= 32 && blas_team_size() > 1) {
-    sgemm_split_columns(blas_team_size(), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else if (const int team = m <= kSplitMaxRows && work >= kSplitWork && n >= 32 ? blas_team_size() : 1; team > 1) {
+    sgemm_split_columns(team, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {
     sgemm_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
