@@ -65,6 +65,70 @@ TEST(Blas, ColumnSplitOnTwoThreadsMatchesANaiveProduct) {
   EXPECT_EQ(blas_team_size(), 1);
 }
 
+// The few-row kernels (gemv.cc) on their own: 1-13 rows (groups of 8 and ragged ones), widths
+// with and without a vector tail, strides wider than the rows, beta 0 / 1 / 0.5, one and two
+// threads (W's rows split over the team).
+void check_small_m(bool bf16, int m, int n, int k, float beta, int threads) {
+  set_blas_threads(threads);
+  Rng rng(m * 7919 + n * 31 + k + (bf16 ? 1 : 0));
+  const int ldx = k + 5, ldw = k + 3, ldy = n + 2;
+  std::vector<float> x(m * ldx), w(n * ldw), y(m * ldy);
+  for (auto* v : {&x, &w, &y})
+    for (auto& e : *v) e = rng.uniform(-1, 1);
+  std::vector<uint16_t> wb(w.size());
+  to_bf16(w.data(), wb.data(), static_cast<int64_t>(w.size()));
+  // Reference: W rounded to bf16 for the bf16 kernel; x as given (the kernel may round x to bf16
+  // as well: allowed for by the tolerance, 2^-8 of the sum of |x w| terms).
+  std::vector<double> want(m * n), scale(m * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0, mag = 0;
+      for (int p = 0; p < k; ++p) {
+        const double wv = bf16 ? from_bf16(wb[j * ldw + p]) : w[j * ldw + p];
+        sum += x[i * ldx + p] * wv;
+        mag += std::fabs(x[i * ldx + p] * wv);
+      }
+      want[i * n + j] = 0.75 * sum + beta * y[i * ldy + j];
+      scale[i * n + j] = mag;
+    }
+  if (bf16) gemm_small_m_bf16(m, n, k, 0.75f, x.data(), ldx, wb.data(), ldw, beta, y.data(), ldy);
+  else sgemm_small_m(m, n, k, 0.75f, x.data(), ldx, w.data(), ldw, beta, y.data(), ldy);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double tol = bf16 ? 0.75 * scale[i * n + j] / 256 + 1e-5 : 1e-4 * std::sqrt(k);
+      ASSERT_NEAR(y[i * ldy + j], want[i * n + j], tol)
+          << (bf16 ? "bf16" : "fp32") << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " at " << i
+          << "," << j;
+    }
+  set_blas_threads(1);
+}
+
+TEST(Blas, FewRowKernelsMatchANaiveProduct) {
+  const int shapes[][2] = {{1, 64}, {37, 16}, {300, 48}, {513, 33}, {1001, 512}};
+  for (bool bf16 : {false, true})
+    for (int m : {1, 2, 3, 4, 5, 6, 7, 8, 13})
+      for (auto& s : shapes)
+        for (float beta : {0.0f, 1.0f, 0.5f}) check_small_m(bf16, m, s[0], s[1], beta, 1);
+  for (bool bf16 : {false, true})
+    for (int m : {1, 5}) check_small_m(bf16, m, 1001, 512, 0.5f, 2);
+}
+
+// Round to nearest, ties to even; NaN stays NaN, infinities and exact values survive the round trip.
+TEST(Blas, Bf16RoundingIsNearestEven) {
+  EXPECT_EQ(to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(from_bf16(to_bf16(1.0f)), 1.0f);
+  EXPECT_EQ(from_bf16(to_bf16(-2.5f)), -2.5f);
+  EXPECT_EQ(from_bf16(to_bf16(1.0f + 0.7f / 128)), 1.0f + 1.0f / 128);  // nearer the upper neighbour
+  const float tie_even = 1.0f + 0.5f / 128;  // halfway between 1 and 1 + 1/128: to 1 (even)
+  EXPECT_EQ(from_bf16(to_bf16(tie_even)), 1.0f);
+  // Halfway between 1 + 1/128 (odd last bit) and 1 + 2/128 (even): up to the even one.
+  EXPECT_EQ(from_bf16(to_bf16(1.0f + 3.0f / 256)), 1.0f + 2.0f / 128);
+  EXPECT_TRUE(std::isnan(from_bf16(to_bf16(std::nanf("")))));
+  EXPECT_EQ(from_bf16(to_bf16(INFINITY)), INFINITY);
+  EXPECT_EQ(from_bf16(to_bf16(-INFINITY)), -INFINITY);
+  EXPECT_LE(std::fabs(from_bf16(to_bf16(0.1f)) - 0.1f), 0.1f / 256);
+}
+
 TEST(Blas, ZeroInnerDimensionScalesC) {
   std::vector<float> c = {1, 2, 3, 4};
   sgemm(false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.5f, c.data(), 2);

@@ -189,6 +189,50 @@ TEST(GraphTest, NoGradScopeDisablesAndRestores) {
   EXPECT_TRUE(tanh(x).needs_grad());
 }
 
+// bf16 weights (Graph::use_bf16_weights): only products of at most 8 rows, only with gradients
+// off, only for weights inside the mirrored buffer; gru_cell's recurrent product follows too.
+TEST(GraphTest, Bf16WeightsServeFewRowProductsWithoutGradients) {
+  Rng rng(5);
+  const int n = 40, k = 70;
+  Floats params(n * k + n * 5), other(n * k), xs(9 * k);
+  for (auto* v : {&params, &other, &xs})
+    for (auto& e : *v) e = rng.uniform(-1, 1);
+  const Bf16Weights mirror(params);
+  Graph g(false);
+  Var w = g.input(Tensor{params.data(), {n, k}});
+  Var w_other = g.input(Tensor{other.data(), {n, k}});
+  auto run = [&](Var weight, int rows) {
+    Var y = affine(g.input(Tensor{xs.data(), {rows, k}}), weight);
+    return Floats(y.data(), y.data() + y.numel());
+  };
+  const Floats fp32_3 = run(w, 3), fp32_9 = run(w, 9), fp32_other = run(w_other, 3);
+  g.use_bf16_weights(&mirror);
+  const Floats bf16_3 = run(w, 3);
+  double diff = 0;
+  for (size_t i = 0; i < bf16_3.size(); ++i) {
+    diff = std::max(diff, double(std::fabs(bf16_3[i] - fp32_3[i])));
+    EXPECT_NEAR(bf16_3[i], fp32_3[i], 0.1) << i;  // |x w| sums ~ 17: bf16 rounding ~ 0.07 at most
+  }
+  EXPECT_GT(diff, 0.0) << "3 rows: the bf16 copy was not used";
+  EXPECT_EQ(run(w, 9), fp32_9) << "9 rows: fp32";
+  EXPECT_EQ(run(w_other, 3), fp32_other) << "a weight outside the mirrored buffer: fp32";
+  g.set_grad_enabled(true);
+  EXPECT_EQ(run(w, 3), fp32_3) << "gradients on: fp32";
+  g.set_grad_enabled(false);
+  // gru_cell: h W_hhᵀ reads the mirror too (W_hh [3H, H] inside `params`).
+  const int h = 5;
+  Var xw = g.input(Tensor{xs.data(), {2, 3 * h}});
+  Var h0 = g.input(Tensor{xs.data() + 100, {2, h}});
+  Var w_hh = g.input(Tensor{params.data() + n * k, {3 * h, h}});
+  const Floats with = [&] { Var o = gru_cell(xw, h0, w_hh, Var{}); return Floats(o.data(), o.data() + o.numel()); }();
+  g.use_bf16_weights(nullptr);
+  const Floats without = [&] { Var o = gru_cell(xw, h0, w_hh, Var{}); return Floats(o.data(), o.data() + o.numel()); }();
+  double cell_diff = 0;
+  for (size_t i = 0; i < with.size(); ++i) cell_diff = std::max(cell_diff, double(std::fabs(with[i] - without[i])));
+  EXPECT_GT(cell_diff, 0.0);
+  EXPECT_LT(cell_diff, 0.02);
+}
+
 TEST(GraphTest, BackwardNeedsAScalarLoss) {
   Graph g;
   Floats xv = {1, 2, 3};

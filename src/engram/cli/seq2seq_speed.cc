@@ -35,6 +35,7 @@ struct SpeedArgs {
   int batch = 64, src_len = 20, tgt_len = 20, vocab = 8000;
   int steps = 5, warmup = 1, sentences = 64, beam = 5, threads = 1;
   std::string what = "train,greedy,beam";
+  std::string precision = "fp32";  // decoding weights: comma list of fp32, bf16
   std::vector<std::string> sets;
 };
 
@@ -161,6 +162,7 @@ void run_speed(const SpeedArgs& a) {
   so.max_length = a.tgt_len;
   so.max_length_ratio = 10.0f;
   core::Graph dg(false);
+  const core::Bf16Weights bf16(std::span<const float>(fresh.params().values(), fresh.params().numel()));
   auto decode_rate = [&](int beam, int per_call) {
     so.beam = beam;
     int64_t tokens = 0;
@@ -179,15 +181,21 @@ void run_speed(const SpeedArgs& a) {
     const double sec = seconds_since(t0);
     return std::pair{a.sentences / sec, double(tokens) / a.sentences};
   };
-  for (int beam : {1, a.beam}) {
-    if (!wants(beam == 1 ? "greedy" : "beam")) continue;
-    for (int per_call : {a.sentences, 1}) {
-      auto [rate, len] = decode_rate(beam, per_call);
-      std::printf("%s batch %d: %.1f sentences/s (%.1f tokens per output, %d sentences)\n",
-                  beam == 1 ? "greedy" : fmt::format("beam {}", beam).c_str(), per_call, rate, len, a.sentences);
-      std::fflush(stdout);
+  for (const char* precision : {"fp32", "bf16"}) {
+    if (a.precision.find(precision) == std::string::npos) continue;
+    const bool use_bf16 = precision[0] == 'b';
+    dg.use_bf16_weights(use_bf16 ? &bf16 : nullptr);
+    for (int beam : {1, a.beam}) {
+      if (!wants(beam == 1 ? "greedy" : "beam")) continue;
+      for (int per_call : {a.sentences, 1}) {
+        auto [rate, len] = decode_rate(beam, per_call);
+        std::printf("%s%s batch %d: %.1f sentences/s (%.1f tokens per output, %d sentences)\n",
+                    beam == 1 ? "greedy" : fmt::format("beam {}", beam).c_str(), use_bf16 ? " bf16" : "", per_call,
+                    rate, len, a.sentences);
+        std::fflush(stdout);
+      }
+      if (a.beam == 1) break;
     }
-    if (a.beam == 1) break;
   }
 }
 
@@ -208,6 +216,8 @@ void register_seq2seq_speed(CLI::App& app) {
   speed->add_option("--beam", a->beam, "beam size of the beam measurement");
   speed->add_option("--threads", a->threads, "BLAS/OpenMP threads")->check(CLI::PositiveNumber);
   speed->add_option("--what", a->what, "comma list of train, greedy, beam");
+  speed->add_option("--precision", a->precision,
+                    "decoding weights, comma list of fp32, bf16 (bf16: products of <= 8 rows read bf16 weights)");
   speed->add_option("--set", a->sets, "override a model key, e.g. --set cell=lstm")->take_all();
   speed->callback([a] { run_speed(*a); });
 }

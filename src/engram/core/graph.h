@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engram/core/arena.h"
+#include "engram/core/weights_bf16.h"
 #include "engram/core/tensor.h"
 
 namespace engram::core {
@@ -58,6 +59,13 @@ class Graph {
 
   bool grad_enabled() const { return grad_enabled_; }
   void set_grad_enabled(bool on) { grad_enabled_ = on; }
+
+  // Inference with bf16 weights (weights_bf16.h): while gradients are off, few-row products
+  // x·Wᵀ whose W lies in `w` read W's bf16 copy. nullptr (the default) = fp32 everywhere. `w`
+  // must outlive its use; reset() keeps it.
+  void use_bf16_weights(const Bf16Weights* w) { bf16_ = w; }
+  // The bf16 copy to use for weight `w` in a product of `rows` rows, or nullptr for fp32.
+  const uint16_t* bf16_weight(const float* w, int rows) const;
 
   // ---- leaves
   // A constant: copies `t` into the arena; never receives a gradient.
@@ -111,6 +119,7 @@ class Graph {
   Arena arena_;
   std::vector<Node> nodes_;
   bool grad_enabled_;
+  const Bf16Weights* bf16_ = nullptr;
 };
 
 inline const Tensor& Var::value() const { return g->nodes_[id].value; }

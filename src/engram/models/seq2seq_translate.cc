@@ -35,6 +35,7 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
   core::Graph g(false);
+  g.use_bf16_weights(options.bf16_weights);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);
     std::vector<std::vector<int32_t>> chunk;
@@ -53,6 +54,11 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
     }
   }
   return out;
+}
+
+void Translator::use_bf16() {
+  const nn::ParamStore& p = model->params();
+  bf16 = std::make_unique<core::Bf16Weights>(std::span<const float>(p.values(), static_cast<size_t>(p.numel())));
 }
 
 Translator load_translator(const std::string& model_dir) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engram/core/weights_bf16.h"
 #include "engram/decode/search.h"
 #include "engram/models/seq2seq.h"
 #include "engram/models/seq2seq_text.h"
@@ -18,6 +19,9 @@ namespace engram::models {
 struct TranslateOptions {
   decode::SearchOptions search;  // beam 1 / n_best 1 = greedy
   int batch_size = 64;           // sentences decoded together
+  // bf16 copy of the model's parameters (core/weights_bf16.h): products of at most 8 rows (one
+  // sentence, or the beams of one) read it; nullptr = fp32 throughout.
+  const core::Bf16Weights* bf16_weights = nullptr;
 };
 
 struct Translation {
@@ -38,8 +42,12 @@ struct Translator {
   std::unique_ptr<Model> model;
   std::string dir;  // the checkpoint directory used
   TextCodec src, tgt;
+  std::unique_ptr<core::Bf16Weights> bf16;  // set by use_bf16()
   const Seq2Seq& seq2seq() const { return static_cast<const Seq2Seq&>(*model); }
-  std::vector<Translation> translate(const std::vector<std::string>& lines, const TranslateOptions& o) const {
+  // Decode with bf16 weights from now on (TranslateOptions::bf16_weights): rounds the parameters once.
+  void use_bf16();
+  std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o) const {
+    if (bf16) o.bf16_weights = bf16.get();
     return translate_lines(seq2seq(), src, tgt, lines, o);
   }
 };

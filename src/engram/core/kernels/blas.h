@@ -4,6 +4,8 @@
 // named backends stay callable so the benchmark compares them side by side.
 #pragma once
 
+#include <cstdint>
+
 namespace engram::core::kernels {
 
 void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
@@ -21,6 +23,21 @@ int blas_team_size();
 // C's columns split into one block per thread, each a single-threaded oneDNN sgemm (blas_split.cc).
 void sgemm_split_columns(int threads, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                          int lda, const float* b, int ldb, float beta, float* c, int ldc);
+
+// y[m, n] = alpha * x[m, k] · W[n, k]ᵀ + beta * y for a few rows of x (gemv.cc): streams W once
+// per 8 rows of x, its rows split over the OpenMP team. sgemm() sends x·Wᵀ products of up to 4
+// rows here. The bf16 variant reads W rounded to bf16 (to_bf16); with AVX512-BF16 it rounds x's
+// rows to bf16 too and multiplies pairs with vdpbf16ps, else it widens W to fp32; sums in fp32.
+// Graph::bf16_weight sends products of at most kSmallRows rows to it.
+constexpr int kSmallRows = 8;
+void sgemm_small_m(int m, int n, int k, float alpha, const float* x, int ldx, const float* w, int ldw, float beta,
+                   float* y, int ldy);
+void gemm_small_m_bf16(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* w, int ldw,
+                       float beta, float* y, int ldy);
+// fp32 -> bf16 rounding to nearest even (NaN stays NaN), and back (exact).
+uint16_t to_bf16(float v);
+float from_bf16(uint16_t v);
+void to_bf16(const float* x, uint16_t* y, int64_t n);
 
 // Name of the backend sgemm() uses, for benchmark and log lines.
 const char* blas_backend();

@@ -58,7 +58,7 @@ Var affine(Var x, Var w, Var bias) {
     for (int i = 0; i < r; ++i)
       for (int j = 0; j < n; ++j) y.data[static_cast<int64_t>(i) * n + j] = pb[j];
   }
-  sgemm(false, true, r, n, k, 1.0f, x.data(), k, w.data(), k, bias.valid() ? 1.0f : 0.0f, y.data, n);
+  weight_product(g, r, n, k, x.data(), w.data(), bias.valid() ? 1.0f : 0.0f, y.data);
   BackwardFn fn = [](Graph& g, const Node& nd) {
     const Tensor& X = g.node(nd.in[0]).value;
     const Tensor& W = g.node(nd.in[1]).value;
@@ -115,6 +115,13 @@ Var bmm(Var a, Var b, bool ta, bool tb) {
   g.node(v).i[0] = ta;
   g.node(v).i[1] = tb;
   return v;
+}
+
+void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y) {
+  if (const uint16_t* wb = g.bf16_weight(w, rows))
+    kernels::gemm_small_m_bf16(rows, n, k, 1.0f, x, k, wb, k, beta, y, n);
+  else
+    sgemm(false, true, rows, n, k, 1.0f, x, k, w, k, beta, y, n);
 }
 
 }  // namespace engram::core

@@ -126,7 +126,7 @@ LstmState lstm_cell(Var xw, Var h, Var c, Var w_hh, Var b_hh) {
   const int64_t bh = static_cast<int64_t>(b) * hid;
   Tensor out = g.alloc({2, b, hid});         // [2, B, H] = (h' | c')
   float* act = g.arena().floats(bh * 5);     // [B, 4H] gates, then [B, H] tanh(c')
-  sgemm(false, true, b, gw, hid, 1.0f, h.data(), hid, w_hh.data(), hid, 0.0f, act, gw);
+  weight_product(g, b, gw, hid, h.data(), w_hh.data(), 0.0f, act);
   const float* bias = b_hh.valid() ? b_hh.data() : nullptr;
   for (int r = 0; r < b; ++r) {
     float* a = act + static_cast<int64_t>(r) * gw;
@@ -168,7 +168,7 @@ Var gru_cell(Var xw, Var h, Var w_hh, Var b_hh) {
   const int64_t bh = static_cast<int64_t>(b) * hid;
   Tensor out = g.alloc({b, hid});            // [B, H]
   float* saved = g.arena().floats(bh * 4);   // [B, 3H] r, z, hn, then [B, H] n
-  sgemm(false, true, b, gw, hid, 1.0f, h.data(), hid, w_hh.data(), hid, 0.0f, saved, gw);
+  weight_product(g, b, gw, hid, h.data(), w_hh.data(), 0.0f, saved);
   const float* bias = b_hh.valid() ? b_hh.data() : nullptr;
   for (int r = 0; r < b; ++r) {
     float* s = saved + static_cast<int64_t>(r) * gw;

@@ -11,6 +11,7 @@
 
 #include "engram/core/kernels/blas.h"
 #include "engram/core/kernels/rnn.h"
+#include "engram/core/ops/matmul.h"
 
 namespace engram::core {
 
@@ -160,7 +161,7 @@ RnnSequence run_sequence(const char* name, bool lstm, Var xw, Var h0, Var c0, Va
       continue;
     }
     float* a = sv->acts + k * bg;
-    sgemm(false, true, B, G, H, 1.0f, hp, H, w, H, 0.0f, a, G);  // h W_hh^T [B, G]
+    weight_product(g, B, G, H, hp, w, 0.0f, a);  // h W_hh^T [B, G]
     for (int b = 0; b < B; ++b) {
       const int64_t rh = static_cast<int64_t>(b) * H, rg = static_cast<int64_t>(b) * G;
       if (!sv->active(t, b)) {

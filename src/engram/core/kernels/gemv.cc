@@ -1,0 +1,269 @@
+// y = x · Wᵀ for a few rows of x (decoding: one sentence, or K beams of one), fp32 or bf16 W.
+// Such products read every weight once and do a handful of multiply-adds with it, so they are
+// bound by memory bandwidth: oneDNN's sgemm reached ~10 GB/s on one row here (bench/RESULTS.md),
+// this kernel streams W four rows at a time against all rows of x kept in registers. The bf16
+// variant halves the bytes read (weights rounded to bf16, x and the sums stay fp32).
+// Compiled with -fopenmp (CMakeLists.txt): W's rows are split over the OpenMP team; no Eigen here.
+// Dims: M rows of x (<= kSmallRows), N rows of W (outputs), K the shared width.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "engram/core/kernels/blas.h"
+
+namespace engram::core::kernels {
+
+namespace {
+
+// Weight loads: 16 lanes from fp32 or bf16 storage, with a masked tail.
+#ifdef __AVX512F__
+inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load16(const uint16_t* p) {
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+inline __m512 load16(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+inline __m512 load16(const uint16_t* p, __mmask16 m) {
+  const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+// Keeps a loaded vector in a register: without it GCC re-loads each weight vector once per row of x
+// (two loads per FMA, load-bound at a third of the FMA rate).
+template <class V>
+inline V in_register(V v) {
+  asm("" : "+v"(v));
+  return v;
+}
+#endif
+
+inline float widen(float v) { return v; }
+inline float widen(uint16_t v) {
+  const uint32_t u = static_cast<uint32_t>(v) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Rows j0..j1 of the output, for MR rows of x, NR rows of W at a time (compile-time counts so the
+// MR x NR accumulators stay in registers): y[i, j] = alpha * x_i · w_j + beta * y[i, j].
+template <int MR, int NR, class W>
+void rows_block(int j0, int j1, int k, float alpha, const float* x, int ldx, const W* w, int ldw, float beta, float* y,
+                int ldy) {
+  auto finish = [&](int i, int j, float dot) {
+    float& out = y[static_cast<int64_t>(i) * ldy + j];
+    out = beta == 0.0f ? alpha * dot : alpha * dot + beta * out;
+  };
+#ifdef __AVX512F__
+  const int kv = k / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (k - kv)) - 1);
+  int j = j0;
+  for (; j + NR <= j1; j += NR) {
+    __m512 acc[NR][MR];
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < MR; ++i) acc[r][i] = _mm512_setzero_ps();
+    const W* w0 = w + static_cast<int64_t>(j) * ldw;
+    for (int p = 0; p <= k - 16; p += 16) {
+      __m512 wr[NR];
+      for (int r = 0; r < NR; ++r) wr[r] = in_register(load16(w0 + static_cast<int64_t>(r) * ldw + p));
+      for (int i = 0; i < MR; ++i) {
+        const __m512 xv = in_register(_mm512_loadu_ps(x + static_cast<int64_t>(i) * ldx + p));
+        for (int r = 0; r < NR; ++r) acc[r][i] = _mm512_fmadd_ps(wr[r], xv, acc[r][i]);
+      }
+    }
+    if (kv < k) {
+      __m512 wr[NR];
+      for (int r = 0; r < NR; ++r) wr[r] = load16(w0 + static_cast<int64_t>(r) * ldw + kv, tail);
+      for (int i = 0; i < MR; ++i) {
+        const __m512 xv = _mm512_maskz_loadu_ps(tail, x + static_cast<int64_t>(i) * ldx + kv);
+        for (int r = 0; r < NR; ++r) acc[r][i] = _mm512_fmadd_ps(wr[r], xv, acc[r][i]);
+      }
+    }
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < MR; ++i) finish(i, j + r, _mm512_reduce_add_ps(acc[r][i]));
+  }
+  for (; j < j1; ++j) {
+    __m512 acc[MR];
+    for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_ps();
+    const W* wj = w + static_cast<int64_t>(j) * ldw;
+    for (int p = 0; p <= k - 16; p += 16) {
+      const __m512 wv = load16(wj + p);
+      for (int i = 0; i < MR; ++i)
+        acc[i] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + static_cast<int64_t>(i) * ldx + p), acc[i]);
+    }
+    if (kv < k) {
+      const __m512 wv = load16(wj + kv, tail);
+      for (int i = 0; i < MR; ++i)
+        acc[i] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(tail, x + static_cast<int64_t>(i) * ldx + kv), acc[i]);
+    }
+    for (int i = 0; i < MR; ++i) finish(i, j, _mm512_reduce_add_ps(acc[i]));
+  }
+#else
+  for (int j = j0; j < j1; ++j) {
+    const W* wj = w + static_cast<int64_t>(j) * ldw;
+    for (int i = 0; i < MR; ++i) {
+      const float* xi = x + static_cast<int64_t>(i) * ldx;
+      float dot = 0.0f;
+      for (int p = 0; p < k; ++p) dot += widen(wj[p]) * xi[p];
+      finish(i, j, dot);
+    }
+  }
+#endif
+}
+
+#ifdef __AVX512BF16__
+// The bf16 product proper: x's rows rounded to bf16 too (xb), vdpbf16ps multiplies 32 bf16 pairs
+// into 16 fp32 sums per instruction (twice the multiply-adds of an fp32 FMA, no widening).
+template <int MR, int NR>
+void rows_block_dp(int j0, int j1, int k, float alpha, const uint16_t* xb, const uint16_t* w, int ldw, float beta,
+                   float* y, int ldy) {
+  auto finish = [&](int i, int j, float dot) {
+    float& out = y[static_cast<int64_t>(i) * ldy + j];
+    out = beta == 0.0f ? alpha * dot : alpha * dot + beta * out;
+  };
+  auto load = [](const uint16_t* p) { return (__m512bh)_mm512_loadu_si512(p); };
+  auto load_tail = [](const uint16_t* p, __mmask32 m) { return (__m512bh)_mm512_maskz_loadu_epi16(m, p); };
+  const int kv = k / 32 * 32;
+  const __mmask32 tail = static_cast<__mmask32>((uint64_t{1} << (k - kv)) - 1);
+  int j = j0;
+  for (; j + NR <= j1; j += NR) {
+    __m512 acc[NR][MR];
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < MR; ++i) acc[r][i] = _mm512_setzero_ps();
+    const uint16_t* w0 = w + static_cast<int64_t>(j) * ldw;
+    for (int p = 0; p < kv; p += 32) {
+      __m512bh wr[NR];
+      for (int r = 0; r < NR; ++r) wr[r] = in_register(load(w0 + static_cast<int64_t>(r) * ldw + p));
+      for (int i = 0; i < MR; ++i) {
+        const __m512bh xv = in_register(load(xb + static_cast<int64_t>(i) * k + p));
+        for (int r = 0; r < NR; ++r) acc[r][i] = _mm512_dpbf16_ps(acc[r][i], wr[r], xv);
+      }
+    }
+    if (kv < k) {
+      __m512bh wr[NR];
+      for (int r = 0; r < NR; ++r) wr[r] = load_tail(w0 + static_cast<int64_t>(r) * ldw + kv, tail);
+      for (int i = 0; i < MR; ++i) {
+        const __m512bh xv = load_tail(xb + static_cast<int64_t>(i) * k + kv, tail);
+        for (int r = 0; r < NR; ++r) acc[r][i] = _mm512_dpbf16_ps(acc[r][i], wr[r], xv);
+      }
+    }
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < MR; ++i) finish(i, j + r, _mm512_reduce_add_ps(acc[r][i]));
+  }
+  for (; j < j1; ++j) {
+    __m512 acc[MR];
+    for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_ps();
+    const uint16_t* wj = w + static_cast<int64_t>(j) * ldw;
+    for (int p = 0; p < kv; p += 32) {
+      const __m512bh wv = load(wj + p);
+      for (int i = 0; i < MR; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], wv, load(xb + static_cast<int64_t>(i) * k + p));
+    }
+    if (kv < k) {
+      const __m512bh wv = load_tail(wj + kv, tail);
+      for (int i = 0; i < MR; ++i)
+        acc[i] = _mm512_dpbf16_ps(acc[i], wv, load_tail(xb + static_cast<int64_t>(i) * k + kv, tail));
+    }
+    for (int i = 0; i < MR; ++i) finish(i, j, _mm512_reduce_add_ps(acc[i]));
+  }
+}
+
+void rows_range_dp(int m, int j0, int j1, int k, float alpha, const uint16_t* xb, const uint16_t* w, int ldw,
+                   float beta, float* y, int ldy) {
+  for (int i = 0; i < m; i += 8) {
+    const uint16_t* xi = xb + static_cast<int64_t>(i) * k;
+    float* yi = y + static_cast<int64_t>(i) * ldy;
+    switch (std::min(8, m - i)) {
+      case 1: rows_block_dp<1, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
+      case 2: rows_block_dp<2, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
+      case 3: rows_block_dp<3, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
+      case 4: rows_block_dp<4, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
+      case 5: rows_block_dp<5, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
+      case 6: rows_block_dp<6, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
+      case 7: rows_block_dp<7, 3>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
+      default: rows_block_dp<8, 3>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
+    }
+  }
+}
+#endif
+
+// Rows j0..j1 for all m rows of x, in register-sized groups of at most 8 rows (W is read once
+// per group: one pass for the kSmallRows the dispatch sends here).
+template <class W>
+void rows_range(int m, int j0, int j1, int k, float alpha, const float* x, int ldx, const W* w, int ldw, float beta,
+                float* y, int ldy) {
+  for (int i = 0; i < m; i += 8) {
+    const float* xi = x + static_cast<int64_t>(i) * ldx;
+    float* yi = y + static_cast<int64_t>(i) * ldy;
+    switch (std::min(8, m - i)) {
+      case 1: rows_block<1, 4>(j0, j1, k, alpha, xi, ldx, w, ldw, beta, yi, ldy); break;
+      case 2: rows_block<2, 4>(j0, j1, k, alpha, xi, ldx, w, ldw, beta, yi, ldy); break;
+      case 3: rows_block<3, 4>(j0, j1, k, alpha, xi, ldx, w, ldw, beta, yi, ldy); break;
+      case 4: rows_block<4, 4>(j0, j1, k, alpha, xi, ldx, w, ldw, beta, yi, ldy); break;
+      case 5: rows_block<5, 4>(j0, j1, k, alpha, xi, ldx, w, ldw, beta, yi, ldy); break;
+      case 6: rows_block<6, 4>(j0, j1, k, alpha, xi, ldx, w, ldw, beta, yi, ldy); break;
+      case 7: rows_block<7, 3>(j0, j1, k, alpha, xi, ldx, w, ldw, beta, yi, ldy); break;
+      default: rows_block<8, 3>(j0, j1, k, alpha, xi, ldx, w, ldw, beta, yi, ldy); break;
+    }
+  }
+}
+
+// Splits W's rows over the OpenMP team (blocks of whole groups of 4 outputs) when W is big enough
+// to share; run(j0, j1) computes outputs j0..j1.
+template <class Run>
+void split_rows(int n, int64_t weight_bytes, Run&& run) {
+  const int groups = (n + 3) / 4;
+  const int team = weight_bytes >= (int64_t{1} << 17) ? std::min(blas_team_size(), groups) : 1;
+  if (team <= 1) {
+    run(0, n);
+    return;
+  }
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int j0 = std::min(n, groups * t / nt * 4), j1 = std::min(n, groups * (t + 1) / nt * 4);
+    if (j1 > j0) run(j0, j1);
+  }
+}
+
+}  // namespace
+
+void sgemm_small_m(int m, int n, int k, float alpha, const float* x, int ldx, const float* w, int ldw, float beta,
+                   float* y, int ldy) {
+  if (m <= 0 || n <= 0) return;
+  split_rows(n, int64_t{n} * k * 4,
+             [&](int j0, int j1) { rows_range(m, j0, j1, k, alpha, x, ldx, w, ldw, beta, y, ldy); });
+}
+
+void gemm_small_m_bf16(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* w, int ldw,
+                       float beta, float* y, int ldy) {
+  if (m <= 0 || n <= 0) return;
+#ifdef __AVX512BF16__
+  std::vector<uint16_t> xb(static_cast<size_t>(m) * k);  // [M, K] x rounded to bf16
+  for (int i = 0; i < m; ++i) to_bf16(x + static_cast<int64_t>(i) * ldx, xb.data() + static_cast<int64_t>(i) * k, k);
+  split_rows(n, int64_t{n} * k * 2,
+             [&](int j0, int j1) { rows_range_dp(m, j0, j1, k, alpha, xb.data(), w, ldw, beta, y, ldy); });
+#else
+  split_rows(n, int64_t{n} * k * 2,
+             [&](int j0, int j1) { rows_range(m, j0, j1, k, alpha, x, ldx, w, ldw, beta, y, ldy); });
+#endif
+}
+
+uint16_t to_bf16(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN
+  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float from_bf16(uint16_t v) { return widen(v); }
+
+void to_bf16(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = to_bf16(x[i]);
+}
+
+}  // namespace engram::core::kernels
