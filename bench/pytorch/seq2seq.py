@@ -19,6 +19,7 @@ Dims: B batch, S source len, T target steps, E embedding, U encoder units per di
 C = 2U, H decoder hidden, A attention width, P readout width (= H), V vocab, K beam.
 """
 import argparse
+import copy
 import json
 import os
 import sys
@@ -145,6 +146,8 @@ def main():
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--what", default="train,greedy,beam")
+    ap.add_argument("--precision", default="fp32",
+                    help="decoding precisions, comma list of fp32, bf16 (bf16: the model cast to bfloat16)")
     args = ap.parse_args()
     openblas = openblas_handle()
     meta = {"torch": torch.__version__, "libraries": loaded_libraries(), "malloc": MALLOC,
@@ -163,6 +166,7 @@ def main():
     sources = random_ids((s_len, args.sentences), args.vocab)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     fresh = Seq2Seq(args.vocab)  # decoding: untrained weights (rarely <eos>), as on the engram side
+    fresh_bf16 = copy.deepcopy(fresh).to(torch.bfloat16) if "bf16" in args.precision else None
     for threads in [int(t) for t in args.threads.split(",")]:
         torch.set_num_threads(threads)
         if openblas is not None:
@@ -182,23 +186,24 @@ def main():
             sec = (time.perf_counter() - t0) / args.steps
             print(json.dumps({"name": "train", "threads": threads, "value": sec * 1e3, "unit": "ms/step",
                               "tokens_per_s": b * t_len / sec}), flush=True)
-        for kind in ("greedy", "beam"):
+        for precision, kind in [(p, k) for p in args.precision.split(",") for k in ("greedy", "beam")]:
             if kind not in args.what:
                 continue
+            decoder = fresh if precision == "fp32" else fresh_bf16
             for per_call in (args.sentences, 1):
                 def run_all():
                     for i in range(0, args.sentences, per_call):
                         chunk = sources[:, i:i + per_call]
                         lens = torch.full((chunk.shape[1],), s_len)
                         if kind == "greedy":
-                            greedy(fresh, chunk, lens, t_len)
+                            greedy(decoder, chunk, lens, t_len)
                         else:
-                            beam(fresh, chunk, lens, args.beam, t_len)
+                            beam(decoder, chunk, lens, args.beam, t_len)
                 run_all()  # warm-up
                 t0 = time.perf_counter()
                 run_all()
                 rate = args.sentences / (time.perf_counter() - t0)
-                name = "greedy" if kind == "greedy" else f"beam {args.beam}"
+                name = ("greedy" if kind == "greedy" else f"beam {args.beam}") + ("" if precision == "fp32" else " bf16")
                 print(json.dumps({"name": f"{name} batch {per_call}", "threads": threads, "value": rate,
                                   "unit": "sentences/s"}), flush=True)
 

@@ -3,8 +3,6 @@
 
 #include <cstring>
 
-#include "engram/core/kernels/blas.h"
-
 namespace engram::core {
 
 Graph::Graph(bool grad_enabled, size_t arena_bytes) : arena_(arena_bytes), grad_enabled_(grad_enabled) {
@@ -113,11 +111,6 @@ void Graph::backward(Var out, const float* seed) {
     const Node& n = nodes_[id];
     if (n.backward && n.grad) n.backward(*this, n);
   }
-}
-
-const uint16_t* Graph::bf16_weight(const float* w, int rows) const {
-  if (!bf16_ || grad_enabled_ || rows > kernels::kSmallRows) return nullptr;
-  return bf16_->find(w);
 }
 
 void Graph::reset() {

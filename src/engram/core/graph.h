@@ -60,12 +60,12 @@ class Graph {
   bool grad_enabled() const { return grad_enabled_; }
   void set_grad_enabled(bool on) { grad_enabled_ = on; }
 
-  // Inference with bf16 weights (weights_bf16.h): while gradients are off, few-row products
-  // x·Wᵀ whose W lies in `w` read W's bf16 copy. nullptr (the default) = fp32 everywhere. `w`
-  // must outlive its use; reset() keeps it.
+  // Inference with bf16 weights (weights_bf16.h): while gradients are off, products x·Wᵀ whose W
+  // lies in `w` run in bf16 on W's bf16 copy (ops/matmul.h weight_product). nullptr (the default)
+  // = fp32 everywhere. `w` must outlive its use; reset() keeps it.
   void use_bf16_weights(const Bf16Weights* w) { bf16_ = w; }
-  // The bf16 copy to use for weight `w` in a product of `rows` rows, or nullptr for fp32.
-  const uint16_t* bf16_weight(const float* w, int rows) const;
+  // The bf16 copy to use for weight `w`, or nullptr for fp32.
+  const uint16_t* bf16_weight(const float* w) const { return bf16_ && !grad_enabled_ ? bf16_->find(w) : nullptr; }
 
   // ---- leaves
   // A constant: copies `t` into the arena; never receives a gradient.

@@ -28,12 +28,18 @@ void sgemm_split_columns(int threads, bool trans_a, bool trans_b, int m, int n, 
 // per 8 rows of x, its rows split over the OpenMP team. sgemm() sends x·Wᵀ products of up to 4
 // rows here. The bf16 variant reads W rounded to bf16 (to_bf16); with AVX512-BF16 it rounds x's
 // rows to bf16 too and multiplies pairs with vdpbf16ps, else it widens W to fp32; sums in fp32.
-// Graph::bf16_weight sends products of at most kSmallRows rows to it.
+// weight_product (ops/matmul.h) sends bf16 products of at most kSmallRows rows to it.
 constexpr int kSmallRows = 8;
 void sgemm_small_m(int m, int n, int k, float alpha, const float* x, int ldx, const float* w, int ldw, float beta,
                    float* y, int ldy);
 void gemm_small_m_bf16(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* w, int ldw,
                        float beta, float* y, int ldy);
+// y[m, n] = x[m, k] · W[n, k]ᵀ + beta * y with x rounded to bf16, W bf16, fp32 results: oneDNN's
+// matmul (gemm_bf16.cc), for products of more rows than gemm_small_m_bf16 takes.
+void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
+               int ldy);
+// oneDNN's implementation name for such a product (benchmark lines: shows whether bf16 kernels run).
+const char* gemm_bf16_impl(int m, int n, int k);
 // fp32 -> bf16 rounding to nearest even (NaN stays NaN), and back (exact).
 uint16_t to_bf16(float v);
 float from_bf16(uint16_t v);

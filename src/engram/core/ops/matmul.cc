@@ -118,10 +118,13 @@ Var bmm(Var a, Var b, bool ta, bool tb) {
 }
 
 void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y) {
-  if (const uint16_t* wb = g.bf16_weight(w, rows))
+  const uint16_t* wb = g.bf16_weight(w);
+  if (!wb)
+    sgemm(false, true, rows, n, k, 1.0f, x, k, w, k, beta, y, n);
+  else if (rows <= kernels::kSmallRows)
     kernels::gemm_small_m_bf16(rows, n, k, 1.0f, x, k, wb, k, beta, y, n);
   else
-    sgemm(false, true, rows, n, k, 1.0f, x, k, w, k, beta, y, n);
+    kernels::gemm_bf16(rows, n, k, x, k, wb, k, beta, y, n);
 }
 
 }  // namespace engram::core
