@@ -96,6 +96,19 @@ struct Candidate {
   int32_t row, token;
 };
 
+// The k best classes of one row, best first, ties to the lower index: one pass that keeps the best
+// k so far in order (most classes fail the first comparison with the k-th best).
+void top_k(const float* lp, int v, int k, std::vector<int32_t>& best) {
+  best.clear();
+  for (int32_t i = 0; i < v; ++i) {
+    if (static_cast<int>(best.size()) == k && !(lp[i] > lp[best.back()])) continue;  // not better than the k-th
+    if (static_cast<int>(best.size()) == k) best.pop_back();
+    auto pos = best.end();  // after every kept class at least as good (they have lower indices)
+    while (pos != best.begin() && lp[*(pos - 1)] < lp[i]) --pos;
+    best.insert(pos, i);
+  }
+}
+
 }  // namespace
 
 void SearchOptions::validate() const {
@@ -185,10 +198,7 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
       for (int r = begin; r < begin + count[s]; ++r) {
         if (row_lp[r] == kNegInf) continue;
         const float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
-        order.resize(v);
-        for (int i = 0; i < v; ++i) order[i] = i;
-        std::partial_sort(order.begin(), order.begin() + per_row, order.end(),
-                          [lp](int32_t x, int32_t y) { return lp[x] > lp[y] || (lp[x] == lp[y] && x < y); });
+        top_k(lp, v, per_row, order);
         for (int i = 0; i < per_row; ++i) cands.push_back({row_lp[r] + lp[order[i]], r, order[i]});
       }
       begin += count[s];
