@@ -14,6 +14,8 @@
 #   THREADS=1,2       thread counts tried on both sides
 #   STEPS=N           timed training steps per measurement (default 3)
 #   SENTENCES=N       sentences decoded per measurement (default 64)
+#   PRECISION=list    decoding precisions on both sides (default fp32,bf16; bf16: engram's
+#                     --precision bf16, PyTorch's model cast to bfloat16)
 #   OUT=file          Markdown output (default seq2seq_speed_last.md next to ENGRAM_BIN)
 set -euo pipefail
 
@@ -25,6 +27,7 @@ reps=${REPS:-5}
 threads=${THREADS:-1,2}
 steps=${STEPS:-3}
 sentences=${SENTENCES:-64}
+precision=${PRECISION:-fp32,bf16}
 out=${OUT:-$build/seq2seq_speed_last.md}
 python=/usr/bin/python3
 libdir=/usr/lib/x86_64-linux-gnu
@@ -35,7 +38,8 @@ libdir=/usr/lib/x86_64-linux-gnu
 base_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS)
 engram_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-pthread")
 torch_cmd=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-openmp" OPENBLAS_CORETYPE=SkylakeX
-           "$python" bench/pytorch/seq2seq.py --threads "$threads" --steps "$steps" --sentences "$sentences")
+           "$python" bench/pytorch/seq2seq.py --threads "$threads" --steps "$steps" --sentences "$sentences"
+           --precision "$precision")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -44,7 +48,7 @@ for rep in $(seq "$reps"); do
   for t in ${threads//,/ }; do
     echo "rep $rep/$reps: engram, $t thread(s)" >&2
     "${engram_env[@]}" "$bin" seq2seq speed --threads "$t" --steps "$steps" --sentences "$sentences" \
-      > "$tmp/engram-$rep-t$t.txt"
+      --precision "$precision" > "$tmp/engram-$rep-t$t.txt"
   done
   echo "rep $rep/$reps: pytorch" >&2
   "${torch_cmd[@]}" > "$tmp/torch-$rep.jsonl"
@@ -53,7 +57,7 @@ for rep in $(seq "$reps"); do
     --benchmark_min_time=0.5 --benchmark_format=json > "$tmp/peak-$rep.json" 2>/dev/null
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-engram_example="${engram_env[*]} $bin seq2seq speed --threads T --steps $steps --sentences $sentences"
+engram_example="${engram_env[*]} $bin seq2seq speed --threads T --steps $steps --sentences $sentences --precision $precision"
 
 "$python" - "$tmp" "$reps" "$threads" "$load0" "$load1" "$(( $(date +%s) - t0 ))" "$engram_example" \
   "${torch_cmd[*]}" <<'EOF' | tee "$out"
@@ -69,9 +73,10 @@ for r in range(1, reps + 1):
                 eng.setdefault(("train", t), []).append(float(m.group(1)))
                 gflop = float(m.group(2))
                 continue
-            m = re.match(r"(greedy|beam \d+) batch (\d+): ([\d.]+) sentences/s", line)
+            m = re.match(r"(greedy|beam \d+)( bf16)? batch (\d+): ([\d.]+) sentences/s", line)
             if m:
-                eng.setdefault((f"{m.group(1)} batch {m.group(2)}", t), []).append(float(m.group(3)))
+                name = f"{m.group(1)}{m.group(2) or ''} batch {m.group(3)}"
+                eng.setdefault((name, t), []).append(float(m.group(4)))
             elif header is None:
                 header = line.strip()
     for line in open(f"{tmp}/torch-{r}.jsonl"):
@@ -102,7 +107,8 @@ print("| workload | engram | PyTorch | speed-up |")
 print("|---|---|---|---|")
 e, p = best(eng, "train", True), best(tor, "train", True)
 print(f"| training step, ms (lower is better) | {cell(e)} | {cell(p)} | **{p[0] / e[0]:.2f}x** |")
-names = sorted({n for n, _ in eng if n != "train"}, key=lambda n: (n.startswith("beam"), -int(n.split()[-1])))
+names = sorted({n for n, _ in eng if n != "train"},
+               key=lambda n: ("bf16" in n, n.startswith("beam"), -int(n.split()[-1])))
 for n in names:
     e, p = best(eng, n, False), best(tor, n, False)
     print(f"| {n}, sentences/s | {cell(e)} | {cell(p)} | **{e[0] / p[0]:.2f}x** |")
