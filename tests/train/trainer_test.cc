@@ -70,6 +70,7 @@ class RegressionTask : public TrainTask {
   }
   std::string primary_metric() const override { return "mse"; }
   bool higher_is_better() const override { return false; }
+  bool reports_perplexity() const override { return perplexity_; }
 
   static constexpr int kN = 64, kDim = 4, kBatch = 8;
   nn::ParamStore store_;
@@ -77,6 +78,7 @@ class RegressionTask : public TrainTask {
   float x_[kN * kDim], y_[kN];
   int order_[kN];
   int batches_seen_ = 0, validations_ = 0;
+  bool perplexity_ = true;
 };
 
 fs::path temp_run(const std::string& name) {
@@ -127,6 +129,29 @@ TEST(Trainer, LearnsValidatesAndWritesCheckpointsAndMetrics) {
   EXPECT_EQ(train_lines, 80 / 4);
   EXPECT_EQ(valid_lines, 10);
   fs::remove_all(dir);
+}
+
+// exp(loss) goes into the train lines only for tasks whose loss is a cross-entropy in nats.
+TEST(Trainer, PerplexityOnlyWhereTheTaskReportsIt) {
+  for (bool ppl : {true, false}) {
+    const fs::path dir = temp_run(ppl ? "ppl" : "noppl");
+    RegressionTask task;
+    task.perplexity_ = ppl;
+    TrainerConfig cfg = base_config(dir);
+    cfg.max_epochs = 1;
+    Trainer(task, cfg).run();
+    std::ifstream in(dir / "metrics.jsonl");
+    int train_lines = 0;
+    for (std::string line; std::getline(in, line);) {
+      auto j = nlohmann::json::parse(line);
+      if (j.at("event") != "train") continue;
+      ++train_lines;
+      EXPECT_EQ(j.contains("ppl"), ppl) << line;
+      EXPECT_TRUE(j.contains("loss") && j.contains("units_per_s") && j.contains("lr")) << line;
+    }
+    EXPECT_EQ(train_lines, 2);
+    fs::remove_all(dir);
+  }
 }
 
 TEST(Trainer, ResumeAfterKillMatchesUninterruptedRunBitForBit) {

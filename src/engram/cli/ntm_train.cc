@@ -43,6 +43,7 @@ class NtmTrainTask : public train::TrainTask {
   std::string model_name() const override { return model_.name(); }
   YAML::Node model_config() const override { return model_.config(); }
   int64_t batches_per_epoch() const override { return cfg_.batches_per_epoch; }
+  bool reports_perplexity() const override { return false; }  // the loss is bits per sequence
   void begin_epoch(int epoch, uint64_t seed) override {
     epoch_ = epoch;
     seed_ = seed;

@@ -218,11 +218,16 @@ TrainSummary Trainer::run() {
         const double loss = window_units ? window_loss / window_units : 0;
         const double rate = secs > 0 ? window_units / secs : 0;
         const double eta = (total_steps - step) * (secs / std::max<int64_t>(window_steps, 1));
-        progress.update(fmt::format("step {}  epoch {}  loss {:.4f}  ppl {:.2f}  {:.0f} units/s  lr {:.3g}  ETA {}",
-                                    step, epoch + 1, loss, std::exp(std::min(loss, 50.0)), rate, opt->lr(),
-                                    format_duration(eta)));
-        metrics.write({{"event", "train"}, {"step", step}, {"epoch", epoch + 1}, {"loss", loss},
-                       {"ppl", std::exp(std::min(loss, 50.0))}, {"units_per_s", rate}, {"lr", opt->lr()}});
+        const bool ppl = task_.reports_perplexity();
+        progress.update(fmt::format("step {}  epoch {}  loss {:.4f}{}  {:.0f} units/s  lr {:.3g}  ETA {}", step,
+                                    epoch + 1, loss,
+                                    ppl ? fmt::format("  ppl {:.2f}", std::exp(std::min(loss, 50.0))) : "", rate,
+                                    opt->lr(), format_duration(eta)));
+        nlohmann::json line = {{"event", "train"}, {"step", step}, {"epoch", epoch + 1}, {"loss", loss}};
+        if (ppl) line["ppl"] = std::exp(std::min(loss, 50.0));
+        line["units_per_s"] = rate;
+        line["lr"] = opt->lr();
+        metrics.write(line);
         window_loss = 0;
         window_units = window_steps = 0;
         window_t0 = Clock::now();

@@ -91,6 +91,9 @@ class TrainTask {
   virtual void load_extra_state(const nlohmann::json&) {}
   // Told after each validation (e.g. to end MemN2N's linear start); optional.
   virtual void after_validation(const Metrics&) {}
+  // Whether the loss per unit is a cross-entropy in nats, so exp(loss) is a perplexity worth
+  // showing (not for the NTM's bits per sequence).
+  virtual bool reports_perplexity() const { return true; }
 };
 
 struct TrainSummary {
