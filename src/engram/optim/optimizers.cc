@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engram/core/kernels/parallel.h"
+
 namespace engram::optim {
 namespace {
 
@@ -167,8 +169,15 @@ void Adam::update(float* w, const float* g, int64_t n) {
   const bool decoupled = options_.decoupled_weight_decay;
   const float l2 = decoupled ? 0.0f : options_.weight_decay;
   const float decay = decoupled ? 1.0f - lr() * options_.weight_decay : 1.0f;
-  adam_kernel(w, g, slot(0), slot(1), n, step_size, options_.beta1, options_.beta2, bc2_sqrt, options_.eps, l2,
-              decay);
+  float* m = slot(0);
+  float* v = slot(1);
+  // Over the OpenMP team in whole blocks (each element's update is independent of the split).
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  core::kernels::parallel_for(blocks, 256, [&](int64_t b, int64_t e) {
+    const int64_t i0 = b * kBlock, len = std::min(n, e * kBlock) - i0;
+    adam_kernel(w + i0, g + i0, m + i0, v + i0, len, step_size, options_.beta1, options_.beta2, bc2_sqrt,
+                options_.eps, l2, decay);
+  });
 }
 
 // ---- Adagrad

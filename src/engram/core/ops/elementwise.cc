@@ -2,8 +2,10 @@
 #include "engram/core/ops/elementwise.h"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 
+#include "engram/core/kernels/parallel.h"
 #include "engram/core/ops/broadcast.h"
 
 namespace engram::core {
@@ -42,6 +44,16 @@ using ops_detail::for_each_broadcast;
 
 // Binary op skeleton: forward y = F(a, b); backward via DA(dy, a, b, y), DB(dy, a, b, y).
 // The Broadcast is stashed in the arena so backward can reduce over broadcast dimensions.
+// Element-wise loops over the OpenMP team (kernels/parallel.h) in blocks of kBlock elements; loops
+// under kGrain elements stay on the calling thread.
+constexpr int64_t kBlock = 1024, kGrain = int64_t{1} << 15;
+template <class Fn>
+void for_blocks(int64_t n, Fn&& fn) {
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  kernels::parallel_for(blocks, kGrain / kBlock,
+                        [&](int64_t b, int64_t e) { fn(b * kBlock, std::min(n, e * kBlock)); });
+}
+
 template <class Fwd>
 Var binary(Var a, Var b, Fwd fwd, BackwardFn bwd) {
   Graph& g = *a.g;
@@ -109,8 +121,12 @@ template <class Fwd>
 Var unary_array(Var x, Fwd fwd, BackwardFn bwd) {
   Graph& g = *x.g;
   Tensor y = g.alloc(x.shape());
-  const Eigen::Index n = y.numel();
-  Eigen::Map<Eigen::ArrayXf>(y.data, n) = fwd(Eigen::Map<const Eigen::ArrayXf>(x.data(), n));
+  const float* px = x.data();
+  // Blocks of kBlock elements (a multiple of every vector width): each element goes through the
+  // same vectorised code whatever the thread count.
+  for_blocks(y.numel(), [&](int64_t b, int64_t e) {
+    Eigen::Map<Eigen::ArrayXf>(y.data + b, e - b) = fwd(Eigen::Map<const Eigen::ArrayXf>(px + b, e - b));
+  });
   return g.record(y, bwd, {x});
 }
 
@@ -121,7 +137,9 @@ void unary_backward(Graph& g, const Node& n, D deriv) {
   const float* px = g.node(n.in[0]).value.data;
   const float* py = n.value.data;
   const float* dy = n.grad;
-  for (int64_t i = 0, count = n.value.numel(); i < count; ++i) dx[i] += dy[i] * deriv(px[i], py[i], n);
+  for_blocks(n.value.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dx[i] += dy[i] * deriv(px[i], py[i], n);
+  });
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+
+#include "engram/core/kernels/parallel.h"
 
 namespace engram::core {
 
@@ -76,20 +79,26 @@ Var cross_entropy(Var logits, const std::vector<int32_t>& targets, const CrossEn
   const int c = s.last();
   const float eps = opt.label_smoothing, on = 1.0f - eps, off = eps / static_cast<float>(c);
   Graph& g = *logits.g;
-  float* lse = g.arena().floats(r);  // [R]
-  double total = 0;
-  for (int64_t i = 0; i < r; ++i) {
-    lse[i] = 0.0f;
-    if (targets[i] == opt.ignore_index) continue;
-    ConstRow xr(logits.data() + i * c, c);
-    const float m = xr.maxCoeff();
-    const float log_z = std::log((xr - m).exp().sum());
-    lse[i] = m + log_z;
-    // lse - (1-eps) x_t - eps/C sum_c x_c, written around m so large logits do not cancel.
-    double row = log_z + static_cast<double>(on) * (m - xr[targets[i]]);
-    if (eps > 0.0f) row += static_cast<double>(off) * (m - xr).sum();
-    total += row;
-  }
+  float* lse = g.arena().floats(r);                                  // [R]
+  double* rows = static_cast<double*>(g.arena().allocate(sizeof(double) * r));  // [R] loss per row
+  const float* px = logits.data();
+  kernels::parallel_for(r, std::max<int64_t>(1, (int64_t{1} << 15) / c), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      lse[i] = 0.0f;
+      rows[i] = 0.0;
+      if (targets[i] == opt.ignore_index) continue;
+      ConstRow xr(px + i * c, c);
+      const float m = xr.maxCoeff();
+      const float log_z = std::log((xr - m).exp().sum());
+      lse[i] = m + log_z;
+      // lse - (1-eps) x_t - eps/C sum_c x_c, written around m so large logits do not cancel.
+      double row = log_z + static_cast<double>(on) * (m - xr[targets[i]]);
+      if (eps > 0.0f) row += static_cast<double>(off) * (m - xr).sum();
+      rows[i] = row;
+    }
+  });
+  double total = 0;  // summed in row order: the same whatever the thread count
+  for (int64_t i = 0; i < r; ++i) total += rows[i];
   return record_class_loss(logits, total, loss_scale(opt, count), [](Graph& g, const Node& n) {
     float* dx = g.grad(n.in[0]);
     if (!dx) return;
@@ -99,14 +108,16 @@ Var cross_entropy(Var logits, const std::vector<int32_t>& targets, const CrossEn
     const int64_t r = x.shape.rows();
     const float gs = n.grad[0] * n.f[1], on = 1.0f - n.f[0], off = n.f[0] / static_cast<float>(c);
     if (gs == 0.0f) return;
-    for (int64_t i = 0; i < r; ++i) {
-      const int32_t t = saved.targets[i];
-      if (t == n.i[0]) continue;
-      ConstRow xr(x.data + i * c, c);
-      Row dxr(dx + i * c, c);
-      dxr += gs * ((xr - saved.lse[i]).exp() - off);
-      dxr[t] -= gs * on;
-    }
+    kernels::parallel_for(r, std::max<int64_t>(1, (int64_t{1} << 15) / c), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int32_t t = saved.targets[i];
+        if (t == n.i[0]) continue;
+        ConstRow xr(x.data + i * c, c);
+        Row dxr(dx + i * c, c);
+        dxr += gs * ((xr - saved.lse[i]).exp() - off);
+        dxr[t] -= gs * on;
+      }
+    });
   }, targets, lse, opt);
 }
 

@@ -5,8 +5,12 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+
+#include "engram/core/kernels/parallel.h"
 
 namespace engram::core {
 
@@ -14,6 +18,12 @@ namespace {
 
 using Row = Eigen::Map<Eigen::ArrayXf>;
 using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
+
+// Rows [0, r) of width c over the OpenMP team (kernels/parallel.h), about 32k values per thread at least.
+template <class Fn>
+void for_rows(int64_t r, int c, Fn&& fn) {
+  kernels::parallel_for(r, std::max<int64_t>(1, (int64_t{1} << 15) / std::max(c, 1)), fn);
+}
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Masked rows go through plain loops that g++ vectorises (compare + blend) and Eigen reductions
@@ -70,19 +80,24 @@ Var softmax_impl(Var x, const float* mask) {
   const int c = s.last();
   const int64_t r = s.rows();
   Tensor y = g.alloc(s);  // [R, C]
-  for (int64_t i = 0; i < r; ++i) softmax_row(x.data() + i * c, mask ? mask + i * c : nullptr, y.data + i * c, c);
+  const float* px = x.data();
+  for_rows(r, c, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) softmax_row(px + i * c, mask ? mask + i * c : nullptr, y.data + i * c, c);
+  });
   // dx = y * (dy - sum(dy * y)); masked positions have y = 0, so they get dx = 0 without the mask.
   return g.record(y, [](Graph& g, const Node& n) {
     float* dx = g.grad(n.in[0]);
     if (!dx) return;
     const int c = n.value.shape.last();
     const int64_t r = n.value.shape.rows();
-    for (int64_t i = 0; i < r; ++i) {
-      ConstRow yr(n.value.data + i * c, c), dyr(n.grad + i * c, c);
-      Row dxr(dx + i * c, c);
-      const float dot = (dyr * yr).sum();
-      dxr += yr * (dyr - dot);
-    }
+    for_rows(r, c, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        ConstRow yr(n.value.data + i * c, c), dyr(n.grad + i * c, c);
+        Row dxr(dx + i * c, c);
+        const float dot = (dyr * yr).sum();
+        dxr += yr * (dyr - dot);
+      }
+    });
   }, {x});
 }
 
@@ -92,9 +107,18 @@ Var log_softmax_impl(Var x, const float* mask) {
   const int c = s.last();
   const int64_t r = s.rows();
   Tensor y = g.alloc(s);  // [R, C]
-  for (int64_t i = 0; i < r; ++i)
-    ENGRAM_CHECK(log_softmax_row(x.data() + i * c, mask ? mask + i * c : nullptr, y.data + i * c, c),
-                 "log_softmax: row {} of {} has every position masked (or -inf)", i, s);
+  // The first row with every position masked, if any (no exception may leave a parallel region).
+  std::atomic<int64_t> bad{r};
+  const float* px = x.data();
+  for_rows(r, c, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      if (!log_softmax_row(px + i * c, mask ? mask + i * c : nullptr, y.data + i * c, c)) {
+        int64_t cur = bad.load();
+        while (i < cur && !bad.compare_exchange_weak(cur, i)) {
+        }
+      }
+  });
+  ENGRAM_CHECK(bad.load() == r, "log_softmax: row {} of {} has every position masked (or -inf)", bad.load(), s);
   // dx = dy - exp(y) * sum(dy), both restricted to kept positions (masked: y = -inf, dx = 0).
   Var v = g.record(y, [](Graph& g, const Node& n) {
     float* dx = g.grad(n.in[0]);
@@ -102,22 +126,24 @@ Var log_softmax_impl(Var x, const float* mask) {
     const int c = n.value.shape.last();
     const int64_t r = n.value.shape.rows();
     const bool masked = n.i[0] != 0;
-    for (int64_t i = 0; i < r; ++i) {
-      ConstRow yr(n.value.data + i * c, c), dyr(n.grad + i * c, c);
-      Row dxr(dx + i * c, c);
-      if (!masked) {
-        const float sum = dyr.sum();
-        dxr += dyr - yr.exp() * sum;
-      } else {  // kept iff y > -inf
-        const float* y = yr.data();
-        const float* dy = dyr.data();
-        float* d = dxr.data();
-        float sum = 0.0f;
-        for (int j = 0; j < c; ++j) sum += y[j] != -kInf ? dy[j] : 0.0f;
-        for (int j = 0; j < c; ++j)
-          if (y[j] != -kInf) d[j] += dy[j] - std::exp(y[j]) * sum;
+    for_rows(r, c, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        ConstRow yr(n.value.data + i * c, c), dyr(n.grad + i * c, c);
+        Row dxr(dx + i * c, c);
+        if (!masked) {
+          const float sum = dyr.sum();
+          dxr += dyr - yr.exp() * sum;
+        } else {  // kept iff y > -inf
+          const float* y = yr.data();
+          const float* dy = dyr.data();
+          float* d = dxr.data();
+          float sum = 0.0f;
+          for (int j = 0; j < c; ++j) sum += y[j] != -kInf ? dy[j] : 0.0f;
+          for (int j = 0; j < c; ++j)
+            if (y[j] != -kInf) d[j] += dy[j] - std::exp(y[j]) * sum;
+        }
       }
-    }
+    });
   }, {x});
   g.node(v).i[0] = mask != nullptr;
   return v;

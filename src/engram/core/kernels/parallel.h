@@ -1,0 +1,23 @@
+// parallel_for: splits [0, n) into one contiguous chunk per thread of the OpenMP team
+// (blas_team_size(): the threads set by set_blas_threads, 1 inside a parallel region) and runs
+// fn(begin, end) on each. Chunks hold at least `grain` items, so small loops stay on the caller's
+// thread. The split depends only on n, grain and the team size: results of row-wise loops whose
+// rows are independent do not depend on it at all. OpenMP lives in parallel.cc only.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace engram::core::kernels {
+
+void parallel_for_impl(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx);
+
+template <class Fn>
+void parallel_for(int64_t n, int64_t grain, Fn&& fn) {
+  using F = std::remove_reference_t<Fn>;
+  parallel_for_impl(
+      n, grain, [](void* c, int64_t b, int64_t e) { (*static_cast<F*>(c))(b, e); },
+      const_cast<void*>(static_cast<const void*>(&fn)));
+}
+
+}  // namespace engram::core::kernels
