@@ -1,5 +1,5 @@
 // kernels::parallel_for and the ops that use it: every index visited once whatever the grain and
-// team, and the threaded ops (element-wise unary, softmax / log-softmax, cross-entropy) give the
+// team, and the threaded ops (element-wise unary and same-shape binary, softmax / log-softmax, cross-entropy) give the
 // same bits on two threads as on one, in value and gradient; errors found inside a parallel loop
 // still come out as one engram::Error naming the first bad row.
 #include <gtest/gtest.h>
@@ -68,7 +68,9 @@ TEST(ParallelOps, TwoThreadsGiveTheSameBitsAsOne) {
                         {"sigmoid", [](Var x) { return sigmoid(x); }},
                         {"exp", [](Var x) { return exp(x); }},
                         {"softmax", [](Var x) { return softmax(x); }},
-                        {"log_softmax", [](Var x) { return log_softmax(x); }}};
+                        {"log_softmax", [](Var x) { return log_softmax(x); }},
+                        {"add, mul", [](Var x) { return mul(add(x, x), tanh(x)); }},
+                        {"scalar broadcast", [](Var x) { return add(x, x.g->full({}, 0.5f)); }}};
   for (const Case& c : cases) {
     const auto one = run(1, xv, shape, c.f), two = run(2, xv, shape, c.f);
     EXPECT_EQ(one.first, two.first) << c.name << " values";

@@ -42,8 +42,6 @@ using ops_detail::Broadcast;
 using ops_detail::broadcast;
 using ops_detail::for_each_broadcast;
 
-// Binary op skeleton: forward y = F(a, b); backward via DA(dy, a, b, y), DB(dy, a, b, y).
-// The Broadcast is stashed in the arena so backward can reduce over broadcast dimensions.
 // Element-wise loops over the OpenMP team (kernels/parallel.h) in blocks of kBlock elements; loops
 // under kGrain elements stay on the calling thread.
 constexpr int64_t kBlock = 1024, kGrain = int64_t{1} << 15;
@@ -54,6 +52,8 @@ void for_blocks(int64_t n, Fn&& fn) {
                         [&](int64_t b, int64_t e) { fn(b * kBlock, std::min(n, e * kBlock)); });
 }
 
+// Binary op skeleton: forward y = F(a, b); backward via DA(dy, a, b, y), DB(dy, a, b, y).
+// The Broadcast is stashed in the arena so backward can reduce over broadcast dimensions.
 template <class Fwd>
 Var binary(Var a, Var b, Fwd fwd, BackwardFn bwd) {
   Graph& g = *a.g;
@@ -62,10 +62,14 @@ Var binary(Var a, Var b, Fwd fwd, BackwardFn bwd) {
   const float *pa = a.data(), *pb = b.data();
   float* py = y.data;
   if (bc.same) {
-    for (int64_t i = 0, n = y.numel(); i < n; ++i) py[i] = fwd(pa[i], pb[i]);
+    for_blocks(y.numel(), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) py[i] = fwd(pa[i], pb[i]);
+    });
   } else if (bc.b_scalar) {
     const float s = pb[0];
-    for (int64_t i = 0, n = y.numel(); i < n; ++i) py[i] = fwd(pa[i], s);
+    for_blocks(y.numel(), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) py[i] = fwd(pa[i], s);
+    });
   } else {
     for_each_broadcast(bc, [&](int64_t ia, int64_t ib, int64_t io) { py[io] = fwd(pa[ia], pb[ib]); });
   }
@@ -89,11 +93,12 @@ void binary_backward(Graph& g, const Node& n, GA ga, GB gb) {
   float* da = g.grad(n.in[0]);
   float* db = g.grad(n.in[1]);
   if (bc.same) {
-    const int64_t count = n.value.numel();
-    if (da)
-      for (int64_t i = 0; i < count; ++i) da[i] += ga(dy[i], pa[i], pb[i], py[i]);
-    if (db)
-      for (int64_t i = 0; i < count; ++i) db[i] += gb(dy[i], pa[i], pb[i], py[i]);
+    for_blocks(n.value.numel(), [&](int64_t lo, int64_t hi) {
+      if (da)
+        for (int64_t i = lo; i < hi; ++i) da[i] += ga(dy[i], pa[i], pb[i], py[i]);
+      if (db)
+        for (int64_t i = lo; i < hi; ++i) db[i] += gb(dy[i], pa[i], pb[i], py[i]);
+    });
     return;
   }
   for_each_broadcast(bc, [&](int64_t ia, int64_t ib, int64_t io) {
