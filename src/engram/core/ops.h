@@ -2,6 +2,7 @@
 #pragma once
 
 #include "engram/core/graph.h"
+#include "engram/core/ops/attention_score.h"
 #include "engram/core/ops/elementwise.h"
 #include "engram/core/ops/index.h"
 #include "engram/core/ops/loss.h"

@@ -118,10 +118,9 @@ AttentionOutput Attention::step(Graph& g, const AttentionMemory& mem, Var query)
       break;
     }
     case AttentionScore::kAdditive: {
-      const int a = cfg_.attn_dim;
-      Var qp = core::affine(query, param(g, w_query_));                       // [B, A]
-      Var hidden = core::tanh(core::add(mem.keys, core::reshape(qp, {b, 1, a})));  // [B, S, A]
-      scores = core::reshape(core::affine(hidden, param(g, v_)), {b, 1, s});  // [B, 1, S]
+      Var qp = core::affine(query, param(g, w_query_));  // [B, A]
+      // v · tanh(keys + qp) per position, fused (core/ops/attention_score.h)
+      scores = core::reshape(core::additive_score(mem.keys, qp, param(g, v_)), {b, 1, s});  // [B, 1, S]
       break;
     }
   }

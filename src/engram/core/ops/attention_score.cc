@@ -1,0 +1,85 @@
+// additive_score: forward, backward (dkeys, dquery per row b; dv from per-row partials summed in
+// row order, so the result does not depend on the thread count).
+#include "engram/core/ops/attention_score.h"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+
+#include "engram/core/error.h"
+#include "engram/core/kernels/parallel.h"
+
+namespace engram::core {
+
+namespace {
+
+using Row = Eigen::Map<Eigen::ArrayXf>;
+using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
+
+// Rows b of `per_row` values each over the thread team, ~32k values per thread at least.
+template <class Fn>
+void for_batch_rows(int b, int64_t per_row, Fn&& fn) {
+  kernels::parallel_for(b, std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(per_row, 1)), fn);
+}
+
+}  // namespace
+
+Var additive_score(Var keys, Var query, Var v) {
+  const Shape& sk = keys.shape();
+  ENGRAM_CHECK(sk.rank() == 3, "additive_score: keys {} must be [B, S, A]", sk);
+  const int b = sk[0], s = sk[1], a = sk[2];
+  ENGRAM_CHECK(query.shape().rank() == 2 && query.shape()[0] == b && query.shape()[1] == a,
+               "additive_score: query {} must be [B={}, A={}]", query.shape(), b, a);
+  ENGRAM_CHECK(v.numel() == a && (v.shape().rank() == 1 || (v.shape().rank() == 2 && v.shape()[0] == 1)),
+               "additive_score: v {} must be [1, A={}] or [A]", v.shape(), a);
+  Graph& g = *keys.g;
+  Tensor out = g.alloc({b, s});                                      // [B, S]
+  float* t = g.arena().floats(static_cast<size_t>(b) * s * a);       // [B, S, A] tanh values
+  const float *pk = keys.data(), *pq = query.data(), *pv = v.data();
+  for_batch_rows(b, int64_t{s} * a, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) {
+      ConstRow q(pq + i * a, a), vv(pv, a);
+      for (int j = 0; j < s; ++j) {
+        const int64_t off = (i * s + j) * a;
+        Row tr(t + off, a);
+        tr = (ConstRow(pk + off, a) + q).tanh();
+        out.data[i * s + j] = (tr * vv).sum();
+      }
+    }
+  });
+  Var y = g.record(out, [](Graph& g, const Node& n) {
+    const Tensor& K = g.node(n.in[0]).value;
+    const int b = K.shape[0], s = K.shape[1], a = K.shape[2];
+    const float* t = static_cast<const float*>(n.aux);
+    const float* pv = g.node(n.in[2]).value.data;
+    const float* ds = n.grad;  // [B, S]
+    float* dk = g.grad(n.in[0]);
+    float* dq = g.grad(n.in[1]);
+    float* dv = g.grad(n.in[2]);
+    // dv partials per row b, summed below in row order.
+    float* dv_rows = dv ? g.arena().floats(static_cast<size_t>(b) * a) : nullptr;  // [B, A]
+    for_batch_rows(b, int64_t{s} * a, [&](int64_t b0, int64_t b1) {
+      Eigen::ArrayXf du(a);
+      for (int64_t i = b0; i < b1; ++i) {
+        if (dv_rows) Row(dv_rows + i * a, a).setZero();
+        for (int j = 0; j < s; ++j) {
+          const int64_t off = (i * s + j) * a;
+          const float d = ds[i * s + j];
+          ConstRow tr(t + off, a);
+          if (dk || dq) {
+            du = d * ConstRow(pv, a) * (1.0f - tr.square());  // d score / d (keys + query)
+            if (dk) Row(dk + off, a) += du;
+            if (dq) Row(dq + i * a, a) += du;
+          }
+          if (dv_rows) Row(dv_rows + i * a, a) += d * tr;
+        }
+      }
+    });
+    if (dv)
+      for (int i = 0; i < b; ++i) Row(dv, a) += ConstRow(dv_rows + static_cast<int64_t>(i) * a, a);
+  }, {keys, query, v});
+  if (y.needs_grad()) g.node(y).aux = t;
+  return y;
+}
+
+}  // namespace engram::core
