@@ -6,9 +6,11 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engram/cli/commands.h"
+#include "cli/run_cli.h"
 #include "engram/core/error.h"
 
 namespace engram::cli {
@@ -16,22 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string run(std::vector<std::string> args) {
-  CLI::App app{"engram"};
-  app.require_subcommand(1);
-  register_commands(app);
-  args.insert(args.begin(), "engram");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  ::testing::internal::CaptureStdout();
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (...) {
-    ::testing::internal::GetCapturedStdout();
-    throw;
-  }
-  return ::testing::internal::GetCapturedStdout();
-}
+std::string run(std::vector<std::string> args) { return testing::run_cli(std::move(args), {register_commands}); }
 
 TEST(Configs, EveryShippedConfigLoads) {
   int seen = 0;

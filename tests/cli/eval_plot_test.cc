@@ -6,10 +6,12 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engram/cli/commands.h"
 #include "engram/core/error.h"
+#include "cli/run_cli.h"
 #include "io/temp_dir.h"
 #include "viz/xml_check.h"
 
@@ -21,24 +23,8 @@ using io::testing::write_bytes;
 
 const std::string kGolden = std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/sacrebleu/";
 
-// Runs `engram ARGS...` with the eval and plot commands; returns stdout. engram::Error escapes.
-std::string run(std::vector<std::string> args) {
-  CLI::App app{"engram"};
-  app.require_subcommand(1);
-  register_eval(app);
-  register_plot(app);
-  args.insert(args.begin(), "engram");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  ::testing::internal::CaptureStdout();
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (...) {
-    ::testing::internal::GetCapturedStdout();
-    throw;
-  }
-  return ::testing::internal::GetCapturedStdout();
-}
+// `engram ARGS...` with the eval and plot commands; returns stdout. engram::Error escapes.
+std::string run(std::vector<std::string> args) { return testing::run_cli(std::move(args), {register_eval, register_plot}); }
 
 std::string error_of(const std::vector<std::string>& args) {
   try {

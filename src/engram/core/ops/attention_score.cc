@@ -16,12 +16,6 @@ namespace {
 using Row = Eigen::Map<Eigen::ArrayXf>;
 using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
 
-// Rows b of `per_row` values each over the thread team, ~32k values per thread at least.
-template <class Fn>
-void for_batch_rows(int b, int64_t per_row, Fn&& fn) {
-  kernels::parallel_for(b, std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(per_row, 1)), fn);
-}
-
 }  // namespace
 
 Var additive_score(Var keys, Var query, Var v) {
@@ -36,7 +30,7 @@ Var additive_score(Var keys, Var query, Var v) {
   Tensor out = g.alloc({b, s});                                      // [B, S]
   float* t = g.arena().floats(static_cast<size_t>(b) * s * a);       // [B, S, A] tanh values
   const float *pk = keys.data(), *pq = query.data(), *pv = v.data();
-  for_batch_rows(b, int64_t{s} * a, [&](int64_t b0, int64_t b1) {
+  kernels::parallel_rows(b, int64_t{s} * a, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) {
       ConstRow q(pq + i * a, a), vv(pv, a);
       for (int j = 0; j < s; ++j) {
@@ -58,7 +52,7 @@ Var additive_score(Var keys, Var query, Var v) {
     float* dv = g.grad(n.in[2]);
     // dv partials per row b, summed below in row order.
     float* dv_rows = dv ? g.arena().floats(static_cast<size_t>(b) * a) : nullptr;  // [B, A]
-    for_batch_rows(b, int64_t{s} * a, [&](int64_t b0, int64_t b1) {
+    kernels::parallel_rows(b, int64_t{s} * a, [&](int64_t b0, int64_t b1) {
       Eigen::ArrayXf du(a);
       for (int64_t i = b0; i < b1; ++i) {
         if (dv_rows) Row(dv_rows + i * a, a).setZero();

@@ -82,7 +82,7 @@ Var cross_entropy(Var logits, const std::vector<int32_t>& targets, const CrossEn
   float* lse = g.arena().floats(r);                                  // [R]
   double* rows = static_cast<double*>(g.arena().allocate(sizeof(double) * r));  // [R] loss per row
   const float* px = logits.data();
-  kernels::parallel_for(r, std::max<int64_t>(1, (int64_t{1} << 15) / c), [&](int64_t b, int64_t e) {
+  kernels::parallel_rows(r, c, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       lse[i] = 0.0f;
       rows[i] = 0.0;
@@ -108,7 +108,7 @@ Var cross_entropy(Var logits, const std::vector<int32_t>& targets, const CrossEn
     const int64_t r = x.shape.rows();
     const float gs = n.grad[0] * n.f[1], on = 1.0f - n.f[0], off = n.f[0] / static_cast<float>(c);
     if (gs == 0.0f) return;
-    kernels::parallel_for(r, std::max<int64_t>(1, (int64_t{1} << 15) / c), [&](int64_t b, int64_t e) {
+    kernels::parallel_rows(r, c, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const int32_t t = saved.targets[i];
         if (t == n.i[0]) continue;

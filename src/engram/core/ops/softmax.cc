@@ -19,11 +19,7 @@ namespace {
 using Row = Eigen::Map<Eigen::ArrayXf>;
 using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
 
-// Rows [0, r) of width c over the OpenMP team (kernels/parallel.h), about 32k values per thread at least.
-template <class Fn>
-void for_rows(int64_t r, int c, Fn&& fn) {
-  kernels::parallel_for(r, std::max<int64_t>(1, (int64_t{1} << 15) / std::max(c, 1)), fn);
-}
+using kernels::parallel_rows;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Masked rows go through plain loops that g++ vectorises (compare + blend) and Eigen reductions
@@ -81,7 +77,7 @@ Var softmax_impl(Var x, const float* mask) {
   const int64_t r = s.rows();
   Tensor y = g.alloc(s);  // [R, C]
   const float* px = x.data();
-  for_rows(r, c, [&](int64_t b, int64_t e) {
+  parallel_rows(r, c, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) softmax_row(px + i * c, mask ? mask + i * c : nullptr, y.data + i * c, c);
   });
   // dx = y * (dy - sum(dy * y)); masked positions have y = 0, so they get dx = 0 without the mask.
@@ -90,7 +86,7 @@ Var softmax_impl(Var x, const float* mask) {
     if (!dx) return;
     const int c = n.value.shape.last();
     const int64_t r = n.value.shape.rows();
-    for_rows(r, c, [&](int64_t b, int64_t e) {
+    parallel_rows(r, c, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         ConstRow yr(n.value.data + i * c, c), dyr(n.grad + i * c, c);
         Row dxr(dx + i * c, c);
@@ -110,7 +106,7 @@ Var log_softmax_impl(Var x, const float* mask) {
   // The first row with every position masked, if any (no exception may leave a parallel region).
   std::atomic<int64_t> bad{r};
   const float* px = x.data();
-  for_rows(r, c, [&](int64_t b, int64_t e) {
+  parallel_rows(r, c, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
       if (!log_softmax_row(px + i * c, mask ? mask + i * c : nullptr, y.data + i * c, c)) {
         int64_t cur = bad.load();
@@ -126,7 +122,7 @@ Var log_softmax_impl(Var x, const float* mask) {
     const int c = n.value.shape.last();
     const int64_t r = n.value.shape.rows();
     const bool masked = n.i[0] != 0;
-    for_rows(r, c, [&](int64_t b, int64_t e) {
+    parallel_rows(r, c, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         ConstRow yr(n.value.data + i * c, c), dyr(n.grad + i * c, c);
         Row dxr(dx + i * c, c);
