@@ -1,10 +1,12 @@
 // kernels::parallel_for and the ops that use it: every index visited once whatever the grain and
 // team, and the threaded ops (element-wise unary and same-shape binary, softmax / log-softmax, cross-entropy) give the
 // same bits on two threads as on one, in value and gradient; errors found inside a parallel loop
-// still come out as one engram::Error naming the first bad row.
+// still come out as one engram::Error naming the first bad row. GRU / LSTM cells and bmm too.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "engram/core/error.h"
@@ -93,6 +95,47 @@ TEST(ParallelOps, TwoThreadsGiveTheSameBitsAsOne) {
   const auto ce1 = ce(1), ce2 = ce(2);
   EXPECT_EQ(ce1.first, ce2.first) << "cross_entropy loss";
   EXPECT_EQ(ce1.second, ce2.second) << "cross_entropy gradient";
+}
+
+// The ops that split rows or batch items over the team with a per-row or per-item result: fused
+// GRU / LSTM cells (bias gradient summed in row order afterwards) and bmm.
+TEST(ParallelOps, CellsAndBmmGiveTheSameBitsOnTwoThreads) {
+  const int b = 64, h = 512;  // 64 x 1536 gate values: above two grains
+  auto random = [](Shape s, uint64_t seed) {
+    Rng rng(seed);
+    Floats v(static_cast<size_t>(s.numel()));
+    for (auto& e : v) e = rng.uniform(-1, 1);
+    return v;
+  };
+  // Every input's gradient after backward(out, seed), and out itself.
+  using Build = std::function<Var(Graph&, const std::vector<Var>&)>;
+  auto run_op = [&](int threads, const std::vector<Shape>& shapes, const Build& build) {
+    kernels::set_blas_threads(threads);
+    std::vector<Floats> values;
+    for (size_t i = 0; i < shapes.size(); ++i) values.push_back(random(shapes[i], 10 + i));
+    Graph g;
+    std::vector<Var> in;
+    for (size_t i = 0; i < shapes.size(); ++i) in.push_back(g.variable(Tensor{values[i].data(), shapes[i]}));
+    Var out = build(g, in);
+    const Floats seed = random(out.shape(), 99);
+    g.backward(out, seed.data());
+    std::vector<Floats> res{Floats(out.data(), out.data() + out.numel())};
+    for (Var v : in) res.emplace_back(v.grad(), v.grad() + v.numel());
+    kernels::set_blas_threads(1);
+    return res;
+  };
+  const Build gru = [](Graph&, const std::vector<Var>& x) { return gru_cell(x[0], x[1], x[2], x[3]); };
+  const Build lstm = [](Graph&, const std::vector<Var>& x) { return lstm_cell(x[0], x[1], x[2], x[3], x[4]).h; };
+  const Build batched = [](Graph&, const std::vector<Var>& x) { return bmm(x[0], x[1]); };
+  const std::vector<std::pair<const char*, std::pair<std::vector<Shape>, Build>>> cases = {
+      {"gru_cell", {{{b, 3 * h}, {b, h}, {3 * h, h}, {3 * h}}, gru}},
+      {"lstm_cell", {{{b, 4 * h}, {b, h}, {b, h}, {4 * h, h}, {4 * h}}, lstm}},
+      {"bmm", {{{b, 1, 20}, {b, 20, 1024}}, batched}}};
+  for (const auto& [name, c] : cases) {
+    const auto one = run_op(1, c.first, c.second), two = run_op(2, c.first, c.second);
+    ASSERT_EQ(one.size(), two.size());
+    for (size_t i = 0; i < one.size(); ++i) EXPECT_EQ(one[i], two[i]) << name << (i ? " gradient " : " value ") << i;
+  }
 }
 
 TEST(ParallelOps, AFullyMaskedRowIsReportedFromInsideTheParallelLoop) {

@@ -2,6 +2,7 @@
 #include "engram/core/ops/matmul.h"
 
 #include "engram/core/kernels/blas.h"
+#include "engram/core/kernels/parallel.h"
 
 namespace engram::core {
 
@@ -84,9 +85,12 @@ Var bmm(Var a, Var b, bool ta, bool tb) {
   Graph& g = *a.g;
   Tensor c = g.alloc({bt, m, n});
   const int64_t a_step = static_cast<int64_t>(sa[1]) * sa[2], b_step = static_cast<int64_t>(sb[1]) * sb[2];
-  for (int i = 0; i < bt; ++i)
-    sgemm(ta, tb, m, n, k, 1.0f, a.data() + i * a_step, sa[2], b.data() + i * b_step, sb[2], 0.0f,
-          c.data + static_cast<int64_t>(i) * m * n, n);
+  // The Bt products are independent: split over the thread team (each then single-threaded).
+  const float *pa = a.data(), *pb = b.data();
+  kernels::parallel_rows(bt, static_cast<int64_t>(m) * n * k, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      sgemm(ta, tb, m, n, k, 1.0f, pa + i * a_step, sa[2], pb + i * b_step, sb[2], 0.0f, c.data + i * m * n, n);
+  });
   Var v = g.record(c, [](Graph& g, const Node& nd) {
     const Tensor& A = g.node(nd.in[0]).value;
     const Tensor& B = g.node(nd.in[1]).value;
@@ -98,19 +102,21 @@ Var bmm(Var a, Var b, bool ta, bool tb) {
     const int lda = A.shape[2], ldb = B.shape[2];
     float* da = g.grad(nd.in[0]);
     float* db = g.grad(nd.in[1]);
-    for (int i = 0; i < bt; ++i) {
-      const float* dc = nd.grad + static_cast<int64_t>(i) * m * n;
-      const float* Ai = A.data + i * a_step;
-      const float* Bi = B.data + i * b_step;
-      if (da) {
-        if (!ta) sgemm(false, !tb, m, k, n, 1.0f, dc, n, Bi, ldb, 1.0f, da + i * a_step, lda);
-        else sgemm(tb, true, k, m, n, 1.0f, Bi, ldb, dc, n, 1.0f, da + i * a_step, lda);
+    kernels::parallel_rows(bt, static_cast<int64_t>(m) * n * k, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const float* dc = nd.grad + i * m * n;
+        const float* Ai = A.data + i * a_step;
+        const float* Bi = B.data + i * b_step;
+        if (da) {
+          if (!ta) sgemm(false, !tb, m, k, n, 1.0f, dc, n, Bi, ldb, 1.0f, da + i * a_step, lda);
+          else sgemm(tb, true, k, m, n, 1.0f, Bi, ldb, dc, n, 1.0f, da + i * a_step, lda);
+        }
+        if (db) {
+          if (!tb) sgemm(!ta, false, k, n, m, 1.0f, Ai, lda, dc, n, 1.0f, db + i * b_step, ldb);
+          else sgemm(true, ta, n, k, m, 1.0f, dc, n, Ai, lda, 1.0f, db + i * b_step, ldb);
+        }
       }
-      if (db) {
-        if (!tb) sgemm(!ta, false, k, n, m, 1.0f, Ai, lda, dc, n, 1.0f, db + i * b_step, ldb);
-        else sgemm(true, ta, n, k, m, 1.0f, dc, n, Ai, lda, 1.0f, db + i * b_step, ldb);
-      }
-    }
+    });
   }, {a, b});
   g.node(v).i[0] = ta;
   g.node(v).i[1] = tb;

@@ -11,6 +11,7 @@
 #include "engram/core/ops/rnn_cell.h"
 
 #include "engram/core/kernels/blas.h"
+#include "engram/core/kernels/parallel.h"
 #include "engram/core/kernels/rnn.h"
 #include "engram/core/ops/elementwise.h"
 #include "engram/core/ops/matmul.h"
@@ -58,16 +59,19 @@ void lstm_backward(Graph& g, const Node& n) {
   float* dw = g.grad(n.i[0]);
   float* db = g.grad(n.i[1]);
   float* da = g.arena().floats(bh * 4);  // [B, 4H]
-  for (int r = 0; r < b; ++r) {
-    const int64_t rh = static_cast<int64_t>(r) * hid, rg = static_cast<int64_t>(r) * gw;
-    float* d = da + rg;
-    kernels::lstm_backward_row(act + rg, tcs + rh, c_prev + rh, dh_out + rh, dc_out + rh, d, dc ? dc + rh : nullptr,
-                               hid);
-    if (dxw)
-      for (int j = 0; j < gw; ++j) dxw[rg + j] += d[j];
-    if (db)
-      for (int j = 0; j < gw; ++j) db[j] += d[j];
-  }
+  kernels::parallel_rows(b, gw, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t rh = r * hid, rg = r * gw;
+      float* d = da + rg;
+      kernels::lstm_backward_row(act + rg, tcs + rh, c_prev + rh, dh_out + rh, dc_out + rh, d,
+                                 dc ? dc + rh : nullptr, hid);
+      if (dxw)
+        for (int j = 0; j < gw; ++j) dxw[rg + j] += d[j];
+    }
+  });
+  if (db)  // summed in row order: the same whatever the thread count
+    for (int r = 0; r < b; ++r)
+      for (int j = 0; j < gw; ++j) db[j] += da[static_cast<int64_t>(r) * gw + j];
   if (dh) {  // dh [B, H] += da [B, 4H] W_hh [4H, H]
     const float* w = g.node(n.i[0]).value.data;
     sgemm(false, false, b, hid, gw, 1.0f, da, gw, w, hid, 1.0f, dh, hid);
@@ -96,16 +100,19 @@ void gru_backward(Graph& g, const Node& n) {
   float* dw = g.grad(n.i[0]);
   float* db = g.grad(n.i[1]);
   float* dhw = g.arena().floats(bh * 3);  // [B, 3H]
-  float* dgx = g.arena().floats(gw);      // [3H] one row of input-side gradients
-  for (int r = 0; r < b; ++r) {
-    const int64_t rh = static_cast<int64_t>(r) * hid, rg = static_cast<int64_t>(r) * gw;
-    float* d = dhw + rg;
-    kernels::gru_backward_row(saved + rg, ns + rh, h + rh, n.grad + rh, d, dgx, dh ? dh + rh : nullptr, hid);
-    if (dxw)
-      for (int j = 0; j < gw; ++j) dxw[rg + j] += dgx[j];
-    if (db)
-      for (int j = 0; j < gw; ++j) db[j] += d[j];
-  }
+  float* dgx = g.arena().floats(bh * 3);  // [B, 3H] input-side gradients
+  kernels::parallel_rows(b, gw, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t rh = r * hid, rg = r * gw;
+      kernels::gru_backward_row(saved + rg, ns + rh, h + rh, n.grad + rh, dhw + rg, dgx + rg, dh ? dh + rh : nullptr,
+                                hid);
+      if (dxw)
+        for (int j = 0; j < gw; ++j) dxw[rg + j] += dgx[rg + j];
+    }
+  });
+  if (db)  // summed in row order: the same whatever the thread count
+    for (int r = 0; r < b; ++r)
+      for (int j = 0; j < gw; ++j) db[j] += dhw[static_cast<int64_t>(r) * gw + j];
   if (dh) {  // dh [B, H] += dhw [B, 3H] W_hh [3H, H]
     const float* w = g.node(n.i[0]).value.data;
     sgemm(false, false, b, hid, gw, 1.0f, dhw, gw, w, hid, 1.0f, dh, hid);
@@ -128,16 +135,19 @@ LstmState lstm_cell(Var xw, Var h, Var c, Var w_hh, Var b_hh) {
   float* act = g.arena().floats(bh * 5);     // [B, 4H] gates, then [B, H] tanh(c')
   weight_product(g, b, gw, hid, h.data(), w_hh.data(), 0.0f, act);
   const float* bias = b_hh.valid() ? b_hh.data() : nullptr;
-  for (int r = 0; r < b; ++r) {
-    float* a = act + static_cast<int64_t>(r) * gw;
-    const float* x = xw.data() + static_cast<int64_t>(r) * gw;
-    if (bias)
-      for (int j = 0; j < gw; ++j) a[j] += x[j] + bias[j];
-    else
-      for (int j = 0; j < gw; ++j) a[j] += x[j];
-    const int64_t rh = static_cast<int64_t>(r) * hid;
-    kernels::lstm_forward_row(a, c.data() + rh, out.data + rh, out.data + bh + rh, act + bh * 4 + rh, hid);
-  }
+  const float *pxw = xw.data(), *pc = c.data();
+  kernels::parallel_rows(b, gw, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* a = act + r * gw;
+      const float* x = pxw + r * gw;
+      if (bias)
+        for (int j = 0; j < gw; ++j) a[j] += x[j] + bias[j];
+      else
+        for (int j = 0; j < gw; ++j) a[j] += x[j];
+      const int64_t rh = r * hid;
+      kernels::lstm_forward_row(a, pc + rh, out.data + rh, out.data + bh + rh, act + bh * 4 + rh, hid);
+    }
+  });
   Var v = b_hh.valid() ? g.record(out, lstm_backward, {xw, h, c, w_hh, b_hh})
                        : g.record(out, lstm_backward, {xw, h, c, w_hh});
   Node& nd = g.node(v);
@@ -170,18 +180,21 @@ Var gru_cell(Var xw, Var h, Var w_hh, Var b_hh) {
   float* saved = g.arena().floats(bh * 4);   // [B, 3H] r, z, hn, then [B, H] n
   weight_product(g, b, gw, hid, h.data(), w_hh.data(), 0.0f, saved);
   const float* bias = b_hh.valid() ? b_hh.data() : nullptr;
-  for (int r = 0; r < b; ++r) {
-    float* s = saved + static_cast<int64_t>(r) * gw;
-    const float* x = xw.data() + static_cast<int64_t>(r) * gw;
-    if (bias) {
-      for (int j = 0; j < 2 * hid; ++j) s[j] += x[j] + bias[j];
-      for (int j = 2 * hid; j < gw; ++j) s[j] += bias[j];
-    } else {
-      for (int j = 0; j < 2 * hid; ++j) s[j] += x[j];
+  const float *pxw = xw.data(), *ph = h.data();
+  kernels::parallel_rows(b, gw, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* s = saved + r * gw;
+      const float* x = pxw + r * gw;
+      if (bias) {
+        for (int j = 0; j < 2 * hid; ++j) s[j] += x[j] + bias[j];
+        for (int j = 2 * hid; j < gw; ++j) s[j] += bias[j];
+      } else {
+        for (int j = 0; j < 2 * hid; ++j) s[j] += x[j];
+      }
+      const int64_t rh = r * hid;
+      kernels::gru_forward_row(s, x + 2 * hid, ph + rh, saved + bh * 3 + rh, out.data + rh, hid);
     }
-    const int64_t rh = static_cast<int64_t>(r) * hid;
-    kernels::gru_forward_row(s, x + 2 * hid, h.data() + rh, saved + bh * 3 + rh, out.data + rh, hid);
-  }
+  });
   Var v = b_hh.valid() ? g.record(out, gru_backward, {xw, h, w_hh, b_hh}) : g.record(out, gru_backward, {xw, h, w_hh});
   Node& nd = g.node(v);
   nd.i[0] = w_hh.id;
