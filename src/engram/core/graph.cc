@@ -1,7 +1,10 @@
 // Graph: leaves, recording and the reverse walk of the tape.
 #include "engram/core/graph.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "engram/core/kernels/parallel.h"
 
 namespace engram::core {
 
@@ -89,8 +92,14 @@ float* Graph::grad(int32_t id) {
     return nodes_[id].grad;
   }
   if (!n.grad) {
-    n.grad = arena_.floats(n.value.numel());
-    std::memset(n.grad, 0, sizeof(float) * n.value.numel());
+    float* p = n.grad = arena_.floats(n.value.numel());
+    // Zeroed over the thread team in 16k-float blocks (big buffers: the [rows, vocab] logits).
+    constexpr int64_t kBlock = 16384;
+    const int64_t count = n.value.numel();
+    kernels::parallel_for((count + kBlock - 1) / kBlock, 4, [p, count](int64_t b, int64_t e) {
+      const int64_t lo = b * kBlock, hi = std::min(count, e * kBlock);
+      std::memset(p + lo, 0, sizeof(float) * (hi - lo));
+    });
   }
   return n.grad;
 }
