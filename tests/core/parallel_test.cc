@@ -34,7 +34,9 @@ TEST(ParallelFor, VisitsEveryIndexOnceInContiguousChunks) {
         if (n > 0) {
           EXPECT_GE(chunks.load(), 1);
           EXPECT_LE(chunks.load(), threads);
-          if (n < 2 * grain) EXPECT_EQ(chunks.load(), 1) << "below two grains: one chunk";
+          if (n < 2 * grain) {
+            EXPECT_EQ(chunks.load(), 1) << "below two grains: one chunk";
+          }
         }
       }
   }
