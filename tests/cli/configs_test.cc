@@ -37,7 +37,9 @@ TEST(Configs, EveryShippedConfigLoads) {
       continue;
     }
     EXPECT_GT(out.size(), 100u) << name;
-    if (name.find("lstm") != std::string::npos) EXPECT_NE(out.find("architecture: lstm"), std::string::npos) << name;
+    if (name.find("lstm") != std::string::npos) {
+      EXPECT_NE(out.find("architecture: lstm"), std::string::npos) << name;
+    }
     ++seen;
   }
   EXPECT_GE(seen, 12);

@@ -79,7 +79,8 @@ Translator load_translator(const std::string& model_dir) {
   Translator t{.model = load_model(dir.string()),
                .dir = dir.string(),
                .src = TextCodec::load(cfg.tokenizer, Side::kSource, vocab_dir.string()),
-               .tgt = TextCodec::load(cfg.tokenizer, Side::kTarget, vocab_dir.string())};
+               .tgt = TextCodec::load(cfg.tokenizer, Side::kTarget, vocab_dir.string()),
+               .bf16 = nullptr};
   ENGRAM_CHECK(t.src.size() == cfg.src_vocab && t.tgt.size() == cfg.tgt_vocab,
                "{}: vocabulary sizes {} / {} do not match the model's {} / {}", vocab_dir.string(), t.src.size(),
                t.tgt.size(), cfg.src_vocab, cfg.tgt_vocab);
