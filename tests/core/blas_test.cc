@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/core/rng.h"
 
@@ -68,7 +69,8 @@ TEST(Blas, ColumnSplitOnTwoThreadsMatchesANaiveProduct) {
 // The few-row kernels (gemv.cc) on their own: 1-13 rows (groups of 8 and ragged ones), widths
 // with and without a vector tail, strides wider than the rows, beta 0 / 1 / 0.5, one and two
 // threads (W's rows split over the team).
-void check_small_m(bool bf16, int m, int n, int k, float beta, int threads) {
+void check_small_m(int mode, int m, int n, int k, float beta, int threads) {  // mode 0 fp32, 1 bf16, 2 bf16 packed
+  const bool bf16 = mode > 0;
   set_blas_threads(threads);
   Rng rng(m * 7919 + n * 31 + k + (bf16 ? 1 : 0));
   const int ldx = k + 5, ldw = k + 3, ldy = n + 2;
@@ -91,26 +93,62 @@ void check_small_m(bool bf16, int m, int n, int k, float beta, int threads) {
       want[i * n + j] = 0.75 * sum + beta * y[i * ldy + j];
       scale[i * n + j] = mag;
     }
-  if (bf16) gemm_small_m_bf16(m, n, k, 0.75f, x.data(), ldx, wb.data(), ldw, beta, y.data(), ldy);
-  else sgemm_small_m(m, n, k, 0.75f, x.data(), ldx, w.data(), ldw, beta, y.data(), ldy);
+  if (mode == 2 && !packed_bf16_kernel()) {  // built without AVX512-BF16: the packed kernel refuses
+    std::vector<uint16_t> packed(static_cast<size_t>(packed_bf16_size(n, k)));
+    EXPECT_THROW(gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), ldx, packed.data(), beta, y.data(), ldy),
+                 engram::Error);
+    set_blas_threads(1);
+    return;
+  }
+  if (mode == 2) {
+    std::vector<float> dense(static_cast<size_t>(n) * k);  // W without its row padding
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p) dense[static_cast<size_t>(j) * k + p] = w[j * ldw + p];
+    std::vector<uint16_t> packed(static_cast<size_t>(packed_bf16_size(n, k)));
+    pack_bf16_pairs(dense.data(), n, k, packed.data());
+    gemm_small_m_bf16_packed(m, n, k, 0.75f, x.data(), ldx, packed.data(), beta, y.data(), ldy);
+  } else if (bf16) {
+    gemm_small_m_bf16(m, n, k, 0.75f, x.data(), ldx, wb.data(), ldw, beta, y.data(), ldy);
+  } else {
+    sgemm_small_m(m, n, k, 0.75f, x.data(), ldx, w.data(), ldw, beta, y.data(), ldy);
+  }
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       const double tol = bf16 ? 0.75 * scale[i * n + j] / 256 + 1e-5 : 1e-4 * std::sqrt(k);
       ASSERT_NEAR(y[i * ldy + j], want[i * n + j], tol)
-          << (bf16 ? "bf16" : "fp32") << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " at " << i
+          << (mode == 2 ? "bf16 packed" : bf16 ? "bf16" : "fp32") << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " at " << i
           << "," << j;
     }
   set_blas_threads(1);
 }
 
 TEST(Blas, FewRowKernelsMatchANaiveProduct) {
-  const int shapes[][2] = {{1, 64}, {37, 16}, {300, 48}, {513, 33}, {1001, 512}};
-  for (bool bf16 : {false, true})
+  const int shapes[][2] = {{1, 64}, {37, 16}, {300, 48}, {513, 33}, {1001, 512}, {130, 7}};
+  for (int mode : {0, 1, 2})
     for (int m : {1, 2, 3, 4, 5, 6, 7, 8, 13})
       for (auto& s : shapes)
-        for (float beta : {0.0f, 1.0f, 0.5f}) check_small_m(bf16, m, s[0], s[1], beta, 1);
-  for (bool bf16 : {false, true})
-    for (int m : {1, 5}) check_small_m(bf16, m, 1001, 512, 0.5f, 2);
+        for (float beta : {0.0f, 1.0f, 0.5f}) check_small_m(mode, m, s[0], s[1], beta, 1);
+  for (int mode : {0, 1, 2})
+    for (int m : {1, 5}) check_small_m(mode, m, 1001, 512, 0.5f, 2);
+}
+
+// The packed layout: blocks of kPackCols outputs, each [ceil(k/2), kPackCols, 2], zero padded.
+TEST(Blas, PackedBf16LayoutPairsInputsPerOutput) {
+  const int n = 70, k = 5;  // two blocks (the second holds 6 outputs), three input pairs (the last half empty)
+  std::vector<float> w(n * k);
+  for (int j = 0; j < n; ++j)
+    for (int p = 0; p < k; ++p) w[j * k + p] = static_cast<float>(j * 8 + p);  // exact in bf16
+  ASSERT_EQ(packed_bf16_size(n, k), 2 * 3 * kPackCols * 2);
+  std::vector<uint16_t> packed(packed_bf16_size(n, k));
+  pack_bf16_pairs(w.data(), n, k, packed.data());
+  auto at = [&](int block, int pair, int col, int half) {
+    return from_bf16(packed[((block * 3 + pair) * kPackCols + col) * 2 + half]);
+  };
+  EXPECT_EQ(at(0, 0, 0, 1), w[0 * k + 1]);
+  EXPECT_EQ(at(0, 1, 63, 0), w[63 * k + 2]);
+  EXPECT_EQ(at(1, 2, 5, 0), w[69 * k + 4]);
+  EXPECT_EQ(at(1, 2, 5, 1), 0.0f) << "k padded to an even count";
+  EXPECT_EQ(at(1, 0, 6, 0), 0.0f) << "outputs padded to whole blocks";
 }
 
 // Round to nearest, ties to even; NaN stays NaN, infinities and exact values survive the round trip.

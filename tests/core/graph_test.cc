@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "engram/core/kernels/blas.h"
 #include "engram/core/ops.h"
 #include "engram/core/rng.h"
 
@@ -218,6 +219,18 @@ TEST(GraphTest, Bf16WeightsServeProductsWithoutGradients) {
     EXPECT_GT(diff, 0.0) << rows << " rows: the bf16 copy was not used";
   }
   EXPECT_EQ(run(w_other, 3), fp32_other) << "a weight outside the mirrored buffer: fp32";
+  // Listed as a matrix, the weight is also packed; few-row products then take the packed kernel
+  // (same bf16 operands, another summation order) where the CPU has AVX512-BF16.
+  const Bf16Weights::Matrix listed[] = {{0, n, k}};
+  const Bf16Weights packed_mirror(params, listed);
+  EXPECT_EQ(packed_mirror.find_packed(params.data(), n, k) != nullptr, kernels::packed_bf16_kernel());
+  EXPECT_EQ(packed_mirror.find_packed(params.data(), k, n), nullptr) << "another shape";
+  EXPECT_EQ(packed_mirror.find_packed(params.data() + 1, n, k), nullptr) << "not a matrix start";
+  const Floats flat_3 = run(w, 3);
+  g.use_bf16_weights(&packed_mirror);
+  const Floats packed_3 = run(w, 3);
+  for (size_t i = 0; i < flat_3.size(); ++i) EXPECT_NEAR(packed_3[i], flat_3[i], 1e-4) << i;
+  g.use_bf16_weights(&mirror);
   g.set_grad_enabled(true);
   EXPECT_EQ(run(w, 3), fp32_3) << "gradients on: fp32";
   g.set_grad_enabled(false);

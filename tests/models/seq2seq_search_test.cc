@@ -121,7 +121,7 @@ TEST(Seq2SeqSearch, TrainedReversalDecodesExactly) {
 
   // bf16 weights (translate --precision bf16): batched (oneDNN's bf16 matmul) and one sentence at
   // a time (engram's few-row kernel, beams of 4 rows) decode like fp32.
-  const core::Bf16Weights bf16(std::span<const float>(model.params().values(), model.params().numel()));
+  const core::Bf16Weights bf16 = nn::bf16_weights(model.params());
   dg.use_bf16_weights(&bf16);
   o.beam = 1;
   auto greedy_bf16 = greedy_search(dg, model, batch_of(srcs), o);

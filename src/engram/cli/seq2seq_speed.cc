@@ -162,7 +162,7 @@ void run_speed(const SpeedArgs& a) {
   so.max_length = a.tgt_len;
   so.max_length_ratio = 10.0f;
   core::Graph dg(false);
-  const core::Bf16Weights bf16(std::span<const float>(fresh.params().values(), fresh.params().numel()));
+  const core::Bf16Weights bf16 = nn::bf16_weights(fresh.params());
   auto decode_rate = [&](int beam, int per_call) {
     so.beam = beam;
     int64_t tokens = 0;

@@ -66,6 +66,10 @@ class Graph {
   void use_bf16_weights(const Bf16Weights* w) { bf16_ = w; }
   // The bf16 copy to use for weight `w`, or nullptr for fp32.
   const uint16_t* bf16_weight(const float* w) const { return bf16_ && !grad_enabled_ ? bf16_->find(w) : nullptr; }
+  // Its packed copy when `w` starts a matrix [n, k] the Bf16Weights packed, else nullptr.
+  const uint16_t* bf16_packed(const float* w, int n, int k) const {
+    return bf16_ && !grad_enabled_ ? bf16_->find_packed(w, n, k) : nullptr;
+  }
 
   // ---- leaves
   // A constant: copies `t` into the arena; never receives a gradient.

@@ -57,8 +57,7 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
 }
 
 void Translator::use_bf16() {
-  const nn::ParamStore& p = model->params();
-  bf16 = std::make_unique<core::Bf16Weights>(std::span<const float>(p.values(), static_cast<size_t>(p.numel())));
+  bf16 = std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()));
 }
 
 Translator load_translator(const std::string& model_dir) {

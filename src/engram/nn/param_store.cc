@@ -36,4 +36,13 @@ void ParamStore::copy_values_from(const ParamStore& other) {
   }
 }
 
+core::Bf16Weights bf16_weights(const ParamStore& store) {
+  std::vector<core::Bf16Weights::Matrix> matrices;
+  for (ParamId id = 0; id < store.count(); ++id) {
+    const Shape& s = store.shape(id);
+    if (s.rank() == 2) matrices.push_back({store.offset(id), s[0], s[1]});
+  }
+  return core::Bf16Weights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())), matrices);
+}
+
 }  // namespace engram::nn

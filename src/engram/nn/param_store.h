@@ -74,4 +74,8 @@ class Module {
   std::string path_;
 };
 
+// A bf16 copy of every value of `store` for inference (core/weights_bf16.h), with every
+// rank-2 parameter listed as a matrix to pack for the few-row kernel.
+core::Bf16Weights bf16_weights(const ParamStore& store);
+
 }  // namespace engram::nn

@@ -34,6 +34,15 @@ void sgemm_small_m(int m, int n, int k, float alpha, const float* x, int ldx, co
                    float* y, int ldy);
 void gemm_small_m_bf16(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* w, int ldw,
                        float beta, float* y, int ldy);
+// The same few-row bf16 product on W packed by pack_bf16_pairs (packed_bf16_size(n, k) values):
+// blocks of kPackCols outputs, each [ceil(k/2), kPackCols, 2], so vdpbf16ps sums straight into
+// the output lanes. Only where packed_bf16_kernel() (AVX512-BF16 compiled in); else an Error.
+constexpr int kPackCols = 64;
+int64_t packed_bf16_size(int n, int k);
+void pack_bf16_pairs(const float* w, int n, int k, uint16_t* out);
+bool packed_bf16_kernel();
+void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* packed,
+                              float beta, float* y, int ldy);
 // y[m, n] = x[m, k] · W[n, k]ᵀ + beta * y with x rounded to bf16, W bf16, fp32 results: oneDNN's
 // matmul (gemm_bf16.cc), for products of more rows than gemm_small_m_bf16 takes.
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
 
 namespace engram::core::kernels {
@@ -190,6 +191,63 @@ void rows_range_dp(int m, int j0, int j1, int k, float alpha, const uint16_t* xb
 }
 #endif
 
+#ifdef __AVX512BF16__
+// The packed layout (pack_bf16_pairs): W [N, K] as blocks of kPackCols outputs, each block
+// [ceil(K/2), kPackCols, 2] — for a pair of inputs p, the block's 64 outputs' two weights side by
+// side. One 512-bit load then feeds 16 outputs of one vdpbf16ps against a broadcast pair of x, so
+// the sums land in the output lanes (no horizontal reductions) and each block is read as one
+// contiguous stream.
+template <int MR, int NB>
+void packed_block(int kp, const uint32_t* xp, const uint16_t* blk, float alpha, float beta, float* y, int ldy,
+                  int j0, int valid) {
+  __m512 acc[MR][NB];
+  for (int i = 0; i < MR; ++i)
+    for (int c = 0; c < NB; ++c) acc[i][c] = _mm512_setzero_ps();
+  for (int p = 0; p < kp; ++p) {
+    const uint16_t* wp = blk + static_cast<int64_t>(p) * kPackCols * 2;
+    __m512bh w[NB];
+    for (int c = 0; c < NB; ++c) w[c] = in_register((__m512bh)_mm512_loadu_si512(wp + c * 32));
+    for (int i = 0; i < MR; ++i) {
+      const __m512bh xv = (__m512bh)_mm512_set1_epi32(static_cast<int>(xp[static_cast<int64_t>(i) * kp + p]));
+      for (int c = 0; c < NB; ++c) acc[i][c] = _mm512_dpbf16_ps(acc[i][c], w[c], xv);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int c = 0; c < NB; ++c) {
+      const int col = c * 16;
+      if (col >= valid) break;
+      const __mmask16 m = valid - col >= 16 ? static_cast<__mmask16>(0xffff)
+                                            : static_cast<__mmask16>((1u << (valid - col)) - 1);
+      float* out = y + static_cast<int64_t>(i) * ldy + j0 + col;
+      __m512 v = _mm512_mul_ps(acc[i][c], _mm512_set1_ps(alpha));
+      if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, out), _mm512_set1_ps(beta), v);
+      _mm512_mask_storeu_ps(out, m, v);
+    }
+}
+
+// Output blocks b0..b1 (kPackCols outputs each) for all m rows, in groups of at most 6 rows.
+void packed_range(int m, int n, int kp, const uint32_t* xp, const uint16_t* w, int64_t b0, int64_t b1, float alpha,
+                  float beta, float* y, int ldy) {
+  constexpr int NB = kPackCols / 16;
+  for (int64_t b = b0; b < b1; ++b) {
+    const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
+    const uint16_t* blk = w + b * static_cast<int64_t>(kp) * kPackCols * 2;
+    for (int i = 0; i < m; i += 6) {  // 6 x 4 accumulators + 4 weight vectors + 1 pair: 29 registers
+      const uint32_t* xi = xp + static_cast<int64_t>(i) * kp;
+      float* yi = y + static_cast<int64_t>(i) * ldy;
+      switch (std::min(6, m - i)) {
+        case 1: packed_block<1, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
+        case 2: packed_block<2, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
+        case 3: packed_block<3, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
+        case 4: packed_block<4, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
+        case 5: packed_block<5, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
+        default: packed_block<6, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
+      }
+    }
+  }
+}
+#endif
+
 // Rows j0..j1 for all m rows of x, in register-sized groups of at most 8 rows (W is read once
 // per group: one pass for the kSmallRows the dispatch sends here).
 template <class W>
@@ -249,6 +307,62 @@ void gemm_small_m_bf16(int m, int n, int k, float alpha, const float* x, int ldx
 #else
   split_rows(n, int64_t{n} * k * 2,
              [&](int j0, int j1) { rows_range(m, j0, j1, k, alpha, x, ldx, w, ldw, beta, y, ldy); });
+#endif
+}
+
+int64_t packed_bf16_size(int n, int k) {
+  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
+  return blocks * ((k + 1) / 2) * kPackCols * 2;
+}
+
+void pack_bf16_pairs(const float* w, int n, int k, uint16_t* out) {
+  const int kp = (k + 1) / 2;
+  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int p = 0; p < kp; ++p)
+      for (int c = 0; c < kPackCols; ++c)
+        for (int h = 0; h < 2; ++h) {
+          const int64_t j = b * kPackCols + c;
+          const int q = 2 * p + h;
+          out[((b * kp + p) * kPackCols + c) * 2 + h] = j < n && q < k ? to_bf16(w[j * k + q]) : uint16_t{0};
+        }
+}
+
+bool packed_bf16_kernel() {
+#ifdef __AVX512BF16__
+  return true;
+#else
+  return false;
+#endif
+}
+
+void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* packed,
+                              float beta, float* y, int ldy) {
+  if (m <= 0 || n <= 0) return;
+#ifdef __AVX512BF16__
+  const int kp = (k + 1) / 2;
+  std::vector<uint32_t> xp(static_cast<size_t>(m) * kp);  // [M, K/2] x as bf16 pairs
+  std::vector<uint16_t> row(static_cast<size_t>(2) * kp);
+  for (int i = 0; i < m; ++i) {
+    row.back() = 0;
+    to_bf16(x + static_cast<int64_t>(i) * ldx, row.data(), k);
+    std::memcpy(xp.data() + static_cast<int64_t>(i) * kp, row.data(), sizeof(uint32_t) * kp);
+  }
+  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
+  const int team = packed_bf16_size(n, k) * 2 >= (int64_t{1} << 17) ? std::min<int64_t>(blas_team_size(), blocks) : 1;
+  if (team <= 1) {
+    packed_range(m, n, kp, xp.data(), packed, 0, blocks, alpha, beta, y, ldy);
+    return;
+  }
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
+    if (b1 > b0) packed_range(m, n, kp, xp.data(), packed, b0, b1, alpha, beta, y, ldy);
+  }
+#else
+  (void)m, (void)n, (void)k, (void)alpha, (void)x, (void)ldx, (void)packed, (void)beta, (void)y, (void)ldy;
+  ENGRAM_CHECK(false, "gemm_small_m_bf16_packed needs AVX512-BF16 (check packed_bf16_kernel() first)");
 #endif
 }
 

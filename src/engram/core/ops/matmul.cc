@@ -127,6 +127,8 @@ void weight_product(const Graph& g, int rows, int n, int k, const float* x, cons
   const uint16_t* wb = g.bf16_weight(w);
   if (!wb)
     sgemm(false, true, rows, n, k, 1.0f, x, k, w, k, beta, y, n);
+  else if (const uint16_t* wp = rows <= kernels::kSmallRows ? g.bf16_packed(w, n, k) : nullptr)
+    kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n);
   else if (rows <= kernels::kSmallRows)
     kernels::gemm_small_m_bf16(rows, n, k, 1.0f, x, k, wb, k, beta, y, n);
   else
