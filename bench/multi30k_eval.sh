@@ -21,14 +21,7 @@ alpha=${ALPHA:-0.6}
 buckets=${BUCKETS:-10,15,20}
 threads=${THREADS:-1}
 [ $# -ge 1 ] || { echo "usage: bench/multi30k_eval.sh RUN_DIR [RUN_DIR ...]" >&2; exit 2; }
-[ -x "$bin" ] || { echo "multi30k_eval.sh: $bin missing (build it, or set ENGRAM_BIN)" >&2; exit 1; }
-src_gz=$data/multi30k/raw/test_2016_flickr.de.gz
-ref_gz=$data/multi30k/raw/test_2016_flickr.en.gz
-[ -f "$src_gz" ] && [ -f "$ref_gz" ] || { echo "multi30k_eval.sh: $src_gz or $ref_gz missing" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-zcat "$src_gz" > "$tmp/src.de"
-zcat "$ref_gz" > "$tmp/ref.en"
+. bench/multi30k_test.sh multi30k_eval.sh
 
 echo "| run | attention | epochs (steps) | train min | dev BLEU (greedy) | test BLEU greedy | test BLEU beam $beam (α $alpha) | test chrF2 beam | decode s (beam) |"
 echo "|---|---|---|---|---|---|---|---|---|"

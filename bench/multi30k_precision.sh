@@ -17,14 +17,7 @@ threads=${THREADS:-1}
 alpha=${ALPHA:-0.6}
 [ $# -eq 1 ] || { echo "usage: bench/multi30k_precision.sh RUN_DIR" >&2; exit 2; }
 run=$1
-[ -x "$bin" ] || { echo "multi30k_precision.sh: $bin missing (build it, or set ENGRAM_BIN)" >&2; exit 1; }
-src_gz=$data/multi30k/raw/test_2016_flickr.de.gz
-ref_gz=$data/multi30k/raw/test_2016_flickr.en.gz
-[ -f "$src_gz" ] && [ -f "$ref_gz" ] || { echo "multi30k_precision.sh: $src_gz or $ref_gz missing" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-zcat "$src_gz" > "$tmp/src.de"
-zcat "$ref_gz" > "$tmp/ref.en"
+. bench/multi30k_test.sh multi30k_precision.sh
 echo "engram $(git log --format=%h -1 2>/dev/null || echo '?'); $run; $threads thread(s); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| batch | beam | precision | BLEU | time | outputs differing from fp32 |"
