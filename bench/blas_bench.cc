@@ -1,5 +1,6 @@
 // sgemm throughput of every backend behind core/kernels/blas.h, and of kernels::sgemm (the one
-// the library dispatches to), at square shapes and at the GEMM shapes of an RNN layer.
+// the library dispatches to), at square shapes and at the GEMM shapes of an RNN layer; and the
+// few-row decoding kernels (fp32, bf16, packed bf16) against oneDNN.
 // Dims: M rows of op(A) and C, K inner, N columns of op(B) and C. The RNN shapes are those of
 // affine(x [M, K], W [N, K]) = x Wᵀ (op(B) = Bᵀ, as the layers call it): B=64, H=512 (GRU 3H) and
 // B=16, H=128. Threads: OpenBLAS via set_blas_threads, oneDNN via omp_set_num_threads; Eigen's GEMM
@@ -89,8 +90,49 @@ void add_agreement_context() {
   }
 }
 
+// Few-row x·Wᵀ products (decoding one sentence or its beams): the decoder's output layer, 8000 x
+// 512, at 1 and 5 rows, one thread: oneDNN's sgemm, engram's fp32 few-row kernel, the bf16 kernel
+// on the plain copy and the packed kernel. GB/s = weight bytes read per second.
+enum class FewRow { kDnnl, kFp32, kBf16, kPacked };
+void run_few_rows(benchmark::State& state, FewRow kind, int m) {
+  engram::bench::set_threads(1);
+  const int n = 8000, k = 512;
+  std::vector<float> x = random_matrix(int64_t{m} * k, 5), w = random_matrix(int64_t{n} * k, 6), y(int64_t{m} * n);
+  std::vector<uint16_t> wb(w.size()), wp(kernels::packed_bf16_size(n, k));
+  kernels::to_bf16(w.data(), wb.data(), static_cast<int64_t>(w.size()));
+  if (kind == FewRow::kPacked && !kernels::packed_bf16_kernel()) {
+    state.SkipWithError("no AVX512-BF16 in this build");
+    return;
+  }
+  kernels::pack_bf16_pairs(w.data(), n, k, wp.data());
+  auto once = [&] {
+    switch (kind) {
+      case FewRow::kDnnl: kernels::sgemm_dnnl(false, true, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n); break;
+      case FewRow::kFp32: kernels::sgemm_small_m(m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n); break;
+      case FewRow::kBf16: kernels::gemm_small_m_bf16(m, n, k, 1.0f, x.data(), k, wb.data(), k, 0.0f, y.data(), n); break;
+      case FewRow::kPacked: kernels::gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), k, wp.data(), 0.0f, y.data(), n); break;
+    }
+  };
+  once();
+  for (auto _ : state) {
+    once();
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const double bytes = double(n) * k * (kind == FewRow::kDnnl || kind == FewRow::kFp32 ? 4 : 2);
+  state.counters["GMAC"] = benchmark::Counter(double(m) * n * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void register_all() {
   add_agreement_context();
+  for (int m : {1, 5})
+    for (auto [kind, name] : {std::pair{FewRow::kDnnl, "dnnl"}, {FewRow::kFp32, "fp32"}, {FewRow::kBf16, "bf16"},
+                              {FewRow::kPacked, "bf16_packed"}})
+      benchmark::RegisterBenchmark(("few_rows:M=" + std::to_string(m) + ",N=8000,K=512/" + name + "/t1").c_str(),
+                                   [kind, m](benchmark::State& st) { run_few_rows(st, kind, m); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
   for (const GemmShape& s : kShapes)
     for (const Backend& be : kBackends)
       for (int t = 1; t <= be.max_threads; ++t)

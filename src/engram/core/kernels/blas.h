@@ -26,9 +26,9 @@ void sgemm_split_columns(int threads, bool trans_a, bool trans_b, int m, int n, 
 
 // y[m, n] = alpha * x[m, k] · W[n, k]ᵀ + beta * y for a few rows of x (gemv.cc): streams W once
 // per 8 rows of x, its rows split over the OpenMP team. sgemm() sends x·Wᵀ products of up to 4
-// rows here. The bf16 variant reads W rounded to bf16 (to_bf16); with AVX512-BF16 it rounds x's
-// rows to bf16 too and multiplies pairs with vdpbf16ps, else it widens W to fp32; sums in fp32.
-// weight_product (ops/matmul.h) sends bf16 products of at most kSmallRows rows to it.
+// rows here. The bf16 variant reads W rounded to bf16 (to_bf16) and rounds x's rows to bf16,
+// widening both to fp32 for the FMAs (sums in fp32): weight_product (ops/matmul.h) uses it for
+// few-row bf16 products on a weight without a packed copy (the packed kernel below is faster).
 constexpr int kSmallRows = 8;
 void sgemm_small_m(int m, int n, int k, float alpha, const float* x, int ldx, const float* w, int ldw, float beta,
                    float* y, int ldy);

@@ -1,8 +1,10 @@
-// y = x · Wᵀ for a few rows of x (decoding: one sentence, or K beams of one), fp32 or bf16 W.
-// Such products read every weight once and do a handful of multiply-adds with it, so they are
-// bound by memory bandwidth: oneDNN's sgemm reached ~10 GB/s on one row here (bench/RESULTS.md),
-// this kernel streams W four rows at a time against all rows of x kept in registers. The bf16
-// variant halves the bytes read (weights rounded to bf16, x and the sums stay fp32).
+// y = x · Wᵀ for a few rows of x (decoding: one sentence, or K beams of one): fp32 W, bf16 W, and
+// bf16 W packed for vdpbf16ps. Such products read every weight once and do a handful of
+// multiply-adds with it, so the bytes per weight decide their speed. `build/bench/blas_bench
+// --benchmark_filter=few_rows` (8000 x 512, one thread, 2026-11-30): 1 row — oneDNN's sgemm
+// 7.7 GMAC/s, the fp32 kernel here 9.9, bf16 25.6, packed bf16 44.1; 5 rows — 19.4, 19.6, 42.8,
+// 112.6. The plain kernels stream W a few rows at a time against all rows of x held in registers
+// (horizontal sums at the end); the packed one sums straight into output lanes.
 // Compiled with -fopenmp (CMakeLists.txt): W's rows are split over the OpenMP team; no Eigen here.
 // Dims: M rows of x (<= kSmallRows), N rows of W (outputs), K the shared width.
 #include <immintrin.h>
@@ -117,81 +119,6 @@ void rows_block(int j0, int j1, int k, float alpha, const float* x, int ldx, con
 }
 
 #ifdef __AVX512BF16__
-// The bf16 product proper: x's rows rounded to bf16 too (xb), vdpbf16ps multiplies 32 bf16 pairs
-// into 16 fp32 sums per instruction (twice the multiply-adds of an fp32 FMA, no widening).
-template <int MR, int NR>
-void rows_block_dp(int j0, int j1, int k, float alpha, const uint16_t* xb, const uint16_t* w, int ldw, float beta,
-                   float* y, int ldy) {
-  auto finish = [&](int i, int j, float dot) {
-    float& out = y[static_cast<int64_t>(i) * ldy + j];
-    out = beta == 0.0f ? alpha * dot : alpha * dot + beta * out;
-  };
-  auto load = [](const uint16_t* p) { return (__m512bh)_mm512_loadu_si512(p); };
-  auto load_tail = [](const uint16_t* p, __mmask32 m) { return (__m512bh)_mm512_maskz_loadu_epi16(m, p); };
-  const int kv = k / 32 * 32;
-  const __mmask32 tail = static_cast<__mmask32>((uint64_t{1} << (k - kv)) - 1);
-  int j = j0;
-  for (; j + NR <= j1; j += NR) {
-    __m512 acc[NR][MR];
-    for (int r = 0; r < NR; ++r)
-      for (int i = 0; i < MR; ++i) acc[r][i] = _mm512_setzero_ps();
-    const uint16_t* w0 = w + static_cast<int64_t>(j) * ldw;
-    for (int p = 0; p < kv; p += 32) {
-      __m512bh wr[NR];
-      for (int r = 0; r < NR; ++r) wr[r] = in_register(load(w0 + static_cast<int64_t>(r) * ldw + p));
-      for (int i = 0; i < MR; ++i) {
-        const __m512bh xv = in_register(load(xb + static_cast<int64_t>(i) * k + p));
-        for (int r = 0; r < NR; ++r) acc[r][i] = _mm512_dpbf16_ps(acc[r][i], wr[r], xv);
-      }
-    }
-    if (kv < k) {
-      __m512bh wr[NR];
-      for (int r = 0; r < NR; ++r) wr[r] = load_tail(w0 + static_cast<int64_t>(r) * ldw + kv, tail);
-      for (int i = 0; i < MR; ++i) {
-        const __m512bh xv = load_tail(xb + static_cast<int64_t>(i) * k + kv, tail);
-        for (int r = 0; r < NR; ++r) acc[r][i] = _mm512_dpbf16_ps(acc[r][i], wr[r], xv);
-      }
-    }
-    for (int r = 0; r < NR; ++r)
-      for (int i = 0; i < MR; ++i) finish(i, j + r, _mm512_reduce_add_ps(acc[r][i]));
-  }
-  for (; j < j1; ++j) {
-    __m512 acc[MR];
-    for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_ps();
-    const uint16_t* wj = w + static_cast<int64_t>(j) * ldw;
-    for (int p = 0; p < kv; p += 32) {
-      const __m512bh wv = load(wj + p);
-      for (int i = 0; i < MR; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], wv, load(xb + static_cast<int64_t>(i) * k + p));
-    }
-    if (kv < k) {
-      const __m512bh wv = load_tail(wj + kv, tail);
-      for (int i = 0; i < MR; ++i)
-        acc[i] = _mm512_dpbf16_ps(acc[i], wv, load_tail(xb + static_cast<int64_t>(i) * k + kv, tail));
-    }
-    for (int i = 0; i < MR; ++i) finish(i, j, _mm512_reduce_add_ps(acc[i]));
-  }
-}
-
-void rows_range_dp(int m, int j0, int j1, int k, float alpha, const uint16_t* xb, const uint16_t* w, int ldw,
-                   float beta, float* y, int ldy) {
-  for (int i = 0; i < m; i += 8) {
-    const uint16_t* xi = xb + static_cast<int64_t>(i) * k;
-    float* yi = y + static_cast<int64_t>(i) * ldy;
-    switch (std::min(8, m - i)) {
-      case 1: rows_block_dp<1, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
-      case 2: rows_block_dp<2, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
-      case 3: rows_block_dp<3, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
-      case 4: rows_block_dp<4, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
-      case 5: rows_block_dp<5, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
-      case 6: rows_block_dp<6, 4>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
-      case 7: rows_block_dp<7, 3>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
-      default: rows_block_dp<8, 3>(j0, j1, k, alpha, xi, w, ldw, beta, yi, ldy); break;
-    }
-  }
-}
-#endif
-
-#ifdef __AVX512BF16__
 // The packed layout (pack_bf16_pairs): W [N, K] as blocks of kPackCols outputs, each block
 // [ceil(K/2), kPackCols, 2] — for a pair of inputs p, the block's 64 outputs' two weights side by
 // side. One 512-bit load then feeds 16 outputs of one vdpbf16ps against a broadcast pair of x, so
@@ -299,15 +226,13 @@ void sgemm_small_m(int m, int n, int k, float alpha, const float* x, int ldx, co
 void gemm_small_m_bf16(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* w, int ldw,
                        float beta, float* y, int ldy) {
   if (m <= 0 || n <= 0) return;
-#ifdef __AVX512BF16__
-  std::vector<uint16_t> xb(static_cast<size_t>(m) * k);  // [M, K] x rounded to bf16
-  for (int i = 0; i < m; ++i) to_bf16(x + static_cast<int64_t>(i) * ldx, xb.data() + static_cast<int64_t>(i) * k, k);
+  // x's rows rounded to bf16 (kept as fp32 values), as the packed kernel and oneDNN's bf16 matmul
+  // see them: every bf16 path multiplies the same bf16 operands and sums in fp32.
+  std::vector<float> xr(static_cast<size_t>(m) * k);  // [M, K]
+  for (int i = 0; i < m; ++i)
+    for (int p = 0; p < k; ++p) xr[static_cast<size_t>(i) * k + p] = from_bf16(to_bf16(x[static_cast<int64_t>(i) * ldx + p]));
   split_rows(n, int64_t{n} * k * 2,
-             [&](int j0, int j1) { rows_range_dp(m, j0, j1, k, alpha, xb.data(), w, ldw, beta, y, ldy); });
-#else
-  split_rows(n, int64_t{n} * k * 2,
-             [&](int j0, int j1) { rows_range(m, j0, j1, k, alpha, x, ldx, w, ldw, beta, y, ldy); });
-#endif
+             [&](int j0, int j1) { rows_range(m, j0, j1, k, alpha, xr.data(), k, w, ldw, beta, y, ldy); });
 }
 
 int64_t packed_bf16_size(int n, int k) {
