@@ -7,6 +7,7 @@
 // pick <eos>, so every search runs the full length on both sides; the tokens per output say so).
 // Dims: B batch, S source len, T target steps, E embedding, H decoder hidden, C encoder width,
 // G decoder gates, A attention width, P readout width, V target vocab.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -216,8 +217,17 @@ void register_seq2seq_speed(CLI::App& app) {
   speed->add_option("--beam", a->beam, "beam size of the beam measurement");
   speed->add_option("--threads", a->threads, "BLAS/OpenMP threads")->check(CLI::PositiveNumber);
   speed->add_option("--what", a->what, "comma list of train, greedy, beam");
-  speed->add_option("--precision", a->precision,
-                    "decoding weights, comma list of fp32, bf16 (bf16: products of <= 8 rows read bf16 weights)");
+  speed->add_option("--precision", a->precision, "decoding weights, comma list of fp32, bf16")
+      ->check([](const std::string& v) {
+        std::string bad;
+        for (size_t b = 0; b <= v.size();) {
+          const size_t e = std::min(v.find(',', b), v.size());
+          const std::string item = v.substr(b, e - b);
+          if (item != "fp32" && item != "bf16") bad = item;
+          b = e + 1;
+        }
+        return bad.empty() ? std::string() : "'" + bad + "' is not fp32 or bf16";
+      });
   speed->add_option("--set", a->sets, "override a model key, e.g. --set cell=lstm")->take_all();
   speed->callback([a] { run_speed(*a); });
 }

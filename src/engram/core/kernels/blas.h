@@ -47,8 +47,6 @@ void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, 
 // matmul (gemm_bf16.cc), for products of more rows than gemm_small_m_bf16 takes.
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
                int ldy);
-// oneDNN's implementation name for such a product (benchmark lines: shows whether bf16 kernels run).
-const char* gemm_bf16_impl(int m, int n, int k);
 // fp32 -> bf16 rounding to nearest even (NaN stays NaN), and back (exact).
 uint16_t to_bf16(float v);
 float from_bf16(uint16_t v);

@@ -49,15 +49,4 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
   stream.wait();
 }
 
-const char* gemm_bf16_impl(int m, int n, int k) {
-  using dt = dnnl::memory::data_type;
-  using dims = dnnl::memory::dims;
-  const dnnl::matmul::primitive_desc pd(
-      dnnl::matmul::desc(dnnl::memory::desc(dims{m, k}, dt::bf16, dims{k, 1}),
-                         dnnl::memory::desc(dims{k, n}, dt::bf16, dims{1, k}),
-                         dnnl::memory::desc(dims{m, n}, dt::f32, dims{n, 1})),
-      cpu_engine());
-  return pd.impl_info_str();
-}
-
 }  // namespace engram::core::kernels
