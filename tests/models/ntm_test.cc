@@ -194,6 +194,53 @@ TEST(NtmTask, CostIsBitsPerSequence) {
   EXPECT_NEAR(r.bit_errors, 10 * 8 / 2.0, 15);  // logit 0 counts as 0: the ones are wrong
 }
 
+// Repeat copy: a model with the same logit on every data channel and another on the end marker.
+class ConstModel : public SeqModel {
+ public:
+  ConstModel(float data, float marker) : data_(data), marker_(marker) {}
+  SeqOutput forward(Graph& g, Var, const std::vector<int32_t>& rows, SeqTrace*) const override {
+    core::Tensor t = g.alloc({static_cast<int>(rows.size()), 9});
+    for (size_t r = 0; r < rows.size(); ++r)
+      for (int c = 0; c < 9; ++c) t[static_cast<int64_t>(r) * 9 + c] = c == 8 ? marker_ : data_;
+    return {g.variable(t), std::nullopt};
+  }
+  int input_size() const override { return 10; }
+  int output_size() const override { return 9; }
+
+ private:
+  float data_, marker_;
+};
+
+TEST(NtmTask, RepeatCopySeparatesTheEndMarkerFromTheCopy) {
+  const NtmTaskConfig cfg = default_task_config(NtmTaskKind::kRepeatCopy);
+  const int len = 4, rep = 3, n = 6;
+  core::Rng rng(5);  // evaluate_at's sequences: the same seed, one batch
+  const data::tasks::SeqBatch b = make_task_batch_at(cfg, len, rep, n, rng);
+  double ones = 0;  // data bits that are 1 in the scored targets
+  for (int64_t t = 0; t < b.steps; ++t)
+    for (int64_t j = 0; j < n; ++j)
+      if (b.msk(t, j) > 0)
+        for (int c = 0; c < 8; ++c) ones += b.tgt(t, j, c) > 0.5f ? 1 : 0;
+  const int scored = len * rep + 1;  // the copies and the end-marker step
+
+  // Never fires the marker, every data bit 0: the ones are copy errors, the last step's marker is wrong.
+  const EvalResult quiet = evaluate_at(ConstModel(-5, -5), cfg, len, rep, n, n, 5);
+  EXPECT_DOUBLE_EQ(quiet.marker_errors, 1.0);
+  EXPECT_DOUBLE_EQ(quiet.copy_errors, ones / n);
+  EXPECT_DOUBLE_EQ(quiet.bit_errors, ones / n + 1.0);
+  EXPECT_LT(quiet.exact, 0.5);  // 4 x 8 random bits of which none is 1: practically never
+  // Fires the marker at every step: every marker but the last is wrong; the data there is moot.
+  const EvalResult eager = evaluate_at(ConstModel(-5, 5), cfg, len, rep, n, n, 5);
+  EXPECT_DOUBLE_EQ(eager.marker_errors, scored - 1.0);
+  EXPECT_DOUBLE_EQ(eager.copy_errors, 0.0);
+  EXPECT_DOUBLE_EQ(eager.exact, 1.0);
+  // Copy: no marker channel, so every wrong bit is a copy error.
+  ZeroModel zero;
+  const EvalResult copy = evaluate_at(zero, default_task_config(NtmTaskKind::kCopy), 10, 0, 8, 4, 1);
+  EXPECT_DOUBLE_EQ(copy.marker_errors, 0.0);
+  EXPECT_DOUBLE_EQ(copy.copy_errors, copy.bit_errors);
+}
+
 TEST(NtmModel, CheckpointRoundTripGivesTheSameOutputs) {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("engram-ntm-test-{}", ::getpid());
   NtmModelConfig cfg;

@@ -125,15 +125,21 @@ void run_eval(const EvalArgs& a) {
               repeat_task ? fmt::format(", repeats {}-{}", task.min_repeat, task.max_repeat).c_str() : "",
               static_cast<long long>(a.sequences), static_cast<long long>(a.seed));
   const char* what = task.task == NtmTaskKind::kRecall ? "items" : "length";
-  if (repeat_task) std::printf("| %s | repeats | cost (bits/seq) | wrong bits/seq |\n|---|---|---|---|\n", what);
-  else std::printf("| %s | cost (bits/seq) | wrong bits/seq |\n|---|---|---|\n", what);
+  // Repeat copy separates the count (the end marker) from the copying (the data bits where the
+  // model does not output the end marker); see models::EvalResult.
+  if (repeat_task)
+    std::printf("| %s | repeats | cost (bits/seq) | wrong bits/seq | wrong end markers/seq | wrong copy bits/seq "
+                "| sequences copied exactly |\n|---|---|---|---|---|---|---|\n", what);
+  else std::printf("| %s | cost (bits/seq) | wrong bits/seq | sequences exactly right |\n|---|---|---|---|\n", what);
   for (size_t i = 0; i < rows; ++i) {
     const int len = lengths[lengths.size() == 1 ? 0 : i], rep = repeats[repeats.size() == 1 ? 0 : i];
     const models::EvalResult r =
         models::evaluate_at(model->seq(), task, len, rep, a.sequences, a.batch, static_cast<uint64_t>(a.seed));
     const std::string skipped = r.non_finite ? fmt::format(" ({} batches non-finite, skipped)", r.non_finite) : "";
-    if (repeat_task) std::printf("| %d | %d | %.4g | %.3g |%s\n", len, rep, r.bits, r.bit_errors, skipped.c_str());
-    else std::printf("| %d | %.4g | %.3g |%s\n", len, r.bits, r.bit_errors, skipped.c_str());
+    if (repeat_task)
+      std::printf("| %d | %d | %.4g | %.3g | %.3g | %.3g | %.1f%% |%s\n", len, rep, r.bits, r.bit_errors, r.marker_errors,
+                  r.copy_errors, 100.0 * r.exact, skipped.c_str());
+    else std::printf("| %d | %.4g | %.3g | %.1f%% |%s\n", len, r.bits, r.bit_errors, 100.0 * r.exact, skipped.c_str());
     std::fflush(stdout);
   }
 }

@@ -118,7 +118,8 @@ EvalResult evaluate_at(const SeqModel& model, const NtmTaskConfig& cfg, int leng
   res.repeat = repeat;
   core::Rng rng(seed);
   Graph g(false, size_t{1} << 24);
-  double bits = 0, errors = 0;
+  double bits = 0, errors = 0, marker = 0, copy = 0, exact = 0;
+  const int64_t marker_channel = cfg.task == NtmTaskKind::kRepeatCopy ? cfg.bits : -1;
   for (int64_t done = 0; done < sequences;) {
     const int64_t b = std::min(batch, sequences - done);
     g.reset();
@@ -132,9 +133,30 @@ EvalResult evaluate_at(const SeqModel& model, const NtmTaskConfig& cfg, int leng
     bits += l.bits * b;
     errors += l.bit_errors * b;
     res.sequences += b;
+    // Split the wrong bits by kind and sequence (row t * b + j holds sequence j).
+    const int64_t k = s.out_width;
+    std::vector<int64_t> copy_wrong(static_cast<size_t>(b), 0);
+    for (size_t i = 0; i < l.rows.size(); ++i) {
+      const int64_t row = l.rows[i];
+      const float* p = l.probs.data() + i * k;
+      const float* t = s.target.data() + row * k;
+      const bool fired = marker_channel >= 0 && p[marker_channel] > 0.5f;
+      for (int64_t c = 0; c < k; ++c) {
+        if ((p[c] > 0.5f) == (t[c] > 0.5f)) continue;
+        if (c == marker_channel) ++marker;
+        else if (!fired) ++copy_wrong[static_cast<size_t>(row % b)];
+      }
+    }
+    for (int64_t w : copy_wrong) {
+      copy += static_cast<double>(w);
+      exact += w == 0 ? 1 : 0;
+    }
   }
   res.bits = res.sequences ? bits / res.sequences : std::nan("");
   res.bit_errors = res.sequences ? errors / res.sequences : std::nan("");
+  res.marker_errors = res.sequences ? marker / res.sequences : std::nan("");
+  res.copy_errors = res.sequences ? copy / res.sequences : std::nan("");
+  res.exact = res.sequences ? exact / res.sequences : std::nan("");
   return res;
 }
 

@@ -109,6 +109,13 @@ struct EvalResult {
   int64_t sequences = 0;
   double bits = 0;        // mean cost per sequence in bits
   double bit_errors = 0;  // mean wrong bits per sequence
+  // Repeat copy separates the count from the copying: marker_errors = wrong end-marker outputs;
+  // copy_errors = wrong data bits at the steps where the model does not output the end marker
+  // (where it fires the marker early, its data bits there are moot). Other tasks: copy_errors =
+  // bit_errors, marker_errors = 0.
+  double marker_errors = 0;
+  double copy_errors = 0;
+  double exact = 0;  // fraction of sequences without copy errors
   int64_t non_finite = 0; // batches skipped by the NaN guard
 };
 
