@@ -89,7 +89,9 @@ def copy_batch(length, batch, bits=8):
 def measure(batch, steps, warmup, max_len):
     torch.manual_seed(1)
     model = NTM(9, 8)
-    opt = torch.optim.RMSprop(model.parameters(), lr=1e-4, alpha=0.95, momentum=0.9, eps=1e-8)
+    # engram's NTM default is Graves (2013)'s RMSProp: centered, eps under the square root.
+    # torch's centered RMSProp is the same work per parameter (it adds eps after the root).
+    opt = torch.optim.RMSprop(model.parameters(), lr=1e-4, alpha=0.95, momentum=0.9, eps=1e-4, centered=True)
 
     def update(i):
         length = 1 + i % max_len

@@ -22,6 +22,12 @@ TEST(Factory, BuildsEveryOptimizerByName) {
   c.momentum = 0.9f;
   c.centered = true;
   EXPECT_EQ(make_optimizer(store, c)->state_tensors().size(), 3u);  // square_avg, grad_avg, momentum
+  c.eps_in_root = true;
+  c.eps = 0.5f;
+  auto rms = make_optimizer(store, c);
+  EXPECT_TRUE(dynamic_cast<RmsProp&>(*rms).options().eps_in_root);  // the config reaches the optimizer
+  EXPECT_EQ(dynamic_cast<RmsProp&>(*rms).options().eps, 0.5f);
+  c.eps_in_root = false;
   c.name = "adamw";
   try {
     make_optimizer(store, c);

@@ -158,6 +158,12 @@ TEST(RmsProp, ThreeStepsEveryVariant) {
        {0.9666666677777778, 0.9411760313308213, 0.9186776340877107}},
       {"centered+momentum", {.lr = 0.01f, .alpha = 0.9f, .momentum = 0.9f, .centered = true},
        {0.9666666677777778, 0.9111760323308212, 0.8387360631854498}},
+      // eps under the root (Graves 2013): d = sqrt(v + eps); eps 0.01 so that it shows.
+      {"eps_in_root", {.lr = 0.01f, .alpha = 0.9f, .eps = 0.01f, .eps_in_root = true},
+       {0.9698488655422236, 0.9474881857672257, 0.9286236188196121}},
+      {"graves (centered+momentum+eps_in_root)",
+       {.lr = 0.01f, .alpha = 0.9f, .eps = 0.01f, .momentum = 0.9f, .centered = true, .eps_in_root = true},
+       {0.9683772233983162, 0.9152159526691288, 0.8454210773573898}},
   };
   for (const auto& c : cases) {
     Fixture f({1.0f});

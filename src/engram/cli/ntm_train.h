@@ -36,7 +36,8 @@ struct NtmTrainConfig {
 };
 
 // The paper's recipe for a task and architecture: NTM with an LSTM controller of 100 units,
-// 128 x 20 memory, one read and one write head, RMSProp momentum 0.9 alpha 0.95 lr 1e-4; the
+// 128 x 20 memory, one read and one write head, Graves's RMSProp (momentum 0.9, alpha 0.95,
+// centered, eps 1e-4 under the root) at lr 1e-4; the
 // LSTM baseline 3 x 256 (repeat copy 3 x 512) at lr 3e-5 (recall 1e-4); clipping at +-10.
 NtmTrainConfig default_ntm_train_config(models::NtmTaskKind task, models::NtmArchitecture arch);
 

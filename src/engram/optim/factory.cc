@@ -25,7 +25,8 @@ std::unique_ptr<Optimizer> make_optimizer(nn::ParamStore& store, const Optimizer
                                                            .eps = c.eps,
                                                            .momentum = c.momentum,
                                                            .centered = c.centered,
-                                                           .weight_decay = c.weight_decay});
+                                                           .weight_decay = c.weight_decay,
+                                                           .eps_in_root = c.eps_in_root});
   throw Error(fmt::format("unknown optimizer '{}' (expected sgd|adam|adagrad|rmsprop)", c.name));
 }
 

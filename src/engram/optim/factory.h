@@ -20,6 +20,7 @@ struct OptimizerConfig {
   float beta1 = 0.9f, beta2 = 0.999f;   // adam
   float alpha = 0.99f;                  // rmsprop
   bool centered = false;                // rmsprop
+  bool eps_in_root = false;             // rmsprop
   float eps = 1e-8f;                    // adam, adagrad, rmsprop
   float clip_norm = 0.0f;               // global-norm clipping before each step (0 = off; the trainer applies it)
 
@@ -35,6 +36,7 @@ struct OptimizerConfig {
     v("beta2", beta2, "adam: second-moment decay");
     v("alpha", alpha, "rmsprop: squared-gradient smoothing");
     v("centered", centered, "rmsprop: divide by the gradient variance");
+    v("eps_in_root", eps_in_root, "rmsprop: sqrt(v + eps) as Graves (2013), not sqrt(v) + eps");
     v("eps", eps, "adam, adagrad, rmsprop: denominator epsilon");
     v("clip_norm", clip_norm, "clip gradients to this global L2 norm (0 = off)");
   }

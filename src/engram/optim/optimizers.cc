@@ -89,7 +89,8 @@ void adagrad_kernel(float* __restrict w, const float* __restrict g, float* __res
 // (momentum only, else null).
 void rmsprop_kernel(float* __restrict w, const float* __restrict g, float* __restrict sq, float* __restrict avg,
                     float* __restrict buf, int64_t n, const RmspropOptions& o) {
-  const float a = o.alpha, lr = o.lr, eps = o.eps, wd = o.weight_decay, mu = o.momentum;
+  const float a = o.alpha, lr = o.lr, wd = o.weight_decay, mu = o.momentum;
+  const float eps_root = o.eps_in_root ? o.eps : 0.0f, eps = o.eps_in_root ? 0.0f : o.eps;
   float root[kBlock];  // sqrt of the (centered) second moment
   for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
     const int64_t len = std::min(kBlock, n - i0);
@@ -105,8 +106,11 @@ void rmsprop_kernel(float* __restrict w, const float* __restrict g, float* __res
       for (int64_t i = 0; i < len; ++i) {
         ab[i] = a * ab[i] + (1.0f - a) * (gb[i] + wd * wb[i]);
         const float var = sb[i] - ab[i] * ab[i];
-        root[i] = var > 0.0f ? var : 0.0f;  // rounding can make the estimate slightly negative
+        root[i] = (var > 0.0f ? var : 0.0f) + eps_root;  // rounding can make the estimate slightly negative
       }
+      sqrt_block(root, root, len);
+    } else if (eps_root != 0.0f) {
+      for (int64_t i = 0; i < len; ++i) root[i] = sb[i] + eps_root;
       sqrt_block(root, root, len);
     } else {
       sqrt_block(sb, root, len);

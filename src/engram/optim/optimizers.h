@@ -74,10 +74,13 @@ struct RmspropOptions {
   float momentum = 0.0f;      // the NTM paper uses 0.9 (with lr 1e-4)
   bool centered = false;      // divide by the estimated variance instead of the raw second moment
   float weight_decay = 0.0f;
+  bool eps_in_root = false;   // d = sqrt(v + eps) (Graves 2013, TensorFlow) instead of sqrt(v) + eps
 };
 
-// g' = g + wd*w;  s = a*s + (1-a)*g'²;  centered: m = a*m + (1-a)*g', d = sqrt(s - m²) + eps,
-// else d = sqrt(s) + eps;  momentum: b = mu*b + g'/d, w -= lr*b;  else w -= lr*g'/d.
+// g' = g + wd*w;  s = a*s + (1-a)*g'²;  centered: m = a*m + (1-a)*g', v = s - m², else v = s;
+// d = sqrt(v) + eps (PyTorch), or sqrt(v + eps) with eps_in_root (Graves 2013 eq. 38-41, the form
+// the NTM paper trained with: centered, momentum 0.9, eps 1e-4 under the root);
+// momentum: b = mu*b + g'/d, w -= lr*b;  else w -= lr*g'/d.
 class RmsProp final : public Optimizer {
  public:
   explicit RmsProp(nn::ParamStore& store, RmspropOptions options = {});
