@@ -12,8 +12,6 @@ namespace engram::decode {
 
 namespace {
 
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
 void check_source(const SourceBatch& src) {
   ENGRAM_CHECK(src.batch >= 1 && static_cast<int>(src.lengths.size()) == src.batch,
                "search: source batch of {} sentences with {} lengths", src.batch, src.lengths.size());
@@ -157,20 +155,15 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
   g.reset();
   std::unique_ptr<DecodeState> state = model.encode(g, src);
   // Live rows of sentence s are [begin, begin + count[s]) in the state, sentences in `active`
-  // order. At the start each sentence has K copies of its row; only the first is live (the
-  // others start at -inf), so the first step expands one prefix per sentence.
-  std::vector<int32_t> rows;  // [B*K]
-  for (int s = 0; s < b; ++s)
-    for (int j = 0; j < k; ++j) rows.push_back(s);
-  model.reorder(*state, rows);
-  std::vector<int> active(b), count(b, k), max_len(b);
-  std::vector<double> row_lp(static_cast<size_t>(b) * k, kNegInf);   // [N] prefix log-probability
-  std::vector<int32_t> row_node(static_cast<size_t>(b) * k, -1);     // [N] prefix node
-  std::vector<int32_t> prev(static_cast<size_t>(b) * k, model.go_id());
+  // order. The first step runs one row per sentence (the empty prefix: the state as encoded) and
+  // expands it into up to K prefixes; from then on each sentence has up to K rows.
+  std::vector<int> active(b), count(b, 1), max_len(b);
+  std::vector<double> row_lp(b, 0.0);         // [N] prefix log-probability
+  std::vector<int32_t> row_node(b, -1);       // [N] prefix node
+  std::vector<int32_t> prev(b, model.go_id());
   std::vector<std::vector<Ended>> ended(b);
   for (int s = 0; s < b; ++s) {
     active[s] = s;
-    row_lp[static_cast<size_t>(s) * k] = 0.0;
     max_len[s] = max_output_length(src.lengths[s], options);
   }
   PrefixTree tree;
@@ -196,7 +189,6 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
       cands.clear();
       const int per_row = std::min(2 * k, v);
       for (int r = begin; r < begin + count[s]; ++r) {
-        if (row_lp[r] == kNegInf) continue;
         const float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
         top_k(lp, v, per_row, order);
         for (int i = 0; i < per_row; ++i) cands.push_back({row_lp[r] + lp[order[i]], r, order[i]});
