@@ -4,6 +4,7 @@
 // Dims: N rows, V classes, S source length.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -156,7 +157,9 @@ TEST(BeamSearch, WideBeamEqualsExhaustiveSearch) {
     for (int i = 0; i < 5; ++i) {
       EXPECT_EQ(nbest[s][i].ids, all[i].second) << "sentence " << s << " rank " << i;
       EXPECT_NEAR(nbest[s][i].log_prob, all[i].first, 1e-4);
-      if (i > 0) EXPECT_LE(nbest[s][i].score, nbest[s][i - 1].score);
+      if (i > 0) {
+        EXPECT_LE(nbest[s][i].score, nbest[s][i - 1].score);
+      }
     }
   }
 }
@@ -272,6 +275,34 @@ TEST(Search, SamplingFollowsTheDistribution) {
   int fours = 0;
   for (int i = 0; i < 400; ++i) fours += sample_search(g, model, sources({1}), {}, 1.0f, rng)[0].ids[0] == 4;
   EXPECT_NEAR(fours / 400.0, 0.75, 0.07);
+}
+
+// top_k against a stable sort of the indices by score, on rows with many ties and -inf, across
+// the 16-wide blocks it skips and the tail after them.
+TEST(Search, TopKEqualsAStableSort) {
+  uint64_t h = 12345;
+  auto next = [&] { return h = h * 6364136223846793005ull + 1442695040888963407ull; };
+  std::vector<int32_t> got;
+  for (int v : {1, 5, 15, 16, 17, 31, 32, 33, 100, 257}) {
+    for (int k : {1, 2, 5, 10}) {
+      if (k > v) continue;
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<float> lp(v);
+        for (float& x : lp) {
+          const uint64_t r = next() >> 40;
+          x = r % 7 == 0 ? -INFINITY : static_cast<float>(static_cast<int>(r % 13) - 20);  // ties everywhere
+        }
+        if (trial % 4 == 1)  // rising scores: every block holds a new best
+          for (int i = 0; i < v; ++i) lp[i] = static_cast<float>(i / 3);
+        std::vector<int32_t> want(v);
+        for (int i = 0; i < v; ++i) want[i] = i;
+        std::stable_sort(want.begin(), want.end(), [&](int32_t a, int32_t b) { return lp[a] > lp[b]; });
+        want.resize(k);
+        top_k(lp.data(), v, k, got);
+        EXPECT_EQ(got, want) << "v " << v << " k " << k << " trial " << trial;
+      }
+    }
+  }
 }
 
 }  // namespace

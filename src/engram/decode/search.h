@@ -49,6 +49,8 @@ struct Hypothesis {
 double length_penalty(int length, float alpha);
 // Max output tokens for a source of `src_len` tokens (at least 1).
 int max_output_length(int src_len, const SearchOptions& options);
+// The k best of the v scores in `lp` (k <= v), best first, ties to the lower index, into `best`.
+void top_k(const float* lp, int v, int k, std::vector<int32_t>& best);
 
 // Picks the arg-max token per row until <eos> or the max length. Returns one hypothesis per
 // sentence. `g` is reset before encoding and between steps (pass a grad-disabled graph).
