@@ -27,18 +27,20 @@ Var additive_score(Var keys, Var query, Var v) {
   ENGRAM_CHECK(v.numel() == a && (v.shape().rank() == 1 || (v.shape().rank() == 2 && v.shape()[0] == 1)),
                "additive_score: v {} must be [1, A={}] or [A]", v.shape(), a);
   Graph& g = *keys.g;
-  Tensor out = g.alloc({b, s});                                      // [B, S]
-  float* t = g.arena().floats(static_cast<size_t>(b) * s * a);       // [B, S, A] tanh values
+  Tensor out = g.alloc({b, s});  // [B, S]
+  // The tanh values are kept for the backward pass only when one can follow.
+  const bool keep = g.grad_enabled() && (keys.needs_grad() || query.needs_grad() || v.needs_grad());
+  float* t = keep ? g.arena().floats(static_cast<size_t>(b) * s * a) : nullptr;  // [B, S, A] tanh values
   const float *pk = keys.data(), *pq = query.data(), *pv = v.data();
-  kernels::parallel_rows(b, int64_t{s} * a, [&](int64_t b0, int64_t b1) {
-    for (int64_t i = b0; i < b1; ++i) {
-      ConstRow q(pq + i * a, a), vv(pv, a);
-      for (int j = 0; j < s; ++j) {
-        const int64_t off = (i * s + j) * a;
-        Row tr(t + off, a);
-        tr = (ConstRow(pk + off, a) + q).tanh();
-        out.data[i * s + j] = (tr * vv).sum();
-      }
+  // One item per (row, source position): a few rows (beam search over one sentence) still split evenly.
+  kernels::parallel_for(int64_t{b} * s, std::max<int64_t>(1, (int64_t{1} << 15) / a), [&](int64_t p0, int64_t p1) {
+    Eigen::ArrayXf scratch(keep ? 0 : a);
+    ConstRow vv(pv, a);
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t off = p * a;
+      Row tr(keep ? t + off : scratch.data(), a);
+      tr = (ConstRow(pk + off, a) + ConstRow(pq + (p / s) * a, a)).tanh();
+      out.data[p] = (tr * vv).sum();
     }
   });
   Var y = g.record(out, [](Graph& g, const Node& n) {
