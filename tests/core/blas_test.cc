@@ -69,13 +69,15 @@ TEST(Blas, ColumnSplitOnTwoThreadsMatchesANaiveProduct) {
 // The few-row kernels (gemv.cc) on their own: 1-13 rows (groups of 8 and ragged ones), widths
 // with and without a vector tail, strides wider than the rows, beta 0 / 1 / 0.5, one and two
 // threads (W's rows split over the team).
-void check_small_m(int mode, int m, int n, int k, float beta, int threads) {  // mode 0 fp32, 1 bf16, 2 bf16 packed
-  const bool bf16 = mode > 0;
+// mode 0 fp32, 1 bf16, 2 bf16 packed, 3 bf16 packed with a bias (added in place of beta * y)
+void check_small_m(int mode, int m, int n, int k, float beta, int threads) {
+  const bool bf16 = mode > 0, with_bias = mode == 3;
+  if (with_bias) beta = 0.0f;
   set_blas_threads(threads);
   Rng rng(m * 7919 + n * 31 + k + (bf16 ? 1 : 0));
   const int ldx = k + 5, ldw = k + 3, ldy = n + 2;
-  std::vector<float> x(m * ldx), w(n * ldw), y(m * ldy);
-  for (auto* v : {&x, &w, &y})
+  std::vector<float> x(m * ldx), w(n * ldw), y(m * ldy), bias(n);
+  for (auto* v : {&x, &w, &y, &bias})
     for (auto& e : *v) e = rng.uniform(-1, 1);
   std::vector<uint16_t> wb(w.size());
   to_bf16(w.data(), wb.data(), static_cast<int64_t>(w.size()));
@@ -90,23 +92,24 @@ void check_small_m(int mode, int m, int n, int k, float beta, int threads) {  //
         sum += x[i * ldx + p] * wv;
         mag += std::fabs(x[i * ldx + p] * wv);
       }
-      want[i * n + j] = 0.75 * sum + beta * y[i * ldy + j];
+      want[i * n + j] = 0.75 * sum + (with_bias ? bias[j] : beta * y[i * ldy + j]);
       scale[i * n + j] = mag;
     }
-  if (mode == 2 && !packed_bf16_kernel()) {  // built without AVX512-BF16: the packed kernel refuses
+  if (mode >= 2 && !packed_bf16_kernel()) {  // built without AVX512-BF16: the packed kernel refuses
     std::vector<uint16_t> packed(static_cast<size_t>(packed_bf16_size(n, k)));
     EXPECT_THROW(gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), ldx, packed.data(), beta, y.data(), ldy),
                  engram::Error);
     set_blas_threads(1);
     return;
   }
-  if (mode == 2) {
+  if (mode >= 2) {
     std::vector<float> dense(static_cast<size_t>(n) * k);  // W without its row padding
     for (int j = 0; j < n; ++j)
       for (int p = 0; p < k; ++p) dense[static_cast<size_t>(j) * k + p] = w[j * ldw + p];
     std::vector<uint16_t> packed(static_cast<size_t>(packed_bf16_size(n, k)));
     pack_bf16_pairs(dense.data(), n, k, packed.data());
-    gemm_small_m_bf16_packed(m, n, k, 0.75f, x.data(), ldx, packed.data(), beta, y.data(), ldy);
+    gemm_small_m_bf16_packed(m, n, k, 0.75f, x.data(), ldx, packed.data(), beta, y.data(), ldy,
+                             with_bias ? bias.data() : nullptr);
   } else if (bf16) {
     gemm_small_m_bf16(m, n, k, 0.75f, x.data(), ldx, wb.data(), ldw, beta, y.data(), ldy);
   } else {
@@ -116,7 +119,7 @@ void check_small_m(int mode, int m, int n, int k, float beta, int threads) {  //
     for (int j = 0; j < n; ++j) {
       const double tol = bf16 ? 0.75 * scale[i * n + j] / 256 + 1e-5 : 1e-4 * std::sqrt(k);
       ASSERT_NEAR(y[i * ldy + j], want[i * n + j], tol)
-          << (mode == 2 ? "bf16 packed" : bf16 ? "bf16" : "fp32") << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " at " << i
+          << (mode == 3 ? "bf16 packed+bias" : mode == 2 ? "bf16 packed" : bf16 ? "bf16" : "fp32") << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " at " << i
           << "," << j;
     }
   set_blas_threads(1);
@@ -124,11 +127,11 @@ void check_small_m(int mode, int m, int n, int k, float beta, int threads) {  //
 
 TEST(Blas, FewRowKernelsMatchANaiveProduct) {
   const int shapes[][2] = {{1, 64}, {37, 16}, {300, 48}, {513, 33}, {1001, 512}, {130, 7}};
-  for (int mode : {0, 1, 2})
+  for (int mode : {0, 1, 2, 3})
     for (int m : {1, 2, 3, 4, 5, 6, 7, 8, 13})
       for (auto& s : shapes)
         for (float beta : {0.0f, 1.0f, 0.5f}) check_small_m(mode, m, s[0], s[1], beta, 1);
-  for (int mode : {0, 1, 2})
+  for (int mode : {0, 1, 2, 3})
     for (int m : {1, 5}) check_small_m(mode, m, 1001, 512, 0.5f, 2);
 }
 

@@ -230,6 +230,21 @@ TEST(GraphTest, Bf16WeightsServeProductsWithoutGradients) {
   g.use_bf16_weights(&packed_mirror);
   const Floats packed_3 = run(w, 3);
   for (size_t i = 0; i < flat_3.size(); ++i) EXPECT_NEAR(packed_3[i], flat_3[i], 1e-4) << i;
+  // With a bias: the packed kernel adds it in its epilogue, the other paths before the product.
+  Floats bias(n);
+  for (auto& e : bias) e = rng.uniform(-1, 1);
+  Var b = g.input(Tensor{bias.data(), {n}});
+  auto run_bias = [&] {
+    Var y = affine(g.input(Tensor{xs.data(), {3, k}}), w, b);
+    return Floats(y.data(), y.data() + y.numel());
+  };
+  const Floats packed_b = run_bias();
+  g.use_bf16_weights(&mirror);
+  const Floats flat_b = run_bias();
+  for (size_t i = 0; i < packed_b.size(); ++i) {
+    EXPECT_NEAR(packed_b[i], packed_3[i] + bias[i % n], 1e-5) << i;
+    EXPECT_NEAR(packed_b[i], flat_b[i], 1e-4) << i;
+  }
   g.use_bf16_weights(&mirror);
   g.set_grad_enabled(true);
   EXPECT_EQ(run(w, 3), fp32_3) << "gradients on: fp32";

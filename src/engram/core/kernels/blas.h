@@ -41,8 +41,9 @@ constexpr int kPackCols = 64;
 int64_t packed_bf16_size(int n, int k);
 void pack_bf16_pairs(const float* w, int n, int k, uint16_t* out);
 bool packed_bf16_kernel();
+// `bias` (n values, or null) is added to every row of alpha * x · Wᵀ in place of beta * y.
 void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* packed,
-                              float beta, float* y, int ldy);
+                              float beta, float* y, int ldy, const float* bias = nullptr);
 // y[m, n] = x[m, k] · W[n, k]ᵀ + beta * y with x rounded to bf16, W bf16, fp32 results: oneDNN's
 // matmul (gemm_bf16.cc), for products of more rows than gemm_small_m_bf16 takes.
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,

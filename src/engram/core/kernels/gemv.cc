@@ -126,7 +126,7 @@ void rows_block(int j0, int j1, int k, float alpha, const float* x, int ldx, con
 // contiguous stream.
 template <int MR, int NB>
 void packed_block(int kp, const uint32_t* xp, const uint16_t* blk, float alpha, float beta, float* y, int ldy,
-                  int j0, int valid) {
+                  int j0, int valid, const float* bias) {
   __m512 acc[MR][NB];
   for (int i = 0; i < MR; ++i)
     for (int c = 0; c < NB; ++c) acc[i][c] = _mm512_setzero_ps();
@@ -147,14 +147,15 @@ void packed_block(int kp, const uint32_t* xp, const uint16_t* blk, float alpha, 
                                             : static_cast<__mmask16>((1u << (valid - col)) - 1);
       float* out = y + static_cast<int64_t>(i) * ldy + j0 + col;
       __m512 v = _mm512_mul_ps(acc[i][c], _mm512_set1_ps(alpha));
-      if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, out), _mm512_set1_ps(beta), v);
+      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j0 + col));
+      else if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, out), _mm512_set1_ps(beta), v);
       _mm512_mask_storeu_ps(out, m, v);
     }
 }
 
 // Output blocks b0..b1 (kPackCols outputs each) for all m rows, in groups of at most 6 rows.
 void packed_range(int m, int n, int kp, const uint32_t* xp, const uint16_t* w, int64_t b0, int64_t b1, float alpha,
-                  float beta, float* y, int ldy) {
+                  float beta, float* y, int ldy, const float* bias) {
   constexpr int NB = kPackCols / 16;
   for (int64_t b = b0; b < b1; ++b) {
     const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
@@ -163,12 +164,12 @@ void packed_range(int m, int n, int kp, const uint32_t* xp, const uint16_t* w, i
       const uint32_t* xi = xp + static_cast<int64_t>(i) * kp;
       float* yi = y + static_cast<int64_t>(i) * ldy;
       switch (std::min(6, m - i)) {
-        case 1: packed_block<1, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
-        case 2: packed_block<2, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
-        case 3: packed_block<3, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
-        case 4: packed_block<4, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
-        case 5: packed_block<5, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
-        default: packed_block<6, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid); break;
+        case 1: packed_block<1, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        case 2: packed_block<2, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        case 3: packed_block<3, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        case 4: packed_block<4, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        case 5: packed_block<5, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        default: packed_block<6, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
       }
     }
   }
@@ -262,7 +263,7 @@ bool packed_bf16_kernel() {
 }
 
 void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* packed,
-                              float beta, float* y, int ldy) {
+                              float beta, float* y, int ldy, const float* bias) {
   if (m <= 0 || n <= 0) return;
 #ifdef __AVX512BF16__
   const int kp = (k + 1) / 2;
@@ -276,17 +277,17 @@ void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, 
   const int64_t blocks = (n + kPackCols - 1) / kPackCols;
   const int team = packed_bf16_size(n, k) * 2 >= (int64_t{1} << 17) ? std::min<int64_t>(blas_team_size(), blocks) : 1;
   if (team <= 1) {
-    packed_range(m, n, kp, xp.data(), packed, 0, blocks, alpha, beta, y, ldy);
+    packed_range(m, n, kp, xp.data(), packed, 0, blocks, alpha, beta, y, ldy, bias);
     return;
   }
 #pragma omp parallel num_threads(team)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
-    if (b1 > b0) packed_range(m, n, kp, xp.data(), packed, b0, b1, alpha, beta, y, ldy);
+    if (b1 > b0) packed_range(m, n, kp, xp.data(), packed, b0, b1, alpha, beta, y, ldy, bias);
   }
 #else
-  (void)m, (void)n, (void)k, (void)alpha, (void)x, (void)ldx, (void)packed, (void)beta, (void)y, (void)ldy;
+  (void)m, (void)n, (void)k, (void)alpha, (void)x, (void)ldx, (void)packed, (void)beta, (void)y, (void)ldy, (void)bias;
   ENGRAM_CHECK(false, "gemm_small_m_bf16_packed needs AVX512-BF16 (check packed_bf16_kernel() first)");
 #endif
 }

@@ -54,12 +54,7 @@ Var affine(Var x, Var w, Var bias) {
   Shape so = sx;
   so[so.rank() - 1] = n;
   Tensor y = g.alloc(so);
-  if (bias.valid()) {
-    const float* pb = bias.data();
-    for (int i = 0; i < r; ++i)
-      for (int j = 0; j < n; ++j) y.data[static_cast<int64_t>(i) * n + j] = pb[j];
-  }
-  weight_product(g, r, n, k, x.data(), w.data(), bias.valid() ? 1.0f : 0.0f, y.data);
+  weight_product(g, r, n, k, x.data(), w.data(), 0.0f, y.data, bias.valid() ? bias.data() : nullptr);
   BackwardFn fn = [](Graph& g, const Node& nd) {
     const Tensor& X = g.node(nd.in[0]).value;
     const Tensor& W = g.node(nd.in[1]).value;
@@ -123,12 +118,28 @@ Var bmm(Var a, Var b, bool ta, bool tb) {
   return v;
 }
 
-void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y) {
+void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y,
+                    const float* bias) {
   const uint16_t* wb = g.bf16_weight(w);
+  if (const uint16_t* wp = wb && rows <= kernels::kSmallRows ? g.bf16_packed(w, n, k) : nullptr) {
+    if (bias && beta != 0.0f) {  // the kernel adds the bias in place of beta * y: fold y in first
+      for (int64_t i = 0; i < int64_t{rows} * n; ++i) y[i] = beta * y[i] + bias[i % n];
+      kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, 1.0f, y, n);
+    } else {
+      kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n, bias);
+    }
+    return;
+  }
+  if (bias) {  // y = bias + beta * y, then the product accumulates onto it
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < n; ++j) {
+        float& o = y[static_cast<int64_t>(i) * n + j];
+        o = beta == 0.0f ? bias[j] : bias[j] + beta * o;
+      }
+    beta = 1.0f;
+  }
   if (!wb)
     sgemm(false, true, rows, n, k, 1.0f, x, k, w, k, beta, y, n);
-  else if (const uint16_t* wp = rows <= kernels::kSmallRows ? g.bf16_packed(w, n, k) : nullptr)
-    kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n);
   else if (rows <= kernels::kSmallRows)
     kernels::gemm_small_m_bf16(rows, n, k, 1.0f, x, k, wb, k, beta, y, n);
   else
