@@ -1,6 +1,9 @@
 // matmul / affine / bmm: shape rules, sgemm forward, accumulating sgemm backward (beta = 1).
 #include "engram/core/ops/matmul.h"
 
+#include <algorithm>
+
+#include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/core/kernels/parallel.h"
 
@@ -120,22 +123,14 @@ Var bmm(Var a, Var b, bool ta, bool tb) {
 
 void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y,
                     const float* bias) {
+  ENGRAM_CHECK(!bias || beta == 0.0f, "weight_product: a bias replaces beta * y (beta {} must be 0)", beta);
   const uint16_t* wb = g.bf16_weight(w);
   if (const uint16_t* wp = wb && rows <= kernels::kSmallRows ? g.bf16_packed(w, n, k) : nullptr) {
-    if (bias && beta != 0.0f) {  // the kernel adds the bias in place of beta * y: fold y in first
-      for (int64_t i = 0; i < int64_t{rows} * n; ++i) y[i] = beta * y[i] + bias[i % n];
-      kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, 1.0f, y, n);
-    } else {
-      kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n, bias);
-    }
+    kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n, bias);  // bias in its epilogue
     return;
   }
-  if (bias) {  // y = bias + beta * y, then the product accumulates onto it
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < n; ++j) {
-        float& o = y[static_cast<int64_t>(i) * n + j];
-        o = beta == 0.0f ? bias[j] : bias[j] + beta * o;
-      }
+  if (bias) {  // y = bias, then the product accumulates onto it
+    for (int i = 0; i < rows; ++i) std::copy(bias, bias + n, y + static_cast<int64_t>(i) * n);
     beta = 1.0f;
   }
   if (!wb)

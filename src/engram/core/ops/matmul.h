@@ -13,11 +13,11 @@ Var affine(Var x, Var w, Var bias = {});
 // a [Bt, M, K] (or [Bt, K, M] with trans_a) x b [Bt, K, N] (or [Bt, N, K]) -> [Bt, M, N]
 Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
 
-// y [R, N] = x [R, K] · w [N, K]ᵀ + beta * y (+ bias [N] on every row, if given), contiguous rows:
-// kernels::sgemm, or, when the graph runs on bf16 weights (Graph::use_bf16_weights), a bf16
-// product on w's bf16 copy (the few-row kernel up to kernels::kSmallRows rows, which adds the bias
-// in its epilogue; oneDNN's bf16 matmul above). The forward product of every op that multiplies by
-// a weight matrix.
+// y [R, N] = x [R, K] · w [N, K]ᵀ + beta * y, or + bias [N] on every row (then beta must be 0),
+// contiguous rows: kernels::sgemm, or, when the graph runs on bf16 weights
+// (Graph::use_bf16_weights), a bf16 product on w's bf16 copy (the few-row kernel up to
+// kernels::kSmallRows rows, which adds the bias in its epilogue; oneDNN's bf16 matmul above). The
+// forward product of every op that multiplies by a weight matrix.
 void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y,
                     const float* bias = nullptr);
 
