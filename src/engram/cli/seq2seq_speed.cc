@@ -35,8 +35,8 @@ using Clock = std::chrono::steady_clock;
 struct SpeedArgs {
   int batch = 64, src_len = 20, tgt_len = 20, vocab = 8000;
   int steps = 5, warmup = 1, sentences = 64, beam = 5, threads = 1;
-  std::string what = "train,greedy,beam";
-  std::string precision = "fp32";  // decoding weights: comma list of fp32, bf16
+  std::vector<std::string> what = {"train", "greedy", "beam"};
+  std::vector<std::string> precision = {"fp32"};  // decoding weights
   std::vector<std::string> sets;
 };
 
@@ -106,8 +106,10 @@ void run_speed(const SpeedArgs& a) {
               cfg.cell == models::RnnCell::kGru ? "GRU" : "LSTM",
               static_cast<int>(model.params().numel()), a.batch, a.src_len, a.tgt_len, cfg.tgt_vocab,
               core::kernels::blas_backend(), a.threads, a.threads == 1 ? "" : "s");
-  const bool all = a.what.empty();
-  auto wants = [&](const char* w) { return all || a.what.find(w) != std::string::npos; };
+  auto listed = [](const std::vector<std::string>& list, const char* w) {
+    return std::find(list.begin(), list.end(), w) != list.end();
+  };
+  auto wants = [&](const char* w) { return a.what.empty() || listed(a.what, w); };
 
   if (wants("train")) {
     // One fixed batch: every source S tokens, every target T-1 tokens + <eos>.
@@ -183,7 +185,7 @@ void run_speed(const SpeedArgs& a) {
     return std::pair{a.sentences / sec, double(tokens) / a.sentences};
   };
   for (const char* precision : {"fp32", "bf16"}) {
-    if (a.precision.find(precision) == std::string::npos) continue;
+    if (!listed(a.precision, precision)) continue;
     const bool use_bf16 = precision[0] == 'b';
     dg.use_bf16_weights(use_bf16 ? &bf16 : nullptr);
     for (int beam : {1, a.beam}) {
@@ -216,18 +218,12 @@ void register_seq2seq_speed(CLI::App& app) {
   speed->add_option("--sentences", a->sentences, "sentences decoded per measurement");
   speed->add_option("--beam", a->beam, "beam size of the beam measurement");
   speed->add_option("--threads", a->threads, "BLAS/OpenMP threads")->check(CLI::PositiveNumber);
-  speed->add_option("--what", a->what, "comma list of train, greedy, beam");
+  speed->add_option("--what", a->what, "comma list of train, greedy, beam")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"train", "greedy", "beam"}));
   speed->add_option("--precision", a->precision, "decoding weights, comma list of fp32, bf16")
-      ->check([](const std::string& v) {
-        std::string bad;
-        for (size_t b = 0; b <= v.size();) {
-          const size_t e = std::min(v.find(',', b), v.size());
-          const std::string item = v.substr(b, e - b);
-          if (item != "fp32" && item != "bf16") bad = item;
-          b = e + 1;
-        }
-        return bad.empty() ? std::string() : "'" + bad + "' is not fp32 or bf16";
-      });
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   speed->add_option("--set", a->sets, "override a model key, e.g. --set cell=lstm")->take_all();
   speed->callback([a] { run_speed(*a); });
 }
