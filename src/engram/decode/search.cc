@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "engram/core/error.h"
+#include "engram/core/kernels/parallel.h"
 
 namespace engram::decode {
 
@@ -181,7 +182,7 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
   PrefixTree tree;
   int align_width = 0;  // S of the recorded α rows
   std::vector<Candidate> cands;
-  std::vector<int32_t> order;
+  std::vector<int32_t> row_best;  // [N, per_row] each live row's best classes, best first
   std::vector<double> scores;
   for (int t = 0; !active.empty(); ++t) {
     g.reset();
@@ -191,6 +192,17 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
     const int s_pad = record_align ? out.alignment.shape[1] : 0;
     const double lp_level = length_penalty(level, options.alpha);
     if (record_align) align_width = s_pad;
+    // Every live row's 2K best classes, rows split over the threads (each row independent, so
+    // the result does not depend on the split).
+    const int rows = out.log_probs.shape[0], per_row = std::min(2 * k, v);
+    row_best.resize(static_cast<size_t>(rows) * per_row);
+    core::kernels::parallel_for(rows, 1, [&](int64_t r0, int64_t r1) {
+      std::vector<int32_t> order;
+      for (int64_t r = r0; r < r1; ++r) {
+        top_k(out.log_probs.data + r * v, v, per_row, order);
+        std::copy(order.begin(), order.end(), row_best.begin() + r * per_row);
+      }
+    });
     std::vector<int32_t> live_rows, live_prev, live_node;
     std::vector<double> live_lp;
     std::vector<int> next_active, next_count;
@@ -199,11 +211,10 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
       const int s = active[a];
       // The 2K best (row, token) extensions of this sentence's live prefixes.
       cands.clear();
-      const int per_row = std::min(2 * k, v);
       for (int r = begin; r < begin + count[s]; ++r) {
         const float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
-        top_k(lp, v, per_row, order);
-        for (int i = 0; i < per_row; ++i) cands.push_back({row_lp[r] + lp[order[i]], r, order[i]});
+        const int32_t* best = row_best.data() + static_cast<int64_t>(r) * per_row;
+        for (int i = 0; i < per_row; ++i) cands.push_back({row_lp[r] + lp[best[i]], r, best[i]});
       }
       begin += count[s];
       std::stable_sort(cands.begin(), cands.end(),

@@ -267,24 +267,29 @@ void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, 
   if (m <= 0 || n <= 0) return;
 #ifdef __AVX512BF16__
   const int kp = (k + 1) / 2;
-  std::vector<uint32_t> xp(static_cast<size_t>(m) * kp);  // [M, K/2] x as bf16 pairs
-  std::vector<uint16_t> row(static_cast<size_t>(2) * kp);
+  // [M, K/2] x as bf16 pairs, and one row's conversion; per-thread scratch reused across calls
+  // (a decoding step makes several of these small products: no allocation each time).
+  thread_local std::vector<uint32_t> xp;
+  thread_local std::vector<uint16_t> row;
+  xp.resize(static_cast<size_t>(m) * kp);
+  row.resize(static_cast<size_t>(2) * kp);
   for (int i = 0; i < m; ++i) {
     row.back() = 0;
     to_bf16(x + static_cast<int64_t>(i) * ldx, row.data(), k);
     std::memcpy(xp.data() + static_cast<int64_t>(i) * kp, row.data(), sizeof(uint32_t) * kp);
   }
+  const uint32_t* xpd = xp.data();  // the caller's scratch (inside the team, xp names each thread's own)
   const int64_t blocks = (n + kPackCols - 1) / kPackCols;
   const int team = packed_bf16_size(n, k) * 2 >= (int64_t{1} << 17) ? std::min<int64_t>(blas_team_size(), blocks) : 1;
   if (team <= 1) {
-    packed_range(m, n, kp, xp.data(), packed, 0, blocks, alpha, beta, y, ldy, bias);
+    packed_range(m, n, kp, xpd, packed, 0, blocks, alpha, beta, y, ldy, bias);
     return;
   }
 #pragma omp parallel num_threads(team)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
-    if (b1 > b0) packed_range(m, n, kp, xp.data(), packed, b0, b1, alpha, beta, y, ldy, bias);
+    if (b1 > b0) packed_range(m, n, kp, xpd, packed, b0, b1, alpha, beta, y, ldy, bias);
   }
 #else
   (void)m, (void)n, (void)k, (void)alpha, (void)x, (void)ldx, (void)packed, (void)beta, (void)y, (void)ldy, (void)bias;
