@@ -20,10 +20,11 @@ void parallel_for(int64_t n, int64_t grain, Fn&& fn) {
       const_cast<void*>(static_cast<const void*>(&fn)));
 }
 
-// Rows [0, rows) of `row_values` values each, about 32k values per thread at least.
+// Rows [0, rows) of `row_values` values each, at least `min_values` values per thread (32k by
+// default; cheaper-to-split work such as a beam's 5 x 8,000 log-softmax rows passes less).
 template <class Fn>
-void parallel_rows(int64_t rows, int64_t row_values, Fn&& fn) {
-  const int64_t grain = (int64_t{1} << 15) / (row_values > 0 ? row_values : 1);
+void parallel_rows(int64_t rows, int64_t row_values, Fn&& fn, int64_t min_values = int64_t{1} << 15) {
+  const int64_t grain = min_values / (row_values > 0 ? row_values : 1);
   parallel_for(rows, grain > 0 ? grain : 1, static_cast<Fn&&>(fn));
 }
 

@@ -20,14 +20,9 @@ using Row = Eigen::Map<Eigen::ArrayXf>;
 using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
 
 using kernels::parallel_rows;
-
-// Log-softmax rows over the threads from 8k values per thread (parallel_rows waits for 32k):
-// a beam's few rows over a large vocabulary (5 x 8,000) are worth splitting.
-template <class Fn>
-void parallel_long_rows(int64_t rows, int64_t row_values, Fn&& fn) {
-  const int64_t grain = (int64_t{1} << 13) / (row_values > 0 ? row_values : 1);
-  kernels::parallel_for(rows, grain > 0 ? grain : 1, static_cast<Fn&&>(fn));
-}
+// Log-softmax splits its rows from 8k values per thread: a beam's few rows over a large
+// vocabulary (5 x 8,000) are worth sharing.
+constexpr int64_t kLogSoftmaxValuesPerThread = int64_t{1} << 13;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Masked rows go through plain loops that g++ vectorises (compare + blend) and Eigen reductions
@@ -114,14 +109,14 @@ Var log_softmax_impl(Var x, const float* mask) {
   // The first row with every position masked, if any (no exception may leave a parallel region).
   std::atomic<int64_t> bad{r};
   const float* px = x.data();
-  parallel_long_rows(r, c, [&](int64_t b, int64_t e) {
+  parallel_rows(r, c, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
       if (!log_softmax_row(px + i * c, mask ? mask + i * c : nullptr, y.data + i * c, c)) {
         int64_t cur = bad.load();
         while (i < cur && !bad.compare_exchange_weak(cur, i)) {
         }
       }
-  });
+  }, kLogSoftmaxValuesPerThread);
   ENGRAM_CHECK(bad.load() == r, "log_softmax: row {} of {} has every position masked (or -inf)", bad.load(), s);
   // dx = dy - exp(y) * sum(dy), both restricted to kept positions (masked: y = -inf, dx = 0).
   Var v = g.record(y, [](Graph& g, const Node& n) {
