@@ -96,8 +96,9 @@ void run_train(const TrainArgs& a) {
     return;
   }
   const train::TrainSummary s = train_ntm(cfg);
-  std::printf("done: %lld updates in %s, best validation cost %.4f bits/seq; evaluate with: engram ntm eval -m %s\n",
-              static_cast<long long>(s.steps), fmt::format("{:.0f} s", s.seconds).c_str(), s.best_metric,
+  std::printf("done: %lld updates in %s, best %s cost %.4f bits/seq; evaluate with: engram ntm eval -m %s\n",
+              static_cast<long long>(s.steps), fmt::format("{:.0f} s", s.seconds).c_str(),
+              cfg.extrapolation.sequences > 0 ? "extrapolation" : "validation", s.best_metric,
               cfg.trainer.run_dir.c_str());
 }
 

@@ -14,6 +14,28 @@
 
 namespace engram::cli {
 
+// An optional second validation set outside the training range. Repeat copy's generalisation
+// peaks soon after the task is learnt and then decays (bench/results_ntm.md), so the best
+// checkpoint on the training distribution is the wrong one to keep; with this set, best/ is
+// chosen (and patience counted) on it instead. Each sequence draws its length (recall: items)
+// from [min_len, max_len] and its repeat count from [min_repeat, max_repeat]; 0 = the training
+// bound. The repeat channel keeps the training normalisation, as in evaluation.
+struct NtmExtrapolationSet {
+  int sequences = 0;  // 0 = no extrapolation set
+  int min_len = 0, max_len = 0, min_repeat = 0, max_repeat = 0;
+  uint64_t seed = 4343;
+
+  template <class V>
+  void visit(V& v) {
+    v("sequences", sequences, "sequences in the set (0 = none; best/ is then chosen on the training distribution)");
+    v("min_len", min_len, "shortest length / fewest items (0 = training min_len)");
+    v("max_len", max_len, "longest length / most items (0 = training max_len)");
+    v("min_repeat", min_repeat, "repeat copy: fewest repeats (0 = training min_repeat)");
+    v("max_repeat", max_repeat, "repeat copy: most repeats (0 = training max_repeat)");
+    v("seed", seed, "seed of the set");
+  }
+};
+
 struct NtmTrainConfig {
   models::NtmModelConfig model;
   int batch_size = 1;                 // sequences per update (the paper: 1)
@@ -21,6 +43,7 @@ struct NtmTrainConfig {
   float clip_value = 10.0f;           // element-wise gradient clipping (the paper: +-10); 0 = off
   int valid_sequences = 200;          // fixed validation set, drawn from the training distribution
   uint64_t valid_seed = 4242;
+  NtmExtrapolationSet extrapolation;  // optional: selects best/ when set
   train::TrainerConfig trainer;
 
   template <class V>
@@ -31,6 +54,7 @@ struct NtmTrainConfig {
     v("clip_value", clip_value, "clip each gradient component to +-clip_value (0 = off)");
     v("valid_sequences", valid_sequences, "validation sequences (training distribution, fixed seed)");
     v("valid_seed", valid_seed, "seed of the validation sequences");
+    v("extrapolation", extrapolation, "validation outside the training range; chooses best/ when set");
     v("trainer", trainer, "training loop");
   }
 };
