@@ -91,9 +91,9 @@ void add_agreement_context() {
 }
 
 // Few-row x·Wᵀ products (decoding one sentence or its beams): the decoder's output layer, 8000 x
-// 512, at 1 and 5 rows, one thread: oneDNN's sgemm, engram's fp32 few-row kernel, the bf16 kernel
-// on the plain copy and the packed kernel. GB/s = weight bytes read per second.
-enum class FewRow { kDnnl, kFp32, kBf16, kPacked };
+// 512, at 1 and 5 rows, one thread: oneDNN's sgemm, engram's fp32 few-row kernel (plain and packed), the bf16 kernel
+// on the plain copy and the packed kernels (fp32 and bf16). GB/s = weight bytes read per second.
+enum class FewRow { kDnnl, kFp32, kFp32Packed, kBf16, kPacked };
 void run_few_rows(benchmark::State& state, FewRow kind, int m) {
   engram::bench::set_threads(1);
   const int n = 8000, k = 512;
@@ -105,10 +105,19 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
     return;
   }
   kernels::pack_bf16_pairs(w.data(), n, k, wp.data());
+  std::vector<float> wf(kind == FewRow::kFp32Packed ? kernels::packed_f32_size(n, k) : 0);
+  if (kind == FewRow::kFp32Packed) {
+    if (!kernels::packed_f32_kernel()) {
+      state.SkipWithError("no AVX-512 in this build");
+      return;
+    }
+    kernels::pack_f32(w.data(), n, k, wf.data());
+  }
   auto once = [&] {
     switch (kind) {
       case FewRow::kDnnl: kernels::sgemm_dnnl(false, true, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n); break;
       case FewRow::kFp32: kernels::sgemm_small_m(m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n); break;
+      case FewRow::kFp32Packed: kernels::sgemm_small_m_packed(m, n, k, 1.0f, x.data(), k, wf.data(), 0.0f, y.data(), n); break;
       case FewRow::kBf16: kernels::gemm_small_m_bf16(m, n, k, 1.0f, x.data(), k, wb.data(), k, 0.0f, y.data(), n); break;
       case FewRow::kPacked: kernels::gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), k, wp.data(), 0.0f, y.data(), n); break;
     }
@@ -119,7 +128,7 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  const double bytes = double(n) * k * (kind == FewRow::kDnnl || kind == FewRow::kFp32 ? 4 : 2);
+  const double bytes = double(n) * k * (kind == FewRow::kDnnl || kind == FewRow::kFp32 || kind == FewRow::kFp32Packed ? 4 : 2);
   state.counters["GMAC"] = benchmark::Counter(double(m) * n * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -127,7 +136,8 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
 void register_all() {
   add_agreement_context();
   for (int m : {1, 5})
-    for (auto [kind, name] : {std::pair{FewRow::kDnnl, "dnnl"}, {FewRow::kFp32, "fp32"}, {FewRow::kBf16, "bf16"},
+    for (auto [kind, name] : {std::pair{FewRow::kDnnl, "dnnl"}, {FewRow::kFp32, "fp32"},
+                              {FewRow::kFp32Packed, "fp32_packed"}, {FewRow::kBf16, "bf16"},
                               {FewRow::kPacked, "bf16_packed"}})
       benchmark::RegisterBenchmark(("few_rows:M=" + std::to_string(m) + ",N=8000,K=512/" + name + "/t1").c_str(),
                                    [kind, m](benchmark::State& st) { run_few_rows(st, kind, m); })

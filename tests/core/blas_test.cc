@@ -69,9 +69,10 @@ TEST(Blas, ColumnSplitOnTwoThreadsMatchesANaiveProduct) {
 // The few-row kernels (gemv.cc) on their own: 1-13 rows (groups of 8 and ragged ones), widths
 // with and without a vector tail, strides wider than the rows, beta 0 / 1 / 0.5, one and two
 // threads (W's rows split over the team).
-// mode 0 fp32, 1 bf16, 2 bf16 packed, 3 bf16 packed with a bias (added in place of beta * y)
+// mode 0 fp32, 1 bf16, 2 bf16 packed, 3 bf16 packed with a bias (added in place of beta * y),
+// 4 fp32 packed, 5 fp32 packed with a bias
 void check_small_m(int mode, int m, int n, int k, float beta, int threads) {
-  const bool bf16 = mode > 0, with_bias = mode == 3;
+  const bool bf16 = mode >= 1 && mode <= 3, with_bias = mode == 3 || mode == 5;
   if (with_bias) beta = 0.0f;
   set_blas_threads(threads);
   Rng rng(m * 7919 + n * 31 + k + (bf16 ? 1 : 0));
@@ -95,14 +96,29 @@ void check_small_m(int mode, int m, int n, int k, float beta, int threads) {
       want[i * n + j] = 0.75 * sum + (with_bias ? bias[j] : beta * y[i * ldy + j]);
       scale[i * n + j] = mag;
     }
-  if (mode >= 2 && !packed_bf16_kernel()) {  // built without AVX512-BF16: the packed kernel refuses
-    std::vector<uint16_t> packed(static_cast<size_t>(packed_bf16_size(n, k)));
-    EXPECT_THROW(gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), ldx, packed.data(), beta, y.data(), ldy),
-                 engram::Error);
+  if ((mode >= 4 && !packed_f32_kernel()) || (mode >= 2 && mode <= 3 && !packed_bf16_kernel())) {
+    // built without AVX-512 / AVX512-BF16: the packed kernels refuse
+    if (mode >= 4) {
+      std::vector<float> packed(static_cast<size_t>(packed_f32_size(n, k)));
+      EXPECT_THROW(sgemm_small_m_packed(m, n, k, 1.0f, x.data(), ldx, packed.data(), beta, y.data(), ldy),
+                   engram::Error);
+    } else {
+      std::vector<uint16_t> packed(static_cast<size_t>(packed_bf16_size(n, k)));
+      EXPECT_THROW(gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), ldx, packed.data(), beta, y.data(), ldy),
+                   engram::Error);
+    }
     set_blas_threads(1);
     return;
   }
-  if (mode >= 2) {
+  if (mode >= 4) {
+    std::vector<float> dense(static_cast<size_t>(n) * k);  // W without its row padding
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p) dense[static_cast<size_t>(j) * k + p] = w[j * ldw + p];
+    std::vector<float> packed(static_cast<size_t>(packed_f32_size(n, k)));
+    pack_f32(dense.data(), n, k, packed.data());
+    sgemm_small_m_packed(m, n, k, 0.75f, x.data(), ldx, packed.data(), beta, y.data(), ldy,
+                         with_bias ? bias.data() : nullptr);
+  } else if (mode >= 2) {
     std::vector<float> dense(static_cast<size_t>(n) * k);  // W without its row padding
     for (int j = 0; j < n; ++j)
       for (int p = 0; p < k; ++p) dense[static_cast<size_t>(j) * k + p] = w[j * ldw + p];
@@ -119,7 +135,8 @@ void check_small_m(int mode, int m, int n, int k, float beta, int threads) {
     for (int j = 0; j < n; ++j) {
       const double tol = bf16 ? 0.75 * scale[i * n + j] / 256 + 1e-5 : 1e-4 * std::sqrt(k);
       ASSERT_NEAR(y[i * ldy + j], want[i * n + j], tol)
-          << (mode == 3 ? "bf16 packed+bias" : mode == 2 ? "bf16 packed" : bf16 ? "bf16" : "fp32") << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " at " << i
+          << (mode == 5 ? "fp32 packed+bias" : mode == 4 ? "fp32 packed" : mode == 3 ? "bf16 packed+bias"
+              : mode == 2 ? "bf16 packed" : bf16 ? "bf16" : "fp32") << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " at " << i
           << "," << j;
     }
   set_blas_threads(1);
@@ -127,11 +144,11 @@ void check_small_m(int mode, int m, int n, int k, float beta, int threads) {
 
 TEST(Blas, FewRowKernelsMatchANaiveProduct) {
   const int shapes[][2] = {{1, 64}, {37, 16}, {300, 48}, {513, 33}, {1001, 512}, {130, 7}};
-  for (int mode : {0, 1, 2, 3})
+  for (int mode : {0, 1, 2, 3, 4, 5})
     for (int m : {1, 2, 3, 4, 5, 6, 7, 8, 13})
       for (auto& s : shapes)
         for (float beta : {0.0f, 1.0f, 0.5f}) check_small_m(mode, m, s[0], s[1], beta, 1);
-  for (int mode : {0, 1, 2, 3})
+  for (int mode : {0, 1, 2, 3, 4, 5})
     for (int m : {1, 5}) check_small_m(mode, m, 1001, 512, 0.5f, 2);
 }
 
@@ -152,6 +169,22 @@ TEST(Blas, PackedBf16LayoutPairsInputsPerOutput) {
   EXPECT_EQ(at(1, 2, 5, 0), w[69 * k + 4]);
   EXPECT_EQ(at(1, 2, 5, 1), 0.0f) << "k padded to an even count";
   EXPECT_EQ(at(1, 0, 6, 0), 0.0f) << "outputs padded to whole blocks";
+}
+
+// The fp32 packed layout: blocks of kPackCols outputs, each [k, kPackCols], zero padded.
+TEST(Blas, PackedF32LayoutPutsOutputsSideBySide) {
+  const int n = 70, k = 5;  // two blocks, the second holding 6 outputs
+  std::vector<float> w(n * k);
+  for (int j = 0; j < n; ++j)
+    for (int p = 0; p < k; ++p) w[j * k + p] = static_cast<float>(j * 8 + p);
+  ASSERT_EQ(packed_f32_size(n, k), 2 * k * kPackCols);
+  std::vector<float> packed(packed_f32_size(n, k), -1.0f);
+  pack_f32(w.data(), n, k, packed.data());
+  auto at = [&](int block, int p, int col) { return packed[(block * k + p) * kPackCols + col]; };
+  EXPECT_EQ(at(0, 1, 0), w[0 * k + 1]);
+  EXPECT_EQ(at(0, 2, 63), w[63 * k + 2]);
+  EXPECT_EQ(at(1, 4, 5), w[69 * k + 4]);
+  EXPECT_EQ(at(1, 0, 6), 0.0f) << "outputs padded to whole blocks";
 }
 
 // Round to nearest, ties to even; NaN stays NaN, infinities and exact values survive the round trip.

@@ -166,6 +166,8 @@ void run_speed(const SpeedArgs& a) {
   so.max_length_ratio = 10.0f;
   core::Graph dg(false);
   const core::Bf16Weights bf16 = nn::bf16_weights(fresh.params());
+  const core::PackedWeights packed = nn::packed_weights(fresh.params());  // fp32, as engram translate uses it
+  dg.use_packed_weights(&packed);
   auto decode_rate = [&](int beam, int per_call) {
     so.beam = beam;
     int64_t tokens = 0;

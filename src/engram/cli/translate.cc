@@ -86,6 +86,7 @@ void run_translate(const TranslateArgs& a) {
   o.search.validate();
   models::Translator tr = models::load_translator(a.model);
   if (a.precision == "bf16") tr.use_bf16();
+  else tr.use_packed();  // fp32: few-row products on the packed copy (same values)
   std::ofstream align_file;
   std::FILE* align_out = nullptr;
   if (a.alignments == "-") {

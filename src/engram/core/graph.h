@@ -11,6 +11,7 @@
 
 #include "engram/core/arena.h"
 #include "engram/core/weights_bf16.h"
+#include "engram/core/weights_packed.h"
 #include "engram/core/tensor.h"
 
 namespace engram::core {
@@ -70,6 +71,14 @@ class Graph {
   const uint16_t* bf16_packed(const float* w, int n, int k) const {
     return bf16_ && !grad_enabled_ ? bf16_->find_packed(w, n, k) : nullptr;
   }
+  // Inference with fp32 weights packed for the few-row kernel (weights_packed.h): while gradients
+  // are off, few-row products x·Wᵀ whose W is listed in `w` (and not run in bf16) read its packed
+  // copy. Same values, same precision. nullptr (the default) = the plain layout. `w` must outlive
+  // its use; reset() keeps it.
+  void use_packed_weights(const PackedWeights* w) { packed_ = w; }
+  const float* f32_packed(const float* w, int n, int k) const {
+    return packed_ && !grad_enabled_ ? packed_->find(w, n, k) : nullptr;
+  }
 
   // ---- leaves
   // A constant: copies `t` into the arena; never receives a gradient.
@@ -124,6 +133,7 @@ class Graph {
   std::vector<Node> nodes_;
   bool grad_enabled_;
   const Bf16Weights* bf16_ = nullptr;
+  const PackedWeights* packed_ = nullptr;
 };
 
 inline const Tensor& Var::value() const { return g->nodes_[id].value; }

@@ -36,6 +36,7 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
   core::Graph g(false);
   g.use_bf16_weights(options.bf16_weights);
+  g.use_packed_weights(options.packed_weights);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);
     std::vector<std::vector<int32_t>> chunk;
@@ -58,6 +59,10 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
 
 void Translator::use_bf16() {
   bf16 = std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()));
+}
+
+void Translator::use_packed() {
+  packed = std::make_unique<core::PackedWeights>(nn::packed_weights(model->params()));
 }
 
 Translator load_translator(const std::string& model_dir) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engram/core/weights_bf16.h"
+#include "engram/core/weights_packed.h"
 #include "engram/decode/search.h"
 #include "engram/models/seq2seq.h"
 #include "engram/models/seq2seq_text.h"
@@ -22,6 +23,9 @@ struct TranslateOptions {
   // bf16 copy of the model's parameters (core/weights_bf16.h): products of at most 8 rows (one
   // sentence, or the beams of one) read it; nullptr = fp32 throughout.
   const core::Bf16Weights* bf16_weights = nullptr;
+  // fp32 weight matrices packed for the few-row kernel (core/weights_packed.h): the same products
+  // of at most 8 rows, faster; nullptr = the plain layout. Ignored where bf16_weights is set.
+  const core::PackedWeights* packed_weights = nullptr;
 };
 
 struct Translation {
@@ -42,12 +46,17 @@ struct Translator {
   std::unique_ptr<Model> model;
   std::string dir;  // the checkpoint directory used
   TextCodec src, tgt;
-  std::unique_ptr<core::Bf16Weights> bf16;  // set by use_bf16()
+  std::unique_ptr<core::Bf16Weights> bf16;      // set by use_bf16()
+  std::unique_ptr<core::PackedWeights> packed;  // set by use_packed()
   const Seq2Seq& seq2seq() const { return static_cast<const Seq2Seq&>(*model); }
   // Decode with bf16 weights from now on (TranslateOptions::bf16_weights): rounds the parameters once.
   void use_bf16();
+  // Decode fp32 products of one sentence (or its beams) on a packed copy of the weight matrices
+  // (TranslateOptions::packed_weights): packs them once; a second fp32 copy of them in memory.
+  void use_packed();
   std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o) const {
     if (bf16) o.bf16_weights = bf16.get();
+    if (packed) o.packed_weights = packed.get();
     return translate_lines(seq2seq(), src, tgt, lines, o);
   }
 };

@@ -36,13 +36,25 @@ void ParamStore::copy_values_from(const ParamStore& other) {
   }
 }
 
-core::Bf16Weights bf16_weights(const ParamStore& store) {
+namespace {
+std::vector<core::Bf16Weights::Matrix> matrices_of(const ParamStore& store) {
   std::vector<core::Bf16Weights::Matrix> matrices;
   for (ParamId id = 0; id < store.count(); ++id) {
     const Shape& s = store.shape(id);
     if (s.rank() == 2) matrices.push_back({store.offset(id), s[0], s[1]});
   }
-  return core::Bf16Weights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())), matrices);
+  return matrices;
+}
+}  // namespace
+
+core::Bf16Weights bf16_weights(const ParamStore& store) {
+  return core::Bf16Weights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
+                           matrices_of(store));
+}
+
+core::PackedWeights packed_weights(const ParamStore& store) {
+  return core::PackedWeights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
+                             matrices_of(store));
 }
 
 }  // namespace engram::nn

@@ -77,5 +77,7 @@ class Module {
 // A bf16 copy of every value of `store` for inference (core/weights_bf16.h), with every
 // rank-2 parameter listed as a matrix to pack for the few-row kernel.
 core::Bf16Weights bf16_weights(const ParamStore& store);
+// Every rank-2 parameter of `store` packed in fp32 for the few-row kernel (core/weights_packed.h).
+core::PackedWeights packed_weights(const ParamStore& store);
 
 }  // namespace engram::nn

@@ -44,6 +44,15 @@ bool packed_bf16_kernel();
 // `bias` (n values, or null) is added to every row of alpha * x · Wᵀ in place of beta * y.
 void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* packed,
                               float beta, float* y, int ldy, const float* bias = nullptr);
+// The few-row fp32 product on W packed by pack_f32 (packed_f32_size(n, k) values): blocks of
+// kPackCols outputs, each [k, kPackCols], so broadcast-x FMAs sum straight into the output lanes
+// and each block is one contiguous stream. Only where packed_f32_kernel() (AVX-512 compiled in);
+// else an Error. `bias` as for the bf16 packed kernel.
+int64_t packed_f32_size(int n, int k);
+void pack_f32(const float* w, int n, int k, float* out);
+bool packed_f32_kernel();
+void sgemm_small_m_packed(int m, int n, int k, float alpha, const float* x, int ldx, const float* packed, float beta,
+                          float* y, int ldy, const float* bias = nullptr);
 // y[m, n] = x[m, k] · W[n, k]ᵀ + beta * y with x rounded to bf16, W bf16, fp32 results: oneDNN's
 // matmul (gemm_bf16.cc), for products of more rows than gemm_small_m_bf16 takes.
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,

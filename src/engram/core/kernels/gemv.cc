@@ -176,6 +176,77 @@ void packed_range(int m, int n, int kp, const uint32_t* xp, const uint16_t* w, i
 }
 #endif
 
+#ifdef __AVX512F__
+// The fp32 packed layout (pack_f32): W [N, K] as blocks of kPackCols outputs, each block
+// [K, kPackCols] — for input p, the block's 64 outputs' weights side by side. Four 512-bit loads
+// feed 4 x MR FMAs against a broadcast x value: the sums land in the output lanes (no horizontal
+// reductions) and each block is read as one contiguous stream. With one or two rows of x the
+// accumulator chains are doubled (even and odd p) so the FMAs' latency does not bound the loop.
+template <int MR, int NB>
+void f32_packed_block(int k, const float* x, int ldx, const float* blk, float alpha, float beta, float* y, int ldy,
+                      int j0, int valid, const float* bias) {
+  constexpr int S = MR <= 2 ? 2 : 1;  // accumulator sets
+  __m512 acc[S][MR][NB];
+  for (int s = 0; s < S; ++s)
+    for (int i = 0; i < MR; ++i)
+      for (int c = 0; c < NB; ++c) acc[s][i][c] = _mm512_setzero_ps();
+  int p = 0;
+  for (; p + S <= k; p += S)
+    for (int s = 0; s < S; ++s) {
+      const float* wp = blk + static_cast<int64_t>(p + s) * kPackCols;
+      __m512 w[NB];
+      for (int c = 0; c < NB; ++c) w[c] = in_register(_mm512_loadu_ps(wp + c * 16));
+      for (int i = 0; i < MR; ++i) {
+        const __m512 xv = _mm512_set1_ps(x[static_cast<int64_t>(i) * ldx + p + s]);
+        for (int c = 0; c < NB; ++c) acc[s][i][c] = _mm512_fmadd_ps(w[c], xv, acc[s][i][c]);
+      }
+    }
+  for (; p < k; ++p) {
+    const float* wp = blk + static_cast<int64_t>(p) * kPackCols;
+    for (int i = 0; i < MR; ++i) {
+      const __m512 xv = _mm512_set1_ps(x[static_cast<int64_t>(i) * ldx + p]);
+      for (int c = 0; c < NB; ++c) acc[0][i][c] = _mm512_fmadd_ps(_mm512_loadu_ps(wp + c * 16), xv, acc[0][i][c]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int c = 0; c < NB; ++c) {
+      const int col = c * 16;
+      if (col >= valid) break;
+      const __mmask16 m = valid - col >= 16 ? static_cast<__mmask16>(0xffff)
+                                            : static_cast<__mmask16>((1u << (valid - col)) - 1);
+      float* out = y + static_cast<int64_t>(i) * ldy + j0 + col;
+      __m512 sum = acc[0][i][c];
+      if constexpr (S == 2) sum = _mm512_add_ps(sum, acc[1][i][c]);
+      __m512 v = _mm512_mul_ps(sum, _mm512_set1_ps(alpha));
+      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j0 + col));
+      else if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, out), _mm512_set1_ps(beta), v);
+      _mm512_mask_storeu_ps(out, m, v);
+    }
+}
+
+// Output blocks b0..b1 (kPackCols outputs each) for all m rows, in groups of at most 6 rows.
+void f32_packed_range(int m, int n, int k, const float* x, int ldx, const float* w, int64_t b0, int64_t b1,
+                      float alpha, float beta, float* y, int ldy, const float* bias) {
+  constexpr int NB = kPackCols / 16;
+  for (int64_t b = b0; b < b1; ++b) {
+    const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
+    const float* blk = w + b * static_cast<int64_t>(k) * kPackCols;
+    for (int i = 0; i < m; i += 6) {  // 6 x 4 accumulators + 4 weight vectors + 1 broadcast: 29 registers
+      const float* xi = x + static_cast<int64_t>(i) * ldx;
+      float* yi = y + static_cast<int64_t>(i) * ldy;
+      switch (std::min(6, m - i)) {
+        case 1: f32_packed_block<1, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        case 2: f32_packed_block<2, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        case 3: f32_packed_block<3, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        case 4: f32_packed_block<4, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        case 5: f32_packed_block<5, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+        default: f32_packed_block<6, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
+      }
+    }
+  }
+}
+#endif
+
 // Rows j0..j1 for all m rows of x, in register-sized groups of at most 8 rows (W is read once
 // per group: one pass for the kSmallRows the dispatch sends here).
 template <class W>
@@ -294,6 +365,48 @@ void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, 
 #else
   (void)m, (void)n, (void)k, (void)alpha, (void)x, (void)ldx, (void)packed, (void)beta, (void)y, (void)ldy, (void)bias;
   ENGRAM_CHECK(false, "gemm_small_m_bf16_packed needs AVX512-BF16 (check packed_bf16_kernel() first)");
+#endif
+}
+
+int64_t packed_f32_size(int n, int k) { return (n + kPackCols - 1) / kPackCols * int64_t{k} * kPackCols; }
+
+void pack_f32(const float* w, int n, int k, float* out) {
+  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int p = 0; p < k; ++p)
+      for (int c = 0; c < kPackCols; ++c) {
+        const int64_t j = b * kPackCols + c;
+        out[(b * k + p) * kPackCols + c] = j < n ? w[j * k + p] : 0.0f;
+      }
+}
+
+bool packed_f32_kernel() {
+#ifdef __AVX512F__
+  return true;
+#else
+  return false;
+#endif
+}
+
+void sgemm_small_m_packed(int m, int n, int k, float alpha, const float* x, int ldx, const float* packed, float beta,
+                          float* y, int ldy, const float* bias) {
+  if (m <= 0 || n <= 0) return;
+#ifdef __AVX512F__
+  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
+  const int team = packed_f32_size(n, k) * 4 >= (int64_t{1} << 17) ? std::min<int64_t>(blas_team_size(), blocks) : 1;
+  if (team <= 1) {
+    f32_packed_range(m, n, k, x, ldx, packed, 0, blocks, alpha, beta, y, ldy, bias);
+    return;
+  }
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
+    if (b1 > b0) f32_packed_range(m, n, k, x, ldx, packed, b0, b1, alpha, beta, y, ldy, bias);
+  }
+#else
+  (void)m, (void)n, (void)k, (void)alpha, (void)x, (void)ldx, (void)packed, (void)beta, (void)y, (void)ldy, (void)bias;
+  ENGRAM_CHECK(false, "sgemm_small_m_packed needs AVX-512 (check packed_f32_kernel() first)");
 #endif
 }
 

@@ -129,6 +129,10 @@ void weight_product(const Graph& g, int rows, int n, int k, const float* x, cons
     kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n, bias);  // bias in its epilogue
     return;
   }
+  if (const float* wf = !wb && rows <= kernels::kSmallRows ? g.f32_packed(w, n, k) : nullptr) {
+    kernels::sgemm_small_m_packed(rows, n, k, 1.0f, x, k, wf, beta, y, n, bias);
+    return;
+  }
   if (bias) {  // y = bias, then the product accumulates onto it
     for (int i = 0; i < rows; ++i) std::copy(bias, bias + n, y + static_cast<int64_t>(i) * n);
     beta = 1.0f;

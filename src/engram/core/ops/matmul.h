@@ -16,7 +16,9 @@ Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
 // y [R, N] = x [R, K] · w [N, K]ᵀ + beta * y, or + bias [N] on every row (then beta must be 0),
 // contiguous rows: kernels::sgemm, or, when the graph runs on bf16 weights
 // (Graph::use_bf16_weights), a bf16 product on w's bf16 copy (the few-row kernel up to
-// kernels::kSmallRows rows, which adds the bias in its epilogue; oneDNN's bf16 matmul above). The
+// kernels::kSmallRows rows, which adds the bias in its epilogue; oneDNN's bf16 matmul above), or,
+// when it runs on packed fp32 weights (Graph::use_packed_weights), the packed fp32 kernel for
+// products of up to kernels::kSmallRows rows. The
 // forward product of every op that multiplies by a weight matrix.
 void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y,
                     const float* bias = nullptr);
