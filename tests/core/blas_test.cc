@@ -96,36 +96,25 @@ void check_small_m(int mode, int m, int n, int k, float beta, int threads) {
       want[i * n + j] = 0.75 * sum + (with_bias ? bias[j] : beta * y[i * ldy + j]);
       scale[i * n + j] = mag;
     }
-  if ((mode >= 4 && !packed_f32_kernel()) || (mode >= 2 && mode <= 3 && !packed_bf16_kernel())) {
-    // built without AVX-512 / AVX512-BF16: the packed kernels refuse
-    if (mode >= 4) {
-      std::vector<float> packed(static_cast<size_t>(packed_f32_size(n, k)));
-      EXPECT_THROW(sgemm_small_m_packed(m, n, k, 1.0f, x.data(), ldx, packed.data(), beta, y.data(), ldy),
-                   engram::Error);
-    } else {
-      std::vector<uint16_t> packed(static_cast<size_t>(packed_bf16_size(n, k)));
-      EXPECT_THROW(gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), ldx, packed.data(), beta, y.data(), ldy),
-                   engram::Error);
+  if (mode >= 2) {
+    std::vector<float> dense(static_cast<size_t>(n) * k);  // W without its row padding
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p) dense[static_cast<size_t>(j) * k + p] = w[j * ldw + p];
+    const float* b = with_bias ? bias.data() : nullptr;
+    std::vector<float> packed_f32(mode >= 4 ? static_cast<size_t>(packed_f32_size(n, k)) : 0);
+    std::vector<uint16_t> packed_bf16(mode < 4 ? static_cast<size_t>(packed_bf16_size(n, k)) : 0);
+    if (mode >= 4) pack_f32(dense.data(), n, k, packed_f32.data());
+    else pack_bf16_pairs(dense.data(), n, k, packed_bf16.data());
+    auto run = [&] {
+      if (mode >= 4) sgemm_small_m_packed(m, n, k, 0.75f, x.data(), ldx, packed_f32.data(), beta, y.data(), ldy, b);
+      else gemm_small_m_bf16_packed(m, n, k, 0.75f, x.data(), ldx, packed_bf16.data(), beta, y.data(), ldy, b);
+    };
+    if (!(mode >= 4 ? packed_f32_kernel() : packed_bf16_kernel())) {
+      EXPECT_THROW(run(), engram::Error) << "built without AVX-512 / AVX512-BF16: the packed kernels refuse";
+      set_blas_threads(1);
+      return;
     }
-    set_blas_threads(1);
-    return;
-  }
-  if (mode >= 4) {
-    std::vector<float> dense(static_cast<size_t>(n) * k);  // W without its row padding
-    for (int j = 0; j < n; ++j)
-      for (int p = 0; p < k; ++p) dense[static_cast<size_t>(j) * k + p] = w[j * ldw + p];
-    std::vector<float> packed(static_cast<size_t>(packed_f32_size(n, k)));
-    pack_f32(dense.data(), n, k, packed.data());
-    sgemm_small_m_packed(m, n, k, 0.75f, x.data(), ldx, packed.data(), beta, y.data(), ldy,
-                         with_bias ? bias.data() : nullptr);
-  } else if (mode >= 2) {
-    std::vector<float> dense(static_cast<size_t>(n) * k);  // W without its row padding
-    for (int j = 0; j < n; ++j)
-      for (int p = 0; p < k; ++p) dense[static_cast<size_t>(j) * k + p] = w[j * ldw + p];
-    std::vector<uint16_t> packed(static_cast<size_t>(packed_bf16_size(n, k)));
-    pack_bf16_pairs(dense.data(), n, k, packed.data());
-    gemm_small_m_bf16_packed(m, n, k, 0.75f, x.data(), ldx, packed.data(), beta, y.data(), ldy,
-                             with_bias ? bias.data() : nullptr);
+    run();
   } else if (bf16) {
     gemm_small_m_bf16(m, n, k, 0.75f, x.data(), ldx, wb.data(), ldw, beta, y.data(), ldy);
   } else {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "engram/core/error.h"
@@ -41,6 +42,41 @@ template <class V>
 inline V in_register(V v) {
   asm("" : "+v"(v));
   return v;
+}
+
+// The packed kernels' epilogue for one row of x: outputs j0 .. j0 + valid of `out_row` from NB
+// accumulators of 16 output lanes each, y = alpha * acc + bias (when given) or + beta * y.
+template <int NB>
+inline void store_lanes(const __m512 (&acc)[NB], float alpha, float beta, float* out_row, int j0, int valid,
+                        const float* bias) {
+  for (int c = 0; c < NB; ++c) {
+    const int col = c * 16;
+    if (col >= valid) break;
+    const __mmask16 m = valid - col >= 16 ? static_cast<__mmask16>(0xffff)
+                                          : static_cast<__mmask16>((1u << (valid - col)) - 1);
+    float* out = out_row + j0 + col;
+    __m512 v = _mm512_mul_ps(acc[c], _mm512_set1_ps(alpha));
+    if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j0 + col));
+    else if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, out), _mm512_set1_ps(beta), v);
+    _mm512_mask_storeu_ps(out, m, v);
+  }
+}
+
+// The packed kernels take x in groups of at most 6 rows (6 x 4 accumulators + 4 weight vectors +
+// 1 broadcast: 29 of the 32 registers): calls block(std::integral_constant<int, MR>, i) for rows
+// i .. i + MR.
+template <class Block>
+void six_row_groups(int m, Block&& block) {
+  for (int i = 0; i < m; i += 6) {
+    switch (std::min(6, m - i)) {
+      case 1: block(std::integral_constant<int, 1>{}, i); break;
+      case 2: block(std::integral_constant<int, 2>{}, i); break;
+      case 3: block(std::integral_constant<int, 3>{}, i); break;
+      case 4: block(std::integral_constant<int, 4>{}, i); break;
+      case 5: block(std::integral_constant<int, 5>{}, i); break;
+      default: block(std::integral_constant<int, 6>{}, i); break;
+    }
+  }
 }
 #endif
 
@@ -139,18 +175,7 @@ void packed_block(int kp, const uint32_t* xp, const uint16_t* blk, float alpha, 
       for (int c = 0; c < NB; ++c) acc[i][c] = _mm512_dpbf16_ps(acc[i][c], w[c], xv);
     }
   }
-  for (int i = 0; i < MR; ++i)
-    for (int c = 0; c < NB; ++c) {
-      const int col = c * 16;
-      if (col >= valid) break;
-      const __mmask16 m = valid - col >= 16 ? static_cast<__mmask16>(0xffff)
-                                            : static_cast<__mmask16>((1u << (valid - col)) - 1);
-      float* out = y + static_cast<int64_t>(i) * ldy + j0 + col;
-      __m512 v = _mm512_mul_ps(acc[i][c], _mm512_set1_ps(alpha));
-      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j0 + col));
-      else if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, out), _mm512_set1_ps(beta), v);
-      _mm512_mask_storeu_ps(out, m, v);
-    }
+  for (int i = 0; i < MR; ++i) store_lanes<NB>(acc[i], alpha, beta, y + static_cast<int64_t>(i) * ldy, j0, valid, bias);
 }
 
 // Output blocks b0..b1 (kPackCols outputs each) for all m rows, in groups of at most 6 rows.
@@ -160,18 +185,10 @@ void packed_range(int m, int n, int kp, const uint32_t* xp, const uint16_t* w, i
   for (int64_t b = b0; b < b1; ++b) {
     const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
     const uint16_t* blk = w + b * static_cast<int64_t>(kp) * kPackCols * 2;
-    for (int i = 0; i < m; i += 6) {  // 6 x 4 accumulators + 4 weight vectors + 1 pair: 29 registers
-      const uint32_t* xi = xp + static_cast<int64_t>(i) * kp;
-      float* yi = y + static_cast<int64_t>(i) * ldy;
-      switch (std::min(6, m - i)) {
-        case 1: packed_block<1, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        case 2: packed_block<2, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        case 3: packed_block<3, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        case 4: packed_block<4, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        case 5: packed_block<5, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        default: packed_block<6, NB>(kp, xi, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-      }
-    }
+    six_row_groups(m, [&](auto mr, int i) {
+      packed_block<decltype(mr)::value, NB>(kp, xp + static_cast<int64_t>(i) * kp, blk, alpha, beta,
+                                            y + static_cast<int64_t>(i) * ldy, ldy, j0, valid, bias);
+    });
   }
 }
 #endif
@@ -208,20 +225,11 @@ void f32_packed_block(int k, const float* x, int ldx, const float* blk, float al
       for (int c = 0; c < NB; ++c) acc[0][i][c] = _mm512_fmadd_ps(_mm512_loadu_ps(wp + c * 16), xv, acc[0][i][c]);
     }
   }
+  if constexpr (S == 2)
+    for (int i = 0; i < MR; ++i)
+      for (int c = 0; c < NB; ++c) acc[0][i][c] = _mm512_add_ps(acc[0][i][c], acc[1][i][c]);
   for (int i = 0; i < MR; ++i)
-    for (int c = 0; c < NB; ++c) {
-      const int col = c * 16;
-      if (col >= valid) break;
-      const __mmask16 m = valid - col >= 16 ? static_cast<__mmask16>(0xffff)
-                                            : static_cast<__mmask16>((1u << (valid - col)) - 1);
-      float* out = y + static_cast<int64_t>(i) * ldy + j0 + col;
-      __m512 sum = acc[0][i][c];
-      if constexpr (S == 2) sum = _mm512_add_ps(sum, acc[1][i][c]);
-      __m512 v = _mm512_mul_ps(sum, _mm512_set1_ps(alpha));
-      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j0 + col));
-      else if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, out), _mm512_set1_ps(beta), v);
-      _mm512_mask_storeu_ps(out, m, v);
-    }
+    store_lanes<NB>(acc[0][i], alpha, beta, y + static_cast<int64_t>(i) * ldy, j0, valid, bias);
 }
 
 // Output blocks b0..b1 (kPackCols outputs each) for all m rows, in groups of at most 6 rows.
@@ -231,18 +239,10 @@ void f32_packed_range(int m, int n, int k, const float* x, int ldx, const float*
   for (int64_t b = b0; b < b1; ++b) {
     const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
     const float* blk = w + b * static_cast<int64_t>(k) * kPackCols;
-    for (int i = 0; i < m; i += 6) {  // 6 x 4 accumulators + 4 weight vectors + 1 broadcast: 29 registers
-      const float* xi = x + static_cast<int64_t>(i) * ldx;
-      float* yi = y + static_cast<int64_t>(i) * ldy;
-      switch (std::min(6, m - i)) {
-        case 1: f32_packed_block<1, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        case 2: f32_packed_block<2, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        case 3: f32_packed_block<3, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        case 4: f32_packed_block<4, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        case 5: f32_packed_block<5, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-        default: f32_packed_block<6, NB>(k, xi, ldx, blk, alpha, beta, yi, ldy, j0, valid, bias); break;
-      }
-    }
+    six_row_groups(m, [&](auto mr, int i) {
+      f32_packed_block<decltype(mr)::value, NB>(k, x + static_cast<int64_t>(i) * ldx, ldx, blk, alpha, beta,
+                                                y + static_cast<int64_t>(i) * ldy, ldy, j0, valid, bias);
+    });
   }
 }
 #endif
@@ -283,6 +283,24 @@ void split_rows(int n, int64_t weight_bytes, Run&& run) {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int j0 = std::min(n, groups * t / nt * 4), j1 = std::min(n, groups * (t + 1) / nt * 4);
     if (j1 > j0) run(j0, j1);
+  }
+}
+
+// The packed kernels' split: W's blocks of kPackCols outputs (n outputs in all) shared over the
+// OpenMP team when the packed W (`bytes`) is big enough to share; run(b0, b1) computes blocks b0..b1.
+template <class Run>
+void split_blocks(int n, int64_t bytes, Run&& run) {
+  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
+  const int team = bytes >= (int64_t{1} << 17) ? static_cast<int>(std::min<int64_t>(blas_team_size(), blocks)) : 1;
+  if (team <= 1) {
+    run(0, blocks);
+    return;
+  }
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
+    if (b1 > b0) run(b0, b1);
   }
 }
 
@@ -350,18 +368,9 @@ void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, 
     std::memcpy(xp.data() + static_cast<int64_t>(i) * kp, row.data(), sizeof(uint32_t) * kp);
   }
   const uint32_t* xpd = xp.data();  // the caller's scratch (inside the team, xp names each thread's own)
-  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
-  const int team = packed_bf16_size(n, k) * 2 >= (int64_t{1} << 17) ? std::min<int64_t>(blas_team_size(), blocks) : 1;
-  if (team <= 1) {
-    packed_range(m, n, kp, xpd, packed, 0, blocks, alpha, beta, y, ldy, bias);
-    return;
-  }
-#pragma omp parallel num_threads(team)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
-    if (b1 > b0) packed_range(m, n, kp, xpd, packed, b0, b1, alpha, beta, y, ldy, bias);
-  }
+  split_blocks(n, packed_bf16_size(n, k) * 2, [&](int64_t b0, int64_t b1) {
+    packed_range(m, n, kp, xpd, packed, b0, b1, alpha, beta, y, ldy, bias);
+  });
 #else
   (void)m, (void)n, (void)k, (void)alpha, (void)x, (void)ldx, (void)packed, (void)beta, (void)y, (void)ldy, (void)bias;
   ENGRAM_CHECK(false, "gemm_small_m_bf16_packed needs AVX512-BF16 (check packed_bf16_kernel() first)");
@@ -392,18 +401,9 @@ void sgemm_small_m_packed(int m, int n, int k, float alpha, const float* x, int 
                           float* y, int ldy, const float* bias) {
   if (m <= 0 || n <= 0) return;
 #ifdef __AVX512F__
-  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
-  const int team = packed_f32_size(n, k) * 4 >= (int64_t{1} << 17) ? std::min<int64_t>(blas_team_size(), blocks) : 1;
-  if (team <= 1) {
-    f32_packed_range(m, n, k, x, ldx, packed, 0, blocks, alpha, beta, y, ldy, bias);
-    return;
-  }
-#pragma omp parallel num_threads(team)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
-    if (b1 > b0) f32_packed_range(m, n, k, x, ldx, packed, b0, b1, alpha, beta, y, ldy, bias);
-  }
+  split_blocks(n, packed_f32_size(n, k) * 4, [&](int64_t b0, int64_t b1) {
+    f32_packed_range(m, n, k, x, ldx, packed, b0, b1, alpha, beta, y, ldy, bias);
+  });
 #else
   (void)m, (void)n, (void)k, (void)alpha, (void)x, (void)ldx, (void)packed, (void)beta, (void)y, (void)ldy, (void)bias;
   ENGRAM_CHECK(false, "sgemm_small_m_packed needs AVX-512 (check packed_f32_kernel() first)");
