@@ -226,7 +226,9 @@ TEST(GraphTest, PackedFp32WeightsServeFewRowProductsWithoutGradients) {
   g.use_packed_weights(&packed);
   for (int p = 0; p < k; ++p) params[p] -= 1.0f;
   EXPECT_GT(std::fabs(from_changed[0] - plain_3[0]), 0.1f);
-  if (kernels::packed_f32_kernel()) EXPECT_NEAR(from_snapshot[0], plain_3[0], 1e-5) << "read the packed copy";
+  if (kernels::packed_f32_kernel()) {
+    EXPECT_NEAR(from_snapshot[0], plain_3[0], 1e-5) << "read the packed copy";
+  }
   EXPECT_EQ(run(9, false), plain_9) << "9 rows: the plain product";
   g.set_grad_enabled(true);
   EXPECT_EQ(run(3, false), plain_3) << "gradients on: the plain product";

@@ -9,34 +9,27 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
+
+#include "engram/core/packed_matrices.h"
 
 namespace engram::core {
 
 class Bf16Weights {
  public:
-  struct Matrix {  // a weight W [rows, cols] stored at values + offset
-    int64_t offset;
-    int rows, cols;
-  };
+  using Matrix = WeightMatrix;  // W [rows, cols] at values + offset
   explicit Bf16Weights(std::span<const float> values, std::span<const Matrix> matrices = {});  // [P]
   // The bf16 copy of the fp32 weight starting at `p`, or nullptr when p is outside the buffer.
   const uint16_t* find(const float* p) const {
     return p >= base_ && p < base_ + bits_.size() ? bits_.data() + (p - base_) : nullptr;
   }
   // The packed copy of the listed matrix [n, k] starting at `p`, or nullptr.
-  const uint16_t* find_packed(const float* p, int n, int k) const;
+  const uint16_t* find_packed(const float* p, int n, int k) const { return packed_.find(p, n, k); }
 
  private:
-  struct Packed {
-    int64_t at;  // index into packed_bits_
-    int rows, cols;
-  };
   const float* base_;
-  std::vector<uint16_t> bits_;                          // [P]
-  std::vector<uint16_t> packed_bits_;                   // every listed matrix, packed
-  std::unordered_map<const float*, Packed> packed_;     // by the matrix's first fp32 value
+  std::vector<uint16_t> bits_;       // [P]
+  PackedMatrices<uint16_t> packed_;  // every listed matrix (where the CPU has AVX512-BF16)
 };
 
 }  // namespace engram::core

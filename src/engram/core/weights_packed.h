@@ -9,28 +9,20 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
-#include <vector>
 
-#include "engram/core/weights_bf16.h"
+#include "engram/core/packed_matrices.h"
 
 namespace engram::core {
 
 class PackedWeights {
  public:
-  using Matrix = Bf16Weights::Matrix;  // W [rows, cols] at values + offset
+  using Matrix = WeightMatrix;  // W [rows, cols] at values + offset
   PackedWeights(std::span<const float> values, std::span<const Matrix> matrices);  // values [P]
   // The packed copy of the listed matrix [n, k] starting at `p`, or nullptr.
-  const float* find(const float* p, int n, int k) const;
-  int64_t bytes() const { return static_cast<int64_t>(packed_.size() * sizeof(float)); }
+  const float* find(const float* p, int n, int k) const { return packed_.find(p, n, k); }
 
  private:
-  struct Packed {
-    int64_t at;  // index into packed_
-    int rows, cols;
-  };
-  std::vector<float> packed_;                       // every listed matrix, packed
-  std::unordered_map<const float*, Packed> index_;  // by the matrix's first fp32 value
+  PackedMatrices<float> packed_;
 };
 
 }  // namespace engram::core

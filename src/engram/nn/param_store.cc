@@ -37,8 +37,8 @@ void ParamStore::copy_values_from(const ParamStore& other) {
 }
 
 namespace {
-std::vector<core::Bf16Weights::Matrix> matrices_of(const ParamStore& store) {
-  std::vector<core::Bf16Weights::Matrix> matrices;
+std::vector<core::WeightMatrix> matrices_of(const ParamStore& store) {
+  std::vector<core::WeightMatrix> matrices;
   for (ParamId id = 0; id < store.count(); ++id) {
     const Shape& s = store.shape(id);
     if (s.rank() == 2) matrices.push_back({store.offset(id), s[0], s[1]});
