@@ -1,10 +1,11 @@
-// y = x · Wᵀ for a few rows of x (decoding: one sentence, or K beams of one): fp32 W, bf16 W, and
-// bf16 W packed for vdpbf16ps. Such products read every weight once and do a handful of
-// multiply-adds with it, so the bytes per weight decide their speed. `build/bench/blas_bench
-// --benchmark_filter=few_rows` (8000 x 512, one thread, 2026-11-30): 1 row — oneDNN's sgemm
-// 7.7 GMAC/s, the fp32 kernel here 9.9, bf16 25.6, packed bf16 44.1; 5 rows — 19.4, 19.6, 42.8,
-// 112.6. The plain kernels stream W a few rows at a time against all rows of x held in registers
-// (horizontal sums at the end); the packed one sums straight into output lanes.
+// y = x · Wᵀ for a few rows of x (decoding: one sentence, or K beams of one): fp32 W, fp32 W packed
+// in blocks of 64 outputs, bf16 W, and bf16 W packed for vdpbf16ps. Such products read every
+// weight once and do a handful of multiply-adds with it, so the bytes per weight and the layout
+// decide their speed. `build/bench/blas_bench --benchmark_filter=few_rows` (8000 x 512, one
+// thread, 2026-12-01, medians of 3): 1 row — oneDNN's sgemm 5.2 GMAC/s, the plain fp32 kernel here
+// 8.5, packed fp32 15.4, bf16 24.9, packed bf16 44.2; 5 rows — 19.8, 17.8, 54.5, 44.9, 108.5.
+// The plain kernels stream W a few rows at a time against all rows of x held in registers
+// (horizontal sums at the end); the packed ones sum straight into output lanes.
 // Compiled with -fopenmp (CMakeLists.txt): W's rows are split over the OpenMP team; no Eigen here.
 // Dims: M rows of x (<= kSmallRows), N rows of W (outputs), K the shared width.
 #include <immintrin.h>
