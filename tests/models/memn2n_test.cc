@@ -13,7 +13,7 @@
 #include "engram/core/grad_check.h"
 #include "engram/core/ops.h"
 #include "engram/data/tasks/toy_babi.h"
-#include "engram/models/memn2n.h"
+#include "engram/models/memn2n/model.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/optimizers.h"
 

@@ -14,7 +14,7 @@
 #include "engram/core/grad_check.h"
 #include "engram/core/ops.h"
 #include "engram/io/checkpoint.h"
-#include "engram/models/ntm_model.h"
+#include "engram/models/ntm/model.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/optimizers.h"
 

@@ -12,7 +12,7 @@
 #include "engram/core/ops.h"
 #include "engram/data/vocab.h"
 #include "engram/decode/search.h"
-#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq/model.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/optimizers.h"
 

@@ -14,7 +14,7 @@
 #include "engram/data/vocab.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/registry.h"
-#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq/model.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/optimizers.h"
 

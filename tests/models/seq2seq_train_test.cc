@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engram/io/config.h"
-#include "engram/models/seq2seq_train.h"
-#include "engram/models/seq2seq_translate.h"
+#include "engram/models/seq2seq/task.h"
+#include "engram/models/seq2seq/translate.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {

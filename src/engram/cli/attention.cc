@@ -8,7 +8,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/core/kernels/blas.h"
-#include "engram/models/seq2seq_translate.h"
+#include "engram/models/seq2seq/translate.h"
 #include "engram/viz/heatmap.h"
 
 namespace engram::cli {

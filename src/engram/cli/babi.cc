@@ -11,7 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "engram/cli/babi_train.h"
+#include "engram/models/memn2n/task.h"
 #include "engram/cli/commands.h"
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
@@ -25,6 +25,19 @@ namespace engram::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using models::BabiConfig;
+using models::BabiData;
+using models::BabiSeedResult;
+using models::LoadedBabiModel;
+using models::BabiTrainTask;
+using models::default_babi_config;
+using models::parse_babi_tasks;
+using models::babi_data_dir;
+using models::load_babi_data;
+using models::memn2n_config;
+using models::train_babi;
+using models::train_babi_seed;
+using models::load_babi_model;
 
 // MemN2N paper (Sukhbaatar et al. 2015), Table 1, bAbI 1k, 3 hops, "PE LS RN" jointly trained:
 // test error % of tasks 1..20 (mean 12.4, 11 tasks failed).

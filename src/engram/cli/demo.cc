@@ -14,8 +14,8 @@
 #include "engram/core/kernels/blas.h"
 #include "engram/data/tasks/dates.h"
 #include "engram/eval/accuracy.h"
-#include "engram/models/seq2seq_train.h"
-#include "engram/models/seq2seq_translate.h"
+#include "engram/models/seq2seq/task.h"
+#include "engram/models/seq2seq/translate.h"
 #include "engram/train/trainer.h"
 #include "engram/viz/heatmap.h"
 

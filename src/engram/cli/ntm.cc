@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "engram/cli/commands.h"
-#include "engram/cli/ntm_train.h"
+#include "engram/models/ntm/task.h"
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/io/config.h"
@@ -23,6 +23,11 @@ namespace engram::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using models::NtmTrainConfig;
+using models::default_ntm_train_config;
+using models::train_ntm;
+using models::ntm_training_speed;
+using models::NtmExtrapolationSet;
 using models::NtmArchitecture;
 using models::NtmTaskKind;
 

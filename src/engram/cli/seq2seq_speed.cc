@@ -22,7 +22,7 @@
 #include "engram/data/vocab.h"
 #include "engram/decode/search.h"
 #include "engram/io/config.h"
-#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq/model.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/factory.h"
 

@@ -11,7 +11,7 @@
 #include "engram/cli/commands.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/io/config.h"
-#include "engram/models/seq2seq_train.h"
+#include "engram/models/seq2seq/task.h"
 #include "engram/train/trainer.h"
 
 namespace engram::cli {

@@ -17,7 +17,7 @@
 #include "engram/cli/commands.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/data/text.h"
-#include "engram/models/seq2seq_translate.h"
+#include "engram/models/seq2seq/translate.h"
 
 namespace engram::cli {
 

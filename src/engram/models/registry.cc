@@ -5,7 +5,7 @@
 
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
-#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq/model.h"
 
 namespace engram::models {
 

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "engram/cli/ntm_train.h"
+#include "engram/models/ntm/task.h"
 #include "engram/core/error.h"
 #include "io/temp_dir.h"
 
-namespace engram::cli {
+namespace engram::models {
 namespace {
 
 using models::NtmArchitecture;
@@ -105,4 +105,4 @@ TEST(NtmTrain, EmptyExtrapolationRangeIsAnError) {
 }
 
 }  // namespace
-}  // namespace engram::cli
+}  // namespace engram::models

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "engram/core/error.h"
-#include "engram/models/memn2n.h"
+#include "engram/models/memn2n/model.h"
 
 namespace engram::models {
 

@@ -1,6 +1,6 @@
 // Seq2SeqTask: data loading, vocabularies, batching and the train/validate steps.
 // Dims: B batch, T target steps, V target vocab.
-#include "engram/models/seq2seq_train.h"
+#include "engram/models/seq2seq/task.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include "engram/eval/accuracy.h"
 #include "engram/eval/bleu.h"
 #include "engram/io/config.h"
-#include "engram/models/seq2seq_translate.h"
+#include "engram/models/seq2seq/translate.h"
 
 namespace engram::models {
 

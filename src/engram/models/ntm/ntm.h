@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "engram/models/ntm_task.h"
+#include "engram/models/ntm/seq_task.h"
 #include "engram/nn/linear.h"
 #include "engram/nn/rnn.h"
 

@@ -16,8 +16,8 @@
 
 #include "engram/core/graph.h"
 #include "engram/data/batching.h"
-#include "engram/models/seq2seq.h"
-#include "engram/models/seq2seq_text.h"
+#include "engram/models/seq2seq/model.h"
+#include "engram/models/seq2seq/text.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {

@@ -2,7 +2,7 @@
 // row 0's weightings for plots.
 // Dims: T steps, B batch, I inputs, K outputs, H controller width, N slots, M slot width,
 // R read heads, W write heads, P = M + S + 3 head parameters, F = H + R*M output features.
-#include "engram/models/ntm.h"
+#include "engram/models/ntm/ntm.h"
 
 #include <Eigen/Core>
 

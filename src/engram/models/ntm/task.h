@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <string>
 
-#include "engram/models/ntm_model.h"
+#include "engram/models/ntm/model.h"
 #include "engram/train/trainer.h"
 
-namespace engram::cli {
+namespace engram::models {
 
 // An optional second validation set outside the training range. Repeat copy's generalisation
 // peaks soon after the task is learnt and then decays (bench/results_ntm.md), so the best
@@ -73,4 +73,4 @@ train::TrainSummary train_ntm(const NtmTrainConfig& cfg);
 // after `warmup` untimed updates. Returns sequences per second.
 double ntm_training_speed(const NtmTrainConfig& cfg, int batch, int steps, int warmup);
 
-}  // namespace engram::cli
+}  // namespace engram::models

@@ -1,6 +1,6 @@
 // MemN2N model: parameters and weight tying, forward over a batch, evaluation and explanation.
 // Dims: B batch, N memory slots, V vocab, D width, K hops.
-#include "engram/models/memn2n.h"
+#include "engram/models/memn2n/model.h"
 
 #include <algorithm>
 #include <cmath>

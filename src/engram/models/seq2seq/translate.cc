@@ -1,5 +1,5 @@
 // translate_lines, model-directory loading and alignment JSON.
-#include "engram/models/seq2seq_translate.h"
+#include "engram/models/seq2seq/translate.h"
 
 #include <algorithm>
 #include <filesystem>

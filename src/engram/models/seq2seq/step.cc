@@ -7,7 +7,7 @@
 
 #include "engram/core/ops.h"
 #include "engram/data/vocab.h"
-#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq/model.h"
 
 namespace engram::models {
 

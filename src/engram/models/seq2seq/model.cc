@@ -2,7 +2,7 @@
 // readout, and the teacher-forced forward over a whole batch.
 // Dims: B batch, S source len, T target steps, E embedding, H hidden, C context (encoder width), G gates,
 // X per-step decoder input width, P readout width, V target vocab, L decoder layers, R rows.
-#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq/model.h"
 
 #include <cmath>
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "engram/models/ntm_task.h"
+#include "engram/models/ntm/seq_task.h"
 #include "engram/nn/linear.h"
 #include "engram/nn/rnn.h"
 

@@ -1,7 +1,7 @@
 // LSTM baseline: the whole sequence through nn::Rnn (one input GEMM per layer, fused cells),
 // then one output GEMM over the scored rows only.
 // Dims: T steps, B batch, I inputs, K outputs, H hidden width, R scored rows.
-#include "engram/models/lstm_seq.h"
+#include "engram/models/ntm/lstm_seq.h"
 
 #include <Eigen/Core>
 

@@ -1,7 +1,7 @@
 // NTM tasks: batch generation with the paper's settings, the bits-per-sequence cost and the
 // fixed-length evaluation used by `engram ntm eval`.
 // Dims: T steps, B batch, I input channels, K output channels, R scored rows.
-#include "engram/models/ntm_task.h"
+#include "engram/models/ntm/seq_task.h"
 
 #include <cmath>
 

@@ -12,8 +12,8 @@
 #include "engram/core/weights_bf16.h"
 #include "engram/core/weights_packed.h"
 #include "engram/decode/search.h"
-#include "engram/models/seq2seq.h"
-#include "engram/models/seq2seq_text.h"
+#include "engram/models/seq2seq/model.h"
+#include "engram/models/seq2seq/text.h"
 
 namespace engram::models {
 

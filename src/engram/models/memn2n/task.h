@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "engram/data/vocab.h"
-#include "engram/models/memn2n.h"
+#include "engram/models/memn2n/model.h"
 #include "engram/train/trainer.h"
 
-namespace engram::cli {
+namespace engram::models {
 
 struct LinearStartConfig {
   bool enabled = true;
@@ -148,4 +148,4 @@ struct LoadedBabiModel {
 // Reads MODEL_DIR/config.yaml, vocab.txt (or ../vocab.txt) and model.safetensors.
 LoadedBabiModel load_babi_model(const std::filesystem::path& dir);
 
-}  // namespace engram::cli
+}  // namespace engram::models

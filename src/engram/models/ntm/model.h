@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "engram/models/lstm_seq.h"
-#include "engram/models/ntm.h"
-#include "engram/models/ntm_task.h"
+#include "engram/models/ntm/lstm_seq.h"
+#include "engram/models/ntm/ntm.h"
+#include "engram/models/ntm/seq_task.h"
 #include "engram/models/registry.h"
 
 namespace engram::models {

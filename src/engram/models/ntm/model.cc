@@ -1,5 +1,5 @@
 // The "ntm" model: builds the NTM or the LSTM baseline for its task, saves / loads it.
-#include "engram/models/ntm_model.h"
+#include "engram/models/ntm/model.h"
 
 #include "engram/io/checkpoint.h"
 

@@ -13,7 +13,7 @@
 
 #include "engram/data/spm.h"
 #include "engram/data/vocab.h"
-#include "engram/models/seq2seq.h"
+#include "engram/models/seq2seq/model.h"
 
 namespace engram::models {
 

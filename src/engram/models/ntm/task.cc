@@ -2,7 +2,7 @@
 // as a pure function of (seed, epoch, batch), so resuming replays the same data), the NaN guard
 // and the training-speed loop.
 // Dims: B batch, T steps.
-#include "engram/cli/ntm_train.h"
+#include "engram/models/ntm/task.h"
 
 #include <chrono>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "engram/optim/clip.h"
 #include "engram/optim/factory.h"
 
-namespace engram::cli {
+namespace engram::models {
 
 namespace {
 
@@ -201,4 +201,4 @@ double ntm_training_speed(const NtmTrainConfig& cfg, int batch, int steps, int w
   return static_cast<double>(steps) * batch / secs;
 }
 
-}  // namespace engram::cli
+}  // namespace engram::models

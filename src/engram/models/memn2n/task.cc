@@ -1,6 +1,6 @@
 // bAbI MemN2N training: data loading, the TrainTask adapter, linear start + main phase on the
 // shared Trainer, seed selection, and loading a trained model directory.
-#include "engram/cli/babi_train.h"
+#include "engram/models/memn2n/task.h"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include "engram/io/config.h"
 #include "engram/optim/clip.h"
 
-namespace engram::cli {
+namespace engram::models {
 
 namespace fs = std::filesystem;
 
@@ -298,4 +298,4 @@ LoadedBabiModel load_babi_model(const fs::path& dir) {
   return m;
 }
 
-}  // namespace engram::cli
+}  // namespace engram::models

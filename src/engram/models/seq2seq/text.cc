@@ -1,5 +1,5 @@
 // TextCodec: word, character and SentencePiece vocabularies behind one encode/decode interface.
-#include "engram/models/seq2seq_text.h"
+#include "engram/models/seq2seq/text.h"
 
 #include <filesystem>
 
