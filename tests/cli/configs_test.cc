@@ -1,6 +1,6 @@
-// Every shipped config (configs/*.yaml) loads through the command that takes it — `engram ntm
-// train`, `engram babi train` or `engram train` with --dump-config — so a renamed or mistyped key
-// in a config fails here, not in a user's first run. The dumped config must show the file's model.
+// Every shipped config (configs/*.yaml) loads through `engram train CONFIG --dump-config`, so a
+// renamed or mistyped key in a config fails here, not in a user's first run. The dumped config
+// must name the family the file's name says (seq2seq for the translation configs) and its model.
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
@@ -25,10 +25,8 @@ TEST(Configs, EveryShippedConfigLoads) {
   for (const auto& entry : fs::directory_iterator(fs::path(ENGRAM_SOURCE_DIR) / "configs")) {
     if (entry.path().extension() != ".yaml") continue;
     const std::string file = entry.path().string(), name = entry.path().filename().string();
-    std::vector<std::string> args;
-    if (name.rfind("ntm-", 0) == 0) args = {"ntm", "train", file, "--dump-config"};
-    else if (name.rfind("babi-", 0) == 0) args = {"babi", "train", file, "--dump-config"};
-    else args = {"train", file, "--dump-config"};
+    const std::vector<std::string> args = {"train", file, "--dump-config"};
+    const std::string family = name.rfind("ntm-", 0) == 0 ? "ntm" : name.rfind("babi-", 0) == 0 ? "memn2n" : "seq2seq";
     std::string out;
     try {
       out = run(args);
@@ -37,6 +35,8 @@ TEST(Configs, EveryShippedConfigLoads) {
       continue;
     }
     EXPECT_GT(out.size(), 100u) << name;
+    EXPECT_EQ(out.rfind("model: " + family + " ", 0), 0u) << name << ":\n" << out.substr(0, 200);
+    EXPECT_NE(out.find("\n" + family + ":\n"), std::string::npos) << name;
     if (name.find("lstm") != std::string::npos) {
       EXPECT_NE(out.find("architecture: lstm"), std::string::npos) << name;
     }

@@ -249,10 +249,11 @@ TEST(NtmModel, CheckpointRoundTripGivesTheSameOutputs) {
   core::Rng rng(7);
   NtmTaskModel model(cfg, rng);
   io::save_checkpoint(dir, {.model_name = model.name(), .config = model.config(), .params = &model.params()});
-  auto loaded = load_ntm_model(dir.string());
-  EXPECT_EQ(loaded->model_config().ntm.input_size, task_input_size(cfg.task));
+  auto loaded = load_model_as<LoadedNtmModel>(dir, "ntm");
+  EXPECT_EQ(loaded->family(), "ntm");
+  EXPECT_EQ(loaded->model->model_config().ntm.input_size, task_input_size(cfg.task));
   const EvalResult a = evaluate_at(model.seq(), cfg.task, 3, 2, 4, 4, 1);
-  const EvalResult b = evaluate_at(loaded->seq(), cfg.task, 3, 2, 4, 4, 1);
+  const EvalResult b = evaluate_at(loaded->model->seq(), cfg.task, 3, 2, 4, 4, 1);
   EXPECT_DOUBLE_EQ(a.bits, b.bits);
   std::filesystem::remove_all(dir);
 }

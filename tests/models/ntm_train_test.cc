@@ -1,4 +1,4 @@
-// `engram ntm train`'s extrapolation set: validation on sequences outside the training range is
+// The NTM run's extrapolation set (`engram train` with model: ntm): validation on sequences outside the training range is
 // logged next to the in-range validation, chooses best/, and rejects empty ranges.
 #include <gtest/gtest.h>
 
@@ -22,22 +22,22 @@ using models::NtmTaskKind;
 // A small NTM on copy of 1-3 vectors, validated in range and on 5-7 vectors.
 NtmTrainConfig small_config(const std::filesystem::path& run_dir) {
   NtmTrainConfig c = default_ntm_train_config(NtmTaskKind::kCopy, NtmArchitecture::kNtm);
-  c.model.task.bits = 4;
-  c.model.task.min_len = 1;
-  c.model.task.max_len = 3;
-  c.model.ntm.controller_size = 16;
-  c.model.ntm.memory_slots = 12;
-  c.model.ntm.memory_width = 6;
-  c.batch_size = 4;
-  c.batches_per_epoch = 25;
-  c.valid_sequences = 6;
-  c.extrapolation.sequences = 6;
-  c.extrapolation.min_len = 5;
-  c.extrapolation.max_len = 7;
-  c.trainer.optimizer.lr = 3e-3f;
-  c.trainer.max_steps = 150;
-  c.trainer.log_every = 1000;
-  c.trainer.run_dir = run_dir.string();
+  c.ntm.task.bits = 4;
+  c.ntm.task.min_len = 1;
+  c.ntm.task.max_len = 3;
+  c.ntm.ntm.controller_size = 16;
+  c.ntm.ntm.memory_slots = 12;
+  c.ntm.ntm.memory_width = 6;
+  c.data.batch_size = 4;
+  c.data.batches_per_epoch = 25;
+  c.data.valid_sequences = 6;
+  c.data.extrapolation.sequences = 6;
+  c.data.extrapolation.min_len = 5;
+  c.data.extrapolation.max_len = 7;
+  c.train.optimizer.lr = 3e-3f;
+  c.train.max_steps = 150;
+  c.train.log_every = 1000;
+  c.train.run_dir = run_dir.string();
   return c;
 }
 
@@ -80,8 +80,8 @@ TEST(NtmTrain, ExtrapolationSetIsLoggedAndChoosesTheBestCheckpoint) {
 TEST(NtmTrain, WithoutExtrapolationSetTheTrainingRangeChooses) {
   io::testing::TempDir tmp;
   NtmTrainConfig cfg = small_config(tmp / "run");
-  cfg.extrapolation.sequences = 0;
-  cfg.trainer.max_steps = 50;
+  cfg.data.extrapolation.sequences = 0;
+  cfg.train.max_steps = 50;
   testing::internal::CaptureStdout();
   const train::TrainSummary s = train_ntm(cfg);
   testing::internal::GetCapturedStdout();
@@ -94,8 +94,8 @@ TEST(NtmTrain, WithoutExtrapolationSetTheTrainingRangeChooses) {
 TEST(NtmTrain, EmptyExtrapolationRangeIsAnError) {
   io::testing::TempDir tmp;
   NtmTrainConfig cfg = small_config(tmp / "run");
-  cfg.extrapolation.min_len = 9;
-  cfg.extrapolation.max_len = 8;
+  cfg.data.extrapolation.min_len = 9;
+  cfg.data.extrapolation.max_len = 8;
   try {
     train_ntm(cfg);
     FAIL() << "expected an error";

@@ -123,8 +123,9 @@ TEST(Seq2SeqTask, TrainsResumesIdenticallyAndTranslates) {
   }
   EXPECT_EQ(valid, 2);
   // The run directory loads for translation (best/ checkpoint, vocabularies from the run dir).
-  Translator tr = load_translator(dir / "a");
-  EXPECT_EQ(fs::path(tr.dir).filename(), "best");
+  const auto loaded = load_model_as<Translator>(dir / "a", "seq2seq");
+  Translator& tr = *loaded;
+  EXPECT_EQ(tr.dir().filename(), "best");
   TranslateOptions o;
   o.search.beam = 3;
   o.search.n_best = 2;
@@ -142,7 +143,7 @@ TEST(Seq2SeqTask, TrainsResumesIdenticallyAndTranslates) {
   // best/ alone is a model directory: it carries the vocabularies, and a copy elsewhere translates.
   fs::copy(dir / "a/best", dir / "moved", fs::copy_options::recursive);
   for (const char* f : {"src.vocab.txt", "tgt.vocab.txt"}) EXPECT_TRUE(fs::exists(fs::path(dir / "moved") / f)) << f;
-  EXPECT_EQ(load_translator(dir / "moved").translate({"29 November 2026"}, {})[0].text(),
+  EXPECT_EQ(load_model_as<Translator>(dir / "moved", "seq2seq")->translate({"29 November 2026"}, {})[0].text(),
             tr.translate({"29 November 2026"}, {})[0].text());
 }
 

@@ -25,8 +25,9 @@ struct AttentionArgs {
 
 void run_attention(const AttentionArgs& a) {
   core::kernels::set_blas_threads(1);
-  const models::Translator tr = models::load_translator(a.model);
-  ENGRAM_CHECK(tr.seq2seq().has_attention(), "{}: the model has no attention (attention: none)", tr.dir);
+  const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
+  const models::Translator& tr = *loaded;
+  ENGRAM_CHECK(tr.seq2seq().has_attention(), "{}: the model has no attention (attention: none)", tr.dir().string());
   models::TranslateOptions o;
   o.search.beam = a.beam;
   o.search.alpha = a.alpha;

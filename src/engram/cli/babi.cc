@@ -1,6 +1,5 @@
-// `engram babi train|eval|explain|speed`: End-To-End Memory Networks on the bAbI tasks. A thin
-// adapter over babi_train.h (recipe, data, model directories) and models/memn2n.h.
-//   engram babi train [CONFIG.yaml] --data DIR --tasks all --joint --hops 3 [--set key=value ...]
+// `engram babi eval|explain|speed`: End-To-End Memory Networks on the bAbI tasks; training is
+// `engram train configs/babi-*.yaml`. A thin adapter over models/memn2n/.
 //   engram babi eval -m MODEL_DIR          per-task test error table (Markdown) next to the paper
 //   engram babi explain -m MODEL_DIR --task 2 --question 5 --svg attn.svg
 //   engram babi speed --steps 300          training questions/s (forward + backward + update)
@@ -37,85 +36,14 @@ using models::load_babi_data;
 using models::memn2n_config;
 using models::train_babi;
 using models::train_babi_seed;
-using models::load_babi_model;
 
 // MemN2N paper (Sukhbaatar et al. 2015), Table 1, bAbI 1k, 3 hops, "PE LS RN" jointly trained:
 // test error % of tasks 1..20 (mean 12.4, 11 tasks failed).
 constexpr double kPaperJoint1k[20] = {0.0, 11.4, 21.9, 13.4, 14.4, 2.8,  18.3, 9.3,  1.9,  6.5,
                                       0.3, 0.1,  0.2,  6.9,  0.0,  2.7,  40.4, 9.4,  88.0, 0.0};
 
-struct TrainArgs {
-  std::string config;  // YAML file (optional)
-  std::string data, tasks, run_dir, encoding, tying, seeds;
-  bool joint = false, per_task = false, no_te = false, no_ls = false, dump = false;
-  int hops = 0, dim = 0, epochs = 0;
-  double rn = -1, max_minutes = -1;
-  std::vector<std::string> sets;
-};
-
-BabiConfig build_config(const TrainArgs& a) {
-  YAML::Node file;
-  if (!a.config.empty()) file = io::load_yaml_file(a.config);
-  bool joint = true;
-  if (file.IsMap() && file["joint"]) joint = file["joint"].as<bool>();
-  if (a.joint) joint = true;
-  if (a.per_task) joint = false;
-  BabiConfig cfg = default_babi_config(joint);
-  if (!a.config.empty()) io::from_yaml(file, cfg, a.config);
-  for (const auto& s : a.sets) io::apply_override(cfg, s);
-  cfg.joint = joint;
-  if (!a.data.empty()) cfg.data = a.data;
-  if (!a.tasks.empty()) cfg.tasks = a.tasks;
-  if (!a.run_dir.empty()) cfg.trainer.run_dir = a.run_dir;
-  if (!a.encoding.empty()) io::apply_override(cfg, "model.encoding=" + a.encoding);
-  if (!a.tying.empty()) io::apply_override(cfg, "model.tying=" + a.tying);
-  if (!a.seeds.empty()) io::apply_override(cfg, "seeds=[" + a.seeds + "]");
-  if (a.hops > 0) cfg.model.hops = a.hops;
-  if (a.dim > 0) cfg.model.dim = a.dim;
-  if (a.epochs > 0) cfg.trainer.max_epochs = a.epochs;
-  if (a.rn >= 0) cfg.random_noise = static_cast<float>(a.rn);
-  if (a.max_minutes >= 0) cfg.trainer.max_minutes = a.max_minutes;
-  if (a.no_te) cfg.model.temporal = false;
-  if (a.no_ls) cfg.linear_start.enabled = false;
-  return cfg;
-}
-
 // MemN2N's matrix products are tiny ([B, D] x [D, V]): one BLAS thread, none spinning idle.
 void single_thread_blas() { core::kernels::set_blas_threads(1); }
-
-void run_train(const TrainArgs& a) {
-  single_thread_blas();
-  const BabiConfig cfg = build_config(a);
-  if (a.dump) {
-    std::fputs(io::dump_config(cfg).c_str(), stdout);
-    return;
-  }
-  const std::string dir = babi_data_dir(cfg);
-  const std::vector<int> tasks = parse_babi_tasks(cfg.tasks, dir);
-  const fs::path run_dir = cfg.trainer.run_dir;
-  const auto t0 = std::chrono::steady_clock::now();
-  if (cfg.joint) {
-    const BabiData data = load_babi_data(cfg, tasks);
-    std::printf("bAbI %s: tasks %s, %zu train / %zu valid / %zu test questions, vocabulary %d\n", dir.c_str(),
-                fmt::format("{}", fmt::join(tasks, ",")).c_str(), data.train.samples.size(),
-                data.valid.samples.size(), data.test.samples.size(), data.vocab.size());
-    for (const auto& r : train_babi(cfg, data, run_dir))
-      std::printf("seed %lld: valid error %.2f%%, %.0f s (linear start %d epochs)\n", static_cast<long long>(r.seed),
-                  100 * r.valid_error, r.seconds, r.linear_start_epochs);
-  } else {
-    for (int t : tasks) {
-      BabiConfig one = cfg;
-      one.tasks = std::to_string(t);
-      const BabiData data = load_babi_data(one, {t});
-      for (const auto& r : train_babi(one, data, run_dir / fmt::format("task-{}", t)))
-        std::printf("task %d seed %lld: valid error %.2f%%, %.0f s\n", t, static_cast<long long>(r.seed),
-                    100 * r.valid_error, r.seconds);
-    }
-  }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("done in %.0f s; evaluate with: engram babi eval -m %s\n", secs,
-              (cfg.joint ? run_dir / "model" : run_dir).string().c_str());
-}
 
 // ---- eval -----------------------------------------------------------------------------------
 
@@ -133,10 +61,11 @@ struct EvalArgs {
 // Scores a model directory on the questions of its tasks (split: train | valid | test).
 std::vector<TaskRow> score_model(const fs::path& dir, const EvalArgs& a, std::string* data_dir_out) {
   const std::string& data_override = a.data;
-  LoadedBabiModel m = load_babi_model(dir);
-  if (!data_override.empty()) m.cfg.data = data_override;
+  const auto loaded = models::load_model_as<LoadedBabiModel>(dir, "memn2n");
+  LoadedBabiModel& m = *loaded;
+  if (!data_override.empty()) m.cfg.data.dir = data_override;
   const std::string data_dir = babi_data_dir(m.cfg);
-  const std::vector<int> tasks = parse_babi_tasks(m.cfg.tasks, data_dir);
+  const std::vector<int> tasks = parse_babi_tasks(m.cfg.data.tasks, data_dir);
   const BabiData data = load_babi_data(m.cfg, tasks, &m.vocab);
   ENGRAM_CHECK(a.split == "test" || a.split == "valid" || a.split == "train",
                "--split must be train, valid or test, not '{}'", a.split);
@@ -212,10 +141,11 @@ void run_eval(const EvalArgs& a) {
 void run_explain(const std::string& model_dir, int task, int question, const std::string& svg,
                  const std::string& data_override) {
   single_thread_blas();
-  LoadedBabiModel m = load_babi_model(fs::path(model_dir).lexically_normal());
-  if (!data_override.empty()) m.cfg.data = data_override;
+  const auto loaded = models::load_model_as<LoadedBabiModel>(fs::path(model_dir).lexically_normal(), "memn2n");
+  LoadedBabiModel& m = *loaded;
+  if (!data_override.empty()) m.cfg.data.dir = data_override;
   const std::string data_dir = babi_data_dir(m.cfg);
-  const std::vector<int> model_tasks = parse_babi_tasks(m.cfg.tasks, data_dir);
+  const std::vector<int> model_tasks = parse_babi_tasks(m.cfg.data.tasks, data_dir);
   if (task == 0) task = model_tasks.front();
   ENGRAM_CHECK(std::find(model_tasks.begin(), model_tasks.end(), task) != model_tasks.end(),
                "the model was trained on tasks {}, not task {}", fmt::join(model_tasks, ","), task);
@@ -278,19 +208,19 @@ struct SpeedArgs {
 
 void run_speed(const SpeedArgs& a) {
   BabiConfig cfg = default_babi_config(true);
-  if (!a.data.empty()) cfg.data = a.data;
-  cfg.batch_size = a.batch;
-  cfg.model.dim = a.dim;
-  cfg.model.hops = a.hops;
-  io::apply_override(cfg, "model.encoding=" + a.encoding);
-  if (a.masked) cfg.model.null_slots = false;
+  if (!a.data.empty()) cfg.data.dir = a.data;
+  cfg.data.batch_size = a.batch;
+  cfg.memn2n.dim = a.dim;
+  cfg.memn2n.hops = a.hops;
+  io::apply_override(cfg, "memn2n.encoding=" + a.encoding);
+  if (a.masked) cfg.memn2n.null_slots = false;
   core::kernels::set_blas_threads(a.threads);
   const BabiData data = load_babi_data(cfg, parse_babi_tasks("all", babi_data_dir(cfg)));
   const models::Memn2nConfig mc = memn2n_config(cfg, data);
   const int steps = a.steps, batch = a.batch, threads = a.threads;
   core::Rng rng(1);
   models::Memn2n model(mc, rng);
-  BabiTrainTask task(cfg, model, data, false);
+  BabiTrainTask task(cfg, model, data, false, {});
   auto opt = optim::make_optimizer(model.params(), {.name = "sgd", .lr = 0.005f});
   const int64_t per_epoch = task.batches_per_epoch();
   int epoch = 0;
@@ -299,7 +229,7 @@ void run_speed(const SpeedArgs& a) {
     if (index == 0) task.begin_epoch(epoch, 1);
     model.params().zero_grad();
     questions += task.train_batch(index).units;
-    optim::clip_grad_norm(model.params(), 40.0f);
+    optim::clip_gradients(model.params(), cfg.train.clip);  // the recipe's: each parameter to norm 40
     opt->step();
     if (++index == per_epoch) index = 0, ++epoch;
   };
@@ -320,28 +250,6 @@ void run_speed(const SpeedArgs& a) {
 void register_babi(CLI::App& app) {
   auto* babi = app.add_subcommand("babi", "End-To-End Memory Networks on the bAbI tasks");
   babi->require_subcommand(1);
-
-  auto a = std::make_shared<TrainArgs>();
-  auto* train = babi->add_subcommand("train", "train MemN2N (linear start, then the main phase; several seeds)");
-  train->add_option("config", a->config, "YAML config (every key of --dump-config)");
-  train->add_option("--data", a->data, "bAbI v1.2 directory (default $ENGRAM_DATA_DIR/babi/en)");
-  train->add_option("--tasks", a->tasks, "all | 1,2,5 | 1-3,7");
-  train->add_flag("--joint", a->joint, "one model for all tasks (default)");
-  train->add_flag("--per-task", a->per_task, "one model per task");
-  train->add_option("--hops", a->hops, "memory hops K");
-  train->add_option("--dim", a->dim, "embedding width D");
-  train->add_option("--epochs", a->epochs, "main-phase epochs");
-  train->add_option("--encoding", a->encoding, "pe_global (default: the authors' code) | pe (the paper's formula) | bow");
-  train->add_option("--tying", a->tying, "adjacent | layerwise");
-  train->add_flag("--no-te", a->no_te, "no temporal encoding");
-  train->add_flag("--no-ls", a->no_ls, "no linear start");
-  train->add_option("--rn", a->rn, "random noise fraction (0 = off)");
-  train->add_option("--seeds", a->seeds, "comma-separated seeds, e.g. 1,2,3");
-  train->add_option("--run-dir", a->run_dir, "run directory");
-  train->add_option("--max-minutes", a->max_minutes, "per-phase wall-clock limit");
-  train->add_option("--set", a->sets, "override a config key: --set model.dim=40");
-  train->add_flag("--dump-config", a->dump, "print the resulting config as YAML and exit");
-  train->callback([a] { run_train(*a); });
 
   auto ev = std::make_shared<EvalArgs>();
   auto* eval = babi->add_subcommand("eval", "per-task test error table (Markdown) next to the paper's");

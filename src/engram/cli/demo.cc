@@ -60,7 +60,7 @@ models::Seq2SeqTrainConfig demo_config(const DemoArgs& a) {
   t.seed = a.seed;
   t.run_dir = a.out;
   t.optimizer.lr = 3e-3f;
-  t.optimizer.clip_norm = 5.0f;
+  t.clip.global_norm = 5.0f;
   return c;
 }
 
@@ -81,7 +81,8 @@ void run_demo(const DemoArgs& a) {
   std::printf("trained %lld steps in %.0f s\n\n", static_cast<long long>(s.steps), s.seconds);
 
   // The best checkpoint on validation, as `engram translate -m RUN` would load it.
-  const models::Translator tr = models::load_translator(a.out);
+  const auto loaded = models::load_model_as<models::Translator>(a.out, "seq2seq");
+  const models::Translator& tr = *loaded;
   const models::TextPairs& valid = task.valid_text();
   models::TranslateOptions o;
   o.batch_size = 250;

@@ -1,9 +1,9 @@
-// `engram ntm train|eval|show|speed`: the Neural Turing Machine (and its LSTM baseline) on the
-// paper's algorithmic tasks. A thin adapter over cli/ntm_train.h and models/ntm_model.h.
-//   engram ntm train [CONFIG.yaml] --task copy|repeat-copy|recall [--model ntm|lstm] [--set key=value ...]
+// `engram ntm eval|show|speed`: the Neural Turing Machine (and its LSTM baseline) on the
+// paper's algorithmic tasks; training is `engram train configs/ntm-*.yaml`. A thin adapter over
+// models/ntm/.
 //   engram ntm eval -m DIR --lengths 10,20,30,50,80,120 [--repeats 10]   cost in bits per sequence
 //   engram ntm show -m DIR --length 30 -o copy.svg      inputs, outputs, write / read weightings
-//   engram ntm speed [CONFIG.yaml] --batch 1,16         training sequences/s
+//   engram ntm speed [CONFIG.yaml] [--set key=value] --batch 1,16   training sequences/s
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
 #include <fmt/format.h>
 
@@ -31,51 +31,6 @@ using models::NtmExtrapolationSet;
 using models::NtmArchitecture;
 using models::NtmTaskKind;
 
-struct TrainArgs {
-  std::string config, task, model, run_dir;
-  int batch_size = 0;
-  int64_t max_steps = -1;
-  double max_minutes = -1;
-  int64_t seed = -1;
-  bool dump = false;
-  std::vector<std::string> sets;
-};
-
-// Defaults of the task (from --task, else the file's model.task.task, else copy) and architecture,
-// then the YAML file, then the flags, then --set.
-NtmTrainConfig build_config(const TrainArgs& a) {
-  YAML::Node file;
-  if (!a.config.empty()) file = io::load_yaml_file(a.config);
-  NtmTrainConfig probe;  // reads task / architecture names the file may give
-  if (!a.config.empty()) io::from_yaml(file, probe, a.config);
-  for (const auto& s : a.sets) io::apply_override(probe, s);
-  const NtmTaskKind task = a.task.empty() ? probe.model.task.task : models::parse_task_kind(a.task);
-  NtmArchitecture arch = probe.model.architecture;
-  if (!a.model.empty()) {
-    ENGRAM_CHECK(a.model == "ntm" || a.model == "lstm", "--model must be ntm or lstm, got '{}'", a.model);
-    arch = a.model == "ntm" ? NtmArchitecture::kNtm : NtmArchitecture::kLstm;
-  }
-  NtmTrainConfig cfg = default_ntm_train_config(task, arch);
-  if (!a.config.empty()) io::from_yaml(file, cfg, a.config);
-  cfg.model.architecture = arch;
-  if (!a.task.empty() && cfg.model.task.task != task) cfg.model.task = models::default_task_config(task);
-  if (a.batch_size > 0) cfg.batch_size = a.batch_size;
-  if (!a.run_dir.empty()) cfg.trainer.run_dir = a.run_dir;
-  if (a.max_steps >= 0) cfg.trainer.max_steps = a.max_steps;
-  if (a.max_minutes >= 0) cfg.trainer.max_minutes = a.max_minutes;
-  if (a.seed >= 0) cfg.trainer.seed = static_cast<uint64_t>(a.seed);
-  for (const auto& s : a.sets) io::apply_override(cfg, s);
-  return cfg;
-}
-
-// A model directory, or a run directory's best/ (else last/).
-fs::path model_dir(const std::string& dir) {
-  const fs::path d(dir);
-  for (const fs::path& p : {d, d / "best", d / "last"})
-    if (fs::exists(p / "config.yaml")) return p;
-  throw Error(fmt::format("{} is neither a model directory (config.yaml) nor a run directory with best/ or last/", dir));
-}
-
 std::vector<int> parse_ints(const std::string& list, const char* what) {
   std::vector<int> out;
   size_t pos = 0;
@@ -94,19 +49,6 @@ std::vector<int> parse_ints(const std::string& list, const char* what) {
   return out;
 }
 
-void run_train(const TrainArgs& a) {
-  const NtmTrainConfig cfg = build_config(a);
-  if (a.dump) {
-    std::fputs(io::dump_config(cfg).c_str(), stdout);
-    return;
-  }
-  const train::TrainSummary s = train_ntm(cfg);
-  std::printf("done: %lld updates in %s, best %s cost %.4f bits/seq; evaluate with: engram ntm eval -m %s\n",
-              static_cast<long long>(s.steps), fmt::format("{:.0f} s", s.seconds).c_str(),
-              cfg.extrapolation.sequences > 0 ? "extrapolation" : "validation", s.best_metric,
-              cfg.trainer.run_dir.c_str());
-}
-
 struct EvalArgs {
   std::string dir, lengths = "10,20,30,50,80,120", repeats;
   int64_t sequences = 100, batch = 25;
@@ -114,8 +56,9 @@ struct EvalArgs {
 };
 
 void run_eval(const EvalArgs& a) {
-  const fs::path dir = model_dir(a.dir);
-  auto model = models::load_ntm_model(dir.string());
+  auto loaded = models::load_model_as<models::LoadedNtmModel>(a.dir, "ntm");
+  const fs::path dir = loaded->dir();
+  const models::NtmTaskModel* model = loaded->model.get();
   const models::NtmTaskConfig& task = model->model_config().task;
   const bool repeat_task = task.task == NtmTaskKind::kRepeatCopy;
   std::vector<int> lengths = parse_ints(a.lengths, "--lengths");
@@ -157,8 +100,9 @@ struct ShowArgs {
 };
 
 void run_show(const ShowArgs& a) {
-  const fs::path dir = model_dir(a.dir);
-  auto model = models::load_ntm_model(dir.string());
+  auto loaded = models::load_model_as<models::LoadedNtmModel>(a.dir, "ntm");
+  const fs::path dir = loaded->dir();
+  const models::NtmTaskModel* model = loaded->model.get();
   const models::NtmTaskConfig& task = model->model_config().task;
   core::Rng rng(static_cast<uint64_t>(a.seed));
   const int repeat = a.repeat > 0 ? a.repeat : task.max_repeat;
@@ -195,24 +139,28 @@ void run_show(const ShowArgs& a) {
 }
 
 struct SpeedArgs {
-  TrainArgs train;
+  std::string config;             // optional run config (default: the copy recipe)
+  std::vector<std::string> sets;  // --set key=value
   std::string batches = "1,16";
   int steps = 200, warmup = 20, threads = 1;
 };
 
 void run_speed(const SpeedArgs& a) {
-  const NtmTrainConfig cfg = build_config(a.train);
+  YAML::Node node;
+  node["model"] = "ntm";
+  if (!a.config.empty()) node = io::load_yaml_file(a.config);
+  const NtmTrainConfig cfg = models::read_ntm_config(node, a.config.empty() ? "<defaults>" : a.config, a.sets);
   core::kernels::set_blas_threads(a.threads);
-  const auto& n = cfg.model.ntm;
+  const auto& n = cfg.ntm.ntm;
   std::printf("%s on %s (lengths %d-%d cycling), %s, BLAS %s with %d thread%s\n",
-              cfg.model.architecture == NtmArchitecture::kNtm ? "NTM" : "LSTM baseline",
-              models::task_name(cfg.model.task.task), cfg.model.task.min_len, cfg.model.task.max_len,
-              cfg.model.architecture == NtmArchitecture::kNtm
+              cfg.ntm.architecture == NtmArchitecture::kNtm ? "NTM" : "LSTM baseline",
+              models::task_name(cfg.ntm.task.task), cfg.ntm.task.min_len, cfg.ntm.task.max_len,
+              cfg.ntm.architecture == NtmArchitecture::kNtm
                   ? fmt::format("controller {} x{}, memory {} x {}, {} read / {} write heads, {} ops", n.controller_size,
                                 n.controller_layers, n.memory_slots, n.memory_width, n.read_heads, n.write_heads,
                                 n.fused ? "fused" : "composed")
                         .c_str()
-                  : fmt::format("{} x {}", cfg.model.lstm.layers, cfg.model.lstm.hidden_size).c_str(),
+                  : fmt::format("{} x {}", cfg.ntm.lstm.layers, cfg.ntm.lstm.hidden_size).c_str(),
               core::kernels::blas_backend(), a.threads, a.threads == 1 ? "" : "s");
   for (int batch : parse_ints(a.batches, "--batch")) {
     const double rate = ntm_training_speed(cfg, batch, a.steps, a.warmup);
@@ -221,33 +169,15 @@ void run_speed(const SpeedArgs& a) {
   }
 }
 
-void add_train_options(CLI::App* cmd, TrainArgs& a) {
-  cmd->add_option("config", a.config, "YAML config (optional; see --dump-config)");
-  cmd->add_option("--task", a.task, "copy|repeat-copy|recall (default: the config's, else copy)");
-  cmd->add_option("--model", a.model, "ntm|lstm (the paper's LSTM baseline)");
-  cmd->add_option("--batch-size", a.batch_size, "sequences per update");
-  cmd->add_option("--seed", a.seed, "random seed (init and data)");
-  cmd->add_option("--set", a.sets, "override a config key: --set model.ntm.memory_slots=64")->take_all();
-}
-
 }  // namespace
 
 void register_ntm(CLI::App& app) {
   auto* ntm = app.add_subcommand("ntm", "Neural Turing Machine on the copy / repeat-copy / associative-recall tasks");
   ntm->require_subcommand(1);
 
-  auto ta = std::make_shared<TrainArgs>();
-  auto* train = ntm->add_subcommand("train", "train an NTM (or the LSTM baseline) as in the paper; resumable");
-  add_train_options(train, *ta);
-  train->add_option("--run-dir", ta->run_dir, "checkpoints and metrics (resumes from RUN/last)");
-  train->add_option("--max-steps", ta->max_steps, "stop after this many updates");
-  train->add_option("--max-minutes", ta->max_minutes, "stop after this many minutes");
-  train->add_flag("--dump-config", ta->dump, "print the full config and exit");
-  train->callback([ta] { run_train(*ta); });
-
   auto ea = std::make_shared<EvalArgs>();
   auto* eval = ntm->add_subcommand("eval", "cost in bits per sequence at each length");
-  eval->add_option("-m,--model-dir", ea->dir, "model directory or run directory")->required();
+  eval->add_option("-m,--model", ea->dir, "model directory or run directory")->required();
   eval->add_option("--lengths", ea->lengths, "sequence lengths (recall: item counts), e.g. 10,20,30,50,80,120");
   eval->add_option("--repeats", ea->repeats, "repeat copy: repeat counts (one, or one per length)");
   eval->add_option("--sequences", ea->sequences, "sequences per length");
@@ -257,7 +187,7 @@ void register_ntm(CLI::App& app) {
 
   auto sa = std::make_shared<ShowArgs>();
   auto* show = ntm->add_subcommand("show", "SVG of one run: inputs, outputs, write and read weightings over time");
-  show->add_option("-m,--model-dir", sa->dir, "model directory or run directory")->required();
+  show->add_option("-m,--model", sa->dir, "model directory or run directory")->required();
   show->add_option("--length", sa->length, "sequence length (recall: items)");
   show->add_option("--repeat", sa->repeat, "repeat copy: repeats (default: the training maximum)");
   show->add_option("--seed", sa->seed, "seed of the sequence");
@@ -266,7 +196,8 @@ void register_ntm(CLI::App& app) {
 
   auto pa = std::make_shared<SpeedArgs>();
   auto* speed = ntm->add_subcommand("speed", "training sequences/s (forward + backward + update)");
-  add_train_options(speed, pa->train);
+  speed->add_option("config", pa->config, "run config (model: ntm; default: the paper's copy recipe)");
+  speed->add_option("--set", pa->sets, "override a config key, e.g. --set ntm.architecture=lstm (repeatable)");
   speed->add_option("--batch", pa->batches, "batch sizes, e.g. 1,16");
   speed->add_option("--steps", pa->steps, "timed updates per batch size");
   speed->add_option("--warmup", pa->warmup, "untimed updates first");

@@ -84,7 +84,8 @@ void run_translate(const TranslateArgs& a) {
   if (o.search.beam == 1 && o.search.n_best > 1) o.search.beam = o.search.n_best;  // --n-best K alone: beam K
   o.search.alignments = !a.alignments.empty();
   o.search.validate();
-  models::Translator tr = models::load_translator(a.model);
+  const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
+  models::Translator& tr = *loaded;
   if (a.precision == "bf16") tr.use_bf16();
   else tr.use_packed();  // fp32: few-row products on the packed copy (same values)
   std::ofstream align_file;

@@ -1,20 +1,33 @@
-// The model registry: a model name ("seq2seq", ...) -> a factory that builds the model from its
-// saved config, so a model directory (config.yaml names the model) can be loaded without the
-// loader knowing every architecture. Model is the small base every registered model implements.
+// The family registry: one table maps a family name ("seq2seq", "memn2n", "ntm", ...) to what
+// the shared front ends need — train a run from its config, print the effective config, load a
+// model directory — so `engram train`, `load_model` and the server know every family without a
+// line of family code. A family lives in models/<name>/ and adds one line to registry.cc.
+//
+// Every run config has one shape (docs/families.md):
+//   model: <name>          the family
+//   <name>: {...}          the model's Config (saved as the checkpoint's config.yaml)
+//   data: {...}            where examples come from and how they are batched
+//   train: {...}           the Trainer's config (train/trainer.h)
+//   task: {...}            optional: the family's own recipe keys (MemN2N: seeds, linear start)
 #pragma once
 
+#include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
+#include "engram/core/error.h"
 #include "engram/core/rng.h"
+#include "engram/io/config.h"
 #include "engram/nn/param_store.h"
 
 namespace engram::models {
 
+// The small base of a model object with a registry name (Seq2Seq, the NTM task model).
 class Model {
  public:
   virtual ~Model() = default;
@@ -23,16 +36,90 @@ class Model {
   virtual YAML::Node config() const = 0;    // every Config field (io::to_yaml)
 };
 
-// Builds a model from a config map (strict: unknown keys are errors), initialised from `rng`.
-using ModelFactory = std::unique_ptr<Model> (*)(const YAML::Node& config, core::Rng& rng);
+// A model directory loaded with everything it needs to run (vocabularies, task settings).
+// Family code reaches its own type with model_as<T>().
+class LoadedModel {
+ public:
+  virtual ~LoadedModel() = default;
+  virtual std::string family() const = 0;
+  virtual const std::filesystem::path& dir() const = 0;  // the checkpoint directory read
+  virtual nn::ParamStore& params() = 0;
+  // One input in the family's text form -> one line of output (seq2seq: a source sentence ->
+  // its translation; memn2n: "statement. statement. question?" -> the answer; ntm: bit vectors
+  // -> the model's output vectors). Errors on input the family cannot read.
+  virtual std::string run_line(const std::string& line) = 0;
+  virtual std::string input_help() const = 0;  // what run_line reads, one line
+};
 
-// The factory registered for `name`; an unknown name is an error listing the known ones.
-ModelFactory model_factory(std::string_view name);
-std::unique_ptr<Model> make_model(std::string_view name, const YAML::Node& config, core::Rng& rng);
-std::vector<std::string> model_names();
+// A family's entry in the registry.
+struct Family {
+  const char* name;
+  const char* summary;  // one line, for `engram train --help` and `engram families`
+  // The effective run config (defaults, the family's recipe, the file, then each --set) as YAML.
+  std::string (*dump_config)(const YAML::Node& run, const std::string& source, const std::vector<std::string>& sets);
+  // Trains the run (resuming from its run directory when there is one); prints progress; returns
+  // a one-line summary of the result.
+  std::string (*train)(const YAML::Node& run, const std::string& source, const std::vector<std::string>& sets);
+  // Loads a checkpoint directory of this family.
+  std::unique_ptr<LoadedModel> (*load)(const std::filesystem::path& dir);
+};
 
-// Loads a checkpoint directory (config.yaml + model.safetensors, see io/checkpoint.h): builds the
-// model its config names and copies the saved parameters in.
-std::unique_ptr<Model> load_model(const std::string& dir);
+// Every registered family, in registration order.
+std::span<const Family* const> families();
+// The family `name`; an unknown name is an error listing the known ones.
+const Family& family(std::string_view name);
+
+// A run config file (or RUN_DIR, meaning RUN_DIR/train.yaml), checked to name a family.
+struct RunConfigFile {
+  YAML::Node node;
+  std::string source;  // the file read
+  const Family* family = nullptr;
+};
+RunConfigFile read_run_config(const std::string& file_or_run_dir);
+
+// MODEL_DIR (config.yaml) or a run directory: its best/, else last/, else model/ (MemN2N's
+// selected seed). Errors say what is missing.
+std::filesystem::path resolve_model_dir(const std::filesystem::path& dir);
+// Loads any family's model directory (resolve_model_dir, then the family its config.yaml names).
+std::unique_ptr<LoadedModel> load_model(const std::filesystem::path& dir);
+
+// `m` as family type T, or an error naming the family it is ("runs/x holds a 'ntm' model; this
+// command takes seq2seq").
+template <class T>
+T& model_as(LoadedModel& m, std::string_view wanted) {
+  T* t = dynamic_cast<T*>(&m);
+  ENGRAM_CHECK(t != nullptr, "{} holds a '{}' model; this command takes {}", m.dir().string(), m.family(), wanted);
+  return *t;
+}
+template <class T>
+std::unique_ptr<T> load_model_as(const std::filesystem::path& dir, std::string_view wanted) {
+  std::unique_ptr<LoadedModel> m = load_model(dir);
+  model_as<T>(*m, wanted);
+  return std::unique_ptr<T>(static_cast<T*>(m.release()));
+}
+
+// The shared parse of a family's run config: Run's defaults (or, with `recipe`, the recipe the
+// file and the overrides ask for: `recipe` sees a probe parsed on the defaults), then the file,
+// then each --set key=value. Strict: unknown keys and bad values are errors naming the key.
+template <class Run>
+Run parse_run_config(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets,
+                     Run (*recipe)(const Run& probe) = nullptr) {
+  Run cfg;
+  io::from_yaml(node, cfg, source);
+  for (const std::string& s : sets) io::apply_override(cfg, s);
+  if (recipe) {
+    cfg = recipe(cfg);
+    io::from_yaml(node, cfg, source);
+    for (const std::string& s : sets) io::apply_override(cfg, s);
+  }
+  return cfg;
+}
+
+// The family entry points built on parse_run_config: dump_config prints the parsed Run; train
+// checks `model:` names the family and calls `run(cfg)`.
+template <class Run, Run (*Recipe)(const Run&)>
+std::string dump_run_config(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  return io::dump_config(parse_run_config<Run>(node, source, sets, Recipe));
+}
 
 }  // namespace engram::models

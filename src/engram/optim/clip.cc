@@ -2,6 +2,7 @@
 #include "engram/optim/clip.h"
 
 #include <cmath>
+#include <utility>
 
 namespace engram::optim {
 
@@ -42,5 +43,18 @@ void clip_grad_value(float* g, int64_t n, float clip) {
 }
 
 void clip_grad_value(nn::ParamStore& store, float clip) { clip_grad_value(store.grads(), store.numel(), clip); }
+
+void check_clip_config(const ClipConfig& c) {
+  for (auto [name, v] : {std::pair{"global_norm", c.global_norm}, {"per_param", c.per_param}, {"per_value", c.per_value}})
+    ENGRAM_CHECK(std::isfinite(v) && v >= 0, "train.clip.{} must be a number >= 0 (0 = off), got {}", name, v);
+}
+
+void clip_gradients(nn::ParamStore& store, const ClipConfig& c) {
+  if (c.per_value > 0) clip_grad_value(store, c.per_value);
+  if (c.per_param > 0)
+    for (nn::ParamId id = 0; id < store.count(); ++id)
+      clip_grad_norm(store.grad(id).data, store.shape(id).numel(), c.per_param);
+  if (c.global_norm > 0) clip_grad_norm(store, c.global_norm);
+}
 
 }  // namespace engram::optim

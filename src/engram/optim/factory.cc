@@ -6,7 +6,6 @@
 namespace engram::optim {
 
 std::unique_ptr<Optimizer> make_optimizer(nn::ParamStore& store, const OptimizerConfig& c) {
-  ENGRAM_CHECK(c.clip_norm >= 0, "optimizer clip_norm must be >= 0, got {}", c.clip_norm);
   if (c.name == "sgd")
     return std::make_unique<Sgd>(
         store, SgdOptions{.lr = c.lr, .momentum = c.momentum, .nesterov = c.nesterov, .weight_decay = c.weight_decay});

@@ -22,7 +22,6 @@ struct OptimizerConfig {
   bool centered = false;                // rmsprop
   bool eps_in_root = false;             // rmsprop
   float eps = 1e-8f;                    // adam, adagrad, rmsprop
-  float clip_norm = 0.0f;               // global-norm clipping before each step (0 = off; the trainer applies it)
 
   template <class V>
   void visit(V& v) {
@@ -38,7 +37,6 @@ struct OptimizerConfig {
     v("centered", centered, "rmsprop: divide by the gradient variance");
     v("eps_in_root", eps_in_root, "rmsprop: sqrt(v + eps) as Graves (2013), not sqrt(v) + eps");
     v("eps", eps, "adam, adagrad, rmsprop: denominator epsilon");
-    v("clip_norm", clip_norm, "clip gradients to this global L2 norm (0 = off)");
   }
 };
 

@@ -56,6 +56,17 @@ std::map<std::string, double> scalars_from_json(const nlohmann::json& j) {
   return m;
 }
 
+// The name of the first parameter whose gradient holds a non-finite value ("" if none).
+std::string non_finite_param(nn::ParamStore& p) {
+  for (nn::ParamId id = 0; id < p.count(); ++id) {
+    const core::Tensor g = p.grad(id);
+    const int64_t n = p.shape(id).numel();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(g.data[i])) return p.name(id);
+  }
+  return "";
+}
+
 std::string metrics_text(const Metrics& m) {
   std::string s;
   for (const auto& [k, v] : m) s += fmt::format("{}{} {:.4g}", s.empty() ? "" : "  ", k, v);
@@ -68,6 +79,8 @@ Trainer::Trainer(TrainTask& task, TrainerConfig cfg) : task_(task), cfg_(std::mo
   ENGRAM_CHECK(cfg_.max_epochs > 0 || cfg_.max_steps > 0, "trainer: max_epochs and max_steps are both 0");
   ENGRAM_CHECK(!cfg_.run_dir.empty(), "trainer: run_dir is empty");
   ENGRAM_CHECK(cfg_.log_every > 0, "trainer: log_every must be positive, got {}", cfg_.log_every);
+  optim::check_clip_config(cfg_.clip);
+  ENGRAM_CHECK(cfg_.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", cfg_.max_bad_steps);
 }
 
 TrainSummary Trainer::run() {
@@ -188,6 +201,7 @@ TrainSummary Trainer::run() {
 
   double window_loss = 0;
   int64_t window_units = 0, window_steps = 0;
+  int bad_in_row = 0;  // consecutive non-finite batches (the NaN guard)
   auto window_t0 = Clock::now();
   const int64_t start_step = step;
   int epoch = start_epoch;
@@ -201,11 +215,19 @@ TrainSummary Trainer::run() {
       BatchResult r = task_.train_batch(index);
       const double norm = optim::global_norm(params.grads(), params.numel());
       if (!std::isfinite(r.loss_sum) || !std::isfinite(norm)) {
-        progress.print(fmt::format("warning: step {} (epoch {}, batch {}): non-finite loss {} or gradient norm {}; update skipped",
-                                   step + 1, epoch + 1, index, r.loss_sum, norm));
-        metrics.write({{"event", "nan"}, {"step", step + 1}, {"epoch", epoch + 1}, {"batch", index}});
+        const std::string where = non_finite_param(params);
+        progress.print(fmt::format("warning: step {} (epoch {}, batch {}): non-finite loss {} or gradient norm {}{}; "
+                                   "update skipped", step + 1, epoch + 1, index, r.loss_sum, norm,
+                                   where.empty() ? "" : " (first in " + where + ")"));
+        metrics.write({{"event", "nan"}, {"step", step + 1}, {"epoch", epoch + 1}, {"batch", index}, {"param", where}});
+        ++bad_in_row;
+        ENGRAM_CHECK(cfg_.max_bad_steps == 0 || bad_in_row < cfg_.max_bad_steps,
+                     "stopped: {} batches in a row had a non-finite loss or gradient (the last at step {}{}); "
+                     "lower the learning rate or clip harder (train.clip)", bad_in_row, step + 1,
+                     where.empty() ? "" : ", parameter " + where);
       } else {
-        if (cfg_.optimizer.clip_norm > 0) optim::clip_grad_norm(params, cfg_.optimizer.clip_norm);
+        bad_in_row = 0;
+        optim::clip_gradients(params, cfg_.clip);
         opt->step();
       }
       ++step;

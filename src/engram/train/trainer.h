@@ -23,6 +23,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engram/nn/param_store.h"
+#include "engram/optim/clip.h"
 #include "engram/optim/factory.h"
 
 namespace engram::train {
@@ -39,6 +40,11 @@ struct TrainerConfig {
   std::string run_dir = "runs/default";
   optim::OptimizerConfig optimizer;
   optim::ScheduleConfig schedule;
+  optim::ClipConfig clip;
+  // NaN guard: a batch whose loss or gradient is not finite is reported (step, batch and the
+  // first parameter with a non-finite gradient) and its update skipped; this many such batches
+  // in a row end the run with an error (0 = never).
+  int max_bad_steps = 10;
 
   template <class V>
   void visit(V& v) {
@@ -53,6 +59,8 @@ struct TrainerConfig {
     v("run_dir", run_dir, "directory for checkpoints and metrics");
     v("optimizer", optimizer, "optimizer");
     v("schedule", schedule, "learning-rate schedule");
+    v("clip", clip, "gradient clipping (per value, then per parameter, then global norm)");
+    v("max_bad_steps", max_bad_steps, "stop after this many non-finite batches in a row (0 = never)");
   }
 };
 
@@ -77,7 +85,8 @@ class TrainTask {
   // that epoch as a pure function of (seed, epoch).
   virtual void begin_epoch(int epoch, uint64_t seed) = 0;
   // Forward + backward of batch `index` of the current epoch; gradients ACCUMULATE into params()
-  // (the trainer zeroes them before and clips/steps after).
+  // (the trainer zeroes them before, and checks, clips and steps after: a task never clips).
+  // A non-finite loss_sum makes the trainer skip the update (the NaN guard).
   virtual BatchResult train_batch(int64_t index) = 0;
   // Evaluate on held-out data (no gradients). Must contain primary_metric().
   virtual Metrics validate() = 0;

@@ -12,6 +12,7 @@
 #include "engram/core/error.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
+#include "engram/io/files.h"
 #include "engram/optim/clip.h"
 
 namespace engram::models {
@@ -20,30 +21,29 @@ namespace fs = std::filesystem;
 
 BabiConfig default_babi_config(bool joint) {
   BabiConfig c;
-  c.joint = joint;
-  c.model.dim = joint ? 50 : 20;
-  c.model.hops = 3;
+  c.data.joint = joint;
+  c.memn2n.dim = joint ? 50 : 20;
+  c.memn2n.hops = 3;
   // What the authors' code does and the paper does not print: one position-encoding J for every
   // sentence (the paper's per-sentence J fails tasks 15-16) and empty slots left in the memory
   // softmax (masking them costs tasks 6, 9, 10, 18); see bench/results_memn2n.md.
-  c.model.encoding = nn::SentenceEncoding::kPositionGlobal;
-  c.model.null_slots = true;
-  c.lr_decay_epochs = joint ? 15 : 25;
-  c.linear_start.max_epochs = joint ? 30 : 20;
-  c.trainer.max_epochs = joint ? 60 : 100;
-  c.trainer.optimizer.name = "sgd";
+  c.memn2n.encoding = nn::SentenceEncoding::kPositionGlobal;
+  c.memn2n.null_slots = true;
+  c.task.lr_decay_epochs = joint ? 15 : 25;
+  c.task.linear_start.max_epochs = joint ? 30 : 20;
+  c.train.max_epochs = joint ? 60 : 100;
+  c.train.optimizer.name = "sgd";
   // The authors' code (MemN2N-babi-matlab) keeps 0.005 after linear start too; 0.01 without LS.
-  c.trainer.optimizer.lr = 0.005f;
+  c.train.optimizer.lr = 0.005f;
   // Each parameter's gradient clipped to norm 40, as the authors' code does (their Weight.update).
-  c.clip_per_param = 40.0f;
-  c.trainer.optimizer.clip_norm = 0.0f;
-  c.trainer.log_every = 100;
-  c.trainer.run_dir = joint ? "runs/babi-joint" : "runs/babi";
+  c.train.clip.per_param = 40.0f;
+  c.train.log_every = 100;
+  c.train.run_dir = joint ? "runs/babi-joint" : "runs/babi";
   return c;
 }
 
 std::string babi_data_dir(const BabiConfig& cfg) {
-  if (!cfg.data.empty()) return cfg.data;
+  if (!cfg.data.dir.empty()) return cfg.data.dir;
   const char* env = std::getenv("ENGRAM_DATA_DIR");
   const std::string root = env && *env ? env : "../shared/data";
   return root + "/babi/en";
@@ -80,8 +80,8 @@ std::vector<int> parse_babi_tasks(const std::string& spec, const std::string& di
 
 BabiData load_babi_data(const BabiConfig& cfg, const std::vector<int>& tasks, const data::Vocab* vocab) {
   const std::string dir = babi_data_dir(cfg);
-  const data::BabiOptions opt{.memory_size = cfg.model.memory_size};
-  const data::BabiSplitOptions split{.valid_fraction = cfg.valid_fraction, .seed = cfg.split_seed};
+  const data::BabiOptions opt{.memory_size = cfg.memn2n.memory_size};
+  const data::BabiSplitOptions split{.valid_fraction = cfg.data.valid_fraction, .seed = cfg.data.split_seed};
   std::map<int, data::BabiTask> loaded;
   for (int t : data::available_babi_tasks(dir)) loaded.emplace(t, data::load_babi_task(dir, t, opt, split));
   std::vector<const std::vector<data::BabiSample>*> sets;
@@ -106,7 +106,7 @@ BabiData load_babi_data(const BabiConfig& cfg, const std::vector<int>& tasks, co
 }
 
 models::Memn2nConfig memn2n_config(const BabiConfig& cfg, const BabiData& data) {
-  models::Memn2nConfig mc = cfg.model;
+  models::Memn2nConfig mc = cfg.memn2n;
   mc.vocab = data.vocab.size();
   // pe_global: J = the longest sentence, + 1 with TE (the authors' time word takes the last place).
   if (mc.sentence_length == 0) mc.sentence_length = data.longest_sentence + (mc.temporal ? 1 : 0);
@@ -115,24 +115,21 @@ models::Memn2nConfig memn2n_config(const BabiConfig& cfg, const BabiData& data) 
 
 // ---- BabiTrainTask --------------------------------------------------------------------------
 
-BabiTrainTask::BabiTrainTask(const BabiConfig& cfg, models::Memn2n& model, const BabiData& data, bool linear_start)
-    : cfg_(cfg), model_(model), data_(data), linear_start_(linear_start) {
-  ENGRAM_CHECK(cfg.batch_size >= 1, "babi: batch_size must be >= 1, got {}", cfg.batch_size);
+BabiTrainTask::BabiTrainTask(const BabiConfig& cfg, models::Memn2n& model, const BabiData& data, bool linear_start,
+                             std::vector<fs::path> files)
+    : cfg_(cfg), model_(model), data_(data), linear_start_(linear_start), files_(std::move(files)) {
+  ENGRAM_CHECK(cfg.data.batch_size >= 1, "memn2n: data.batch_size must be >= 1, got {}", cfg.data.batch_size);
   order_.resize(data.train.samples.size());
   std::iota(order_.begin(), order_.end(), 0);
 }
 
-YAML::Node BabiTrainTask::model_config() const {
-  BabiConfig c = cfg_;
-  c.model = model_.config();
-  c.tasks = fmt::format("{}", fmt::join(data_.tasks, ","));
-  c.data = babi_data_dir(cfg_);
-  return io::to_yaml(c);
-}
+YAML::Node BabiTrainTask::model_config() const { return io::to_yaml(model_.config()); }
+
+std::vector<fs::path> BabiTrainTask::checkpoint_files() const { return files_; }
 
 int64_t BabiTrainTask::batches_per_epoch() const {
   const int64_t n = static_cast<int64_t>(data_.train.samples.size());
-  return (n + cfg_.batch_size - 1) / cfg_.batch_size;
+  return (n + cfg_.data.batch_size - 1) / cfg_.data.batch_size;
 }
 
 void BabiTrainTask::begin_epoch(int epoch, uint64_t seed) {
@@ -144,24 +141,19 @@ void BabiTrainTask::begin_epoch(int epoch, uint64_t seed) {
 }
 
 train::BatchResult BabiTrainTask::train_batch(int64_t index) {
-  const int64_t start = index * cfg_.batch_size;
-  const int64_t count = std::min<int64_t>(cfg_.batch_size, static_cast<int64_t>(order_.size()) - start);
+  const int64_t start = index * cfg_.data.batch_size;
+  const int64_t count = std::min<int64_t>(cfg_.data.batch_size, static_cast<int64_t>(order_.size()) - start);
   ENGRAM_CHECK(count > 0, "babi: batch {} past the end of the epoch", index);
   // RN draws depend on (seed, epoch, batch) only, so a resumed run repeats them.
   core::Rng rng(seed_ * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch_) * 1000003ull +
                 static_cast<uint64_t>(index));
   const models::Memn2nBatch batch =
       models::make_memn2n_batch(data_.train, std::span<const int32_t>(order_.data() + start, count),
-                                model_.config().memory_size, cfg_.random_noise, &rng, model_.min_slots());
+                                model_.config().memory_size, cfg_.data.random_noise, &rng, model_.min_slots());
   graph_.reset();
   const models::Memn2nOutput out = model_.forward(graph_, batch, linear_start_);
   core::Var loss = model_.loss(graph_, out, batch);
   graph_.backward(loss);
-  if (cfg_.clip_per_param > 0) {
-    nn::ParamStore& p = model_.params();
-    for (nn::ParamId id = 0; id < p.count(); ++id)
-      optim::clip_grad_norm(p.grad(id).data, p.shape(id).numel(), cfg_.clip_per_param);
-  }
   return {loss.data()[0], count};
 }
 
@@ -175,15 +167,7 @@ train::Metrics BabiTrainTask::validate() {
 
 namespace {
 
-void write_json(const fs::path& path, const nlohmann::json& j) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    ENGRAM_CHECK(out.good(), "cannot write {}", tmp.string());
-    out << j.dump(2) << '\n';
-  }
-  fs::rename(tmp, path);
-}
+void write_json(const fs::path& path, const nlohmann::json& j) { io::write_file_atomic(path, j.dump(2) + "\n"); }
 
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
@@ -205,6 +189,11 @@ void copy_dir(const fs::path& src, const fs::path& dst) {
 BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int64_t seed, const fs::path& run_dir) {
   fs::create_directories(run_dir);
   data.vocab.save((run_dir / "vocab.txt").string());
+  BabiDataConfig used = cfg.data;  // what the model was trained on, for eval's defaults
+  used.dir = babi_data_dir(cfg);
+  used.tasks = fmt::format("{}", fmt::join(data.tasks, ","));
+  io::write_file_atomic(run_dir / "data.yaml", io::dump_config(used));
+  const std::vector<fs::path> files = {run_dir / "vocab.txt", run_dir / "data.yaml"};
   const models::Memn2nConfig mc = memn2n_config(cfg, data);
   core::Rng init_rng(static_cast<uint64_t>(seed));
   models::Memn2n model(mc, init_rng);
@@ -213,16 +202,16 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
   double seconds = 0;
 
   const fs::path ls_dir = run_dir / "linear_start", ls_done = ls_dir / "done.json";
-  if (cfg.linear_start.enabled) {
+  if (cfg.task.linear_start.enabled) {
     if (!fs::exists(ls_done)) {
-      BabiTrainTask task(cfg, model, data, /*linear_start=*/true);
-      train::TrainerConfig tc = cfg.trainer;
+      BabiTrainTask task(cfg, model, data, /*linear_start=*/true, files);
+      train::TrainerConfig tc = cfg.train;
       tc.run_dir = ls_dir.string();
       tc.seed = static_cast<uint64_t>(seed);
-      tc.max_epochs = cfg.linear_start.max_epochs;
+      tc.max_epochs = cfg.task.linear_start.max_epochs;
       tc.max_steps = 0;
-      tc.patience = cfg.linear_start.patience;
-      tc.optimizer.lr = cfg.linear_start.lr;
+      tc.patience = cfg.task.linear_start.patience;
+      tc.optimizer.lr = cfg.task.linear_start.lr;
       tc.schedule = optim::ScheduleConfig{.name = "constant"};
       const train::TrainSummary s = train::Trainer(task, tc).run();
       seconds += s.seconds;
@@ -237,13 +226,13 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
     if (!fs::exists(run_dir / "last")) io::load_checkpoint(ls_dir / "last", model.params());
   }
 
-  BabiTrainTask task(cfg, model, data, /*linear_start=*/false);
-  train::TrainerConfig tc = cfg.trainer;
+  BabiTrainTask task(cfg, model, data, /*linear_start=*/false, files);
+  train::TrainerConfig tc = cfg.train;
   tc.run_dir = run_dir.string();
   tc.seed = static_cast<uint64_t>(seed);
   tc.schedule = optim::ScheduleConfig{.name = "step",
-                                      .every = std::max<int64_t>(1, cfg.lr_decay_epochs * task.batches_per_epoch()),
-                                      .gamma = cfg.lr_decay};
+                                      .every = std::max<int64_t>(1, cfg.task.lr_decay_epochs * task.batches_per_epoch()),
+                                      .gamma = cfg.task.lr_decay};
   const train::TrainSummary s = train::Trainer(task, tc).run();
   res.seconds = seconds + s.seconds;
   res.valid_error = s.best_metric;
@@ -252,10 +241,10 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
 }
 
 std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data, const fs::path& run_dir) {
-  ENGRAM_CHECK(!cfg.seeds.empty(), "babi: no seeds to train");
+  ENGRAM_CHECK(!cfg.task.seeds.empty(), "babi: no seeds to train");
   fs::create_directories(run_dir);
   std::vector<BabiSeedResult> results;
-  for (int64_t seed : cfg.seeds) {
+  for (int64_t seed : cfg.task.seeds) {
     std::printf("== tasks %s, seed %lld -> %s\n", fmt::format("{}", fmt::join(data.tasks, ",")).c_str(),
                 static_cast<long long>(seed), (run_dir / fmt::format("seed-{}", seed)).string().c_str());
     std::fflush(stdout);
@@ -279,23 +268,75 @@ std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& da
   return results;
 }
 
+namespace {
+
+// `name` in dir, else in its parent (a run directory's seed-S/ or model/ holds it).
+fs::path beside(const fs::path& dir, const char* name) {
+  fs::path p = dir / name;
+  if (!fs::exists(p)) p = dir.parent_path() / name;
+  ENGRAM_CHECK(fs::exists(p), "{}: no {} (looked in the directory and its parent)", dir.string(), name);
+  return p;
+}
+
+}  // namespace
+
 LoadedBabiModel load_babi_model(const fs::path& dir) {
   const io::CheckpointInfo info = io::read_checkpoint_info(dir);
   ENGRAM_CHECK(info.model_name == "memn2n", "{} holds a '{}' model, not memn2n", dir.string(), info.model_name);
   LoadedBabiModel m;
+  m.model_dir = dir;
+  const std::string where = (dir / "config.yaml").string();
   // Keys a checkpoint lacks (written before they existed) take the struct defaults, which keep
   // the model as it was trained (e.g. null_slots false), not the recipe's defaults.
-  io::from_yaml(info.config, m.cfg, (dir / "config.yaml").string());
-  fs::path vocab = dir / "vocab.txt";
-  if (!fs::exists(vocab)) vocab = dir.parent_path() / "vocab.txt";
-  ENGRAM_CHECK(fs::exists(vocab), "{}: no vocab.txt (looked in the directory and its parent)", dir.string());
-  m.vocab = data::Vocab::load(vocab.string());
-  ENGRAM_CHECK(m.vocab.size() == m.cfg.model.vocab, "{}: vocab.txt has {} tokens but the model was built for {}",
-               dir.string(), m.vocab.size(), m.cfg.model.vocab);
+  if (info.config.IsMap() && info.config["trainer"] && info.config["model"].IsMap()) {
+    // Written before the one config shape (2026-12-01): the whole run config, the model under
+    // `model:` and the data keys at the top.
+    io::from_yaml(info.config["model"], m.cfg.memn2n, where + ": model");
+    YAML::Node d;
+    for (const char* k : {"tasks", "joint", "batch_size", "valid_fraction", "split_seed", "random_noise"})
+      if (info.config[k]) d[k] = info.config[k];
+    if (info.config["data"]) d["dir"] = info.config["data"];
+    io::from_yaml(d, m.cfg.data, where);
+  } else {
+    io::from_yaml(info.config, m.cfg.memn2n, where);
+    io::from_yaml(io::load_yaml_file(beside(dir, "data.yaml")), m.cfg.data, (dir / "data.yaml").string());
+  }
+  m.vocab = data::Vocab::load(beside(dir, "vocab.txt").string());
+  ENGRAM_CHECK(m.vocab.size() == m.cfg.memn2n.vocab, "{}: vocab.txt has {} tokens but the model was built for {}",
+               dir.string(), m.vocab.size(), m.cfg.memn2n.vocab);
   core::Rng rng(1);
-  m.model = std::make_unique<models::Memn2n>(m.cfg.model, rng);
+  m.model = std::make_unique<models::Memn2n>(m.cfg.memn2n, rng);
   io::load_checkpoint(dir, m.model->params());
   return m;
+}
+
+std::string LoadedBabiModel::run_line(const std::string& line) {
+  // Sentences: split after '.', '!', '?' or a newline; the tokenizer strips the punctuation.
+  std::vector<std::string> sentences;
+  std::string cur;
+  for (char c : line) {
+    if (c != '\n') cur += c;
+    if (c == '.' || c == '!' || c == '?' || c == '\n') {
+      if (cur.find_first_not_of(" \t\r.!?") != std::string::npos) sentences.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (cur.find_first_not_of(" \t\r") != std::string::npos) sentences.push_back(cur);
+  ENGRAM_CHECK(!sentences.empty() && sentences.back().find('?') != std::string::npos,
+               "memn2n input: statements, then a question ending in '?' (got '{}')", line.substr(0, 80));
+  auto story = std::make_shared<std::vector<data::Sentence>>();
+  for (size_t i = 0; i + 1 < sentences.size(); ++i) story->push_back(data::babi_tokenize(sentences[i]));
+  data::BabiSample sample;
+  sample.story = story;
+  sample.memory_end = static_cast<int32_t>(story->size());
+  sample.memory_begin = std::max(0, sample.memory_end - cfg.memn2n.memory_size);
+  sample.question = data::babi_tokenize(sentences.back());
+  sample.answer = vocab.token(0);  // encode_babi wants a known answer; the prediction ignores it
+  const std::vector<data::BabiSample> samples = {sample};
+  Memn2nDataset set;
+  encode_babi(samples, 0, vocab, &set);
+  const Memn2nExplanation e = explain_memn2n(*model, set, 0);
+  return vocab.token(e.predicted);
 }
 
 }  // namespace engram::models

@@ -16,6 +16,7 @@
 
 #include "engram/data/vocab.h"
 #include "engram/models/memn2n/model.h"
+#include "engram/models/registry.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {
@@ -38,40 +39,59 @@ struct LinearStartConfig {
   }
 };
 
-struct BabiConfig {
-  std::string data;             // a bAbI v1.2 directory (en, en-10k); "" = $ENGRAM_DATA_DIR/babi/en
+// data: where the questions come from and how they are batched.
+struct BabiDataConfig {
+  std::string dir;              // a bAbI v1.2 directory (en, en-10k); "" = $ENGRAM_DATA_DIR/babi/en
   std::string tasks = "all";    // "all", "1,2,5", "1-3,7"
   bool joint = true;            // one model for all tasks (else one per task)
   int batch_size = 32;
   double valid_fraction = 0.1;  // of each task's training questions
   uint64_t split_seed = 1;
   float random_noise = 0.1f;    // RN: empty-memory fraction in time indices (0 = off)
-  int lr_decay_epochs = 15;     // main phase: multiply the lr by lr_decay every N epochs
-  float lr_decay = 0.5f;
-  // > 0: clip each parameter's gradient to this L2 norm, as the authors' code does (set
-  // trainer.optimizer.clip_norm = 0 to drop the global clipping then).
-  float clip_per_param = 0.0f;
-  std::vector<int64_t> seeds = {1};  // one run per seed, the best on validation error kept
-  LinearStartConfig linear_start;
-  models::Memn2nConfig model;
-  train::TrainerConfig trainer;
 
   template <class V>
   void visit(V& v) {
-    v("data", data, "bAbI directory ('' = $ENGRAM_DATA_DIR/babi/en)");
+    v("dir", dir, "bAbI directory ('' = $ENGRAM_DATA_DIR/babi/en)");
     v("tasks", tasks, "tasks: all | 1,2,5 | 1-3,7");
     v("joint", joint, "train one model on all tasks (else one per task)");
     v("batch_size", batch_size, "questions per batch");
     v("valid_fraction", valid_fraction, "held-out fraction of each task's training questions");
     v("split_seed", split_seed, "seed of the validation split");
     v("random_noise", random_noise, "RN: fraction of empty memories in the time indices (0 = off)");
-    v("lr_decay_epochs", lr_decay_epochs, "main phase: decay the lr every N epochs");
-    v("lr_decay", lr_decay, "main phase: lr decay factor");
-    v("clip_per_param", clip_per_param, "clip each parameter's gradient to this norm (0 = off)");
+  }
+};
+
+// task: MemN2N's own training recipe around the Trainer.
+struct BabiTaskConfig {
+  std::vector<int64_t> seeds = {1};  // one run per seed, the best on validation error kept
+  LinearStartConfig linear_start;
+  int lr_decay_epochs = 15;     // main phase: multiply the lr by lr_decay every N epochs
+  float lr_decay = 0.5f;
+
+  template <class V>
+  void visit(V& v) {
     v("seeds", seeds, "one run per seed; the best on validation error is kept");
     v("linear_start", linear_start, "linear start");
-    v("model", model, "MemN2N model");
-    v("trainer", trainer, "training loop (main phase; trainer.schedule is set from lr_decay*)");
+    v("lr_decay_epochs", lr_decay_epochs, "main phase: decay the lr every N epochs");
+    v("lr_decay", lr_decay, "main phase: lr decay factor");
+  }
+};
+
+// A MemN2N run (`engram train` with `model: memn2n`).
+struct BabiConfig {
+  std::string model = "memn2n";
+  models::Memn2nConfig memn2n;
+  BabiDataConfig data;
+  BabiTaskConfig task;
+  train::TrainerConfig train;  // the main phase (train.schedule is set from task.lr_decay*)
+
+  template <class V>
+  void visit(V& v) {
+    v("model", model, "model family (memn2n)");
+    v("memn2n", memn2n, "the model");
+    v("data", data, "bAbI data and batching");
+    v("task", task, "seeds, linear start, lr decay");
+    v("train", train, "training loop (main phase; train.schedule is set from task.lr_decay*)");
   }
 };
 
@@ -82,7 +102,7 @@ BabiConfig default_babi_config(bool joint);
 
 // "all" -> tasks available in dir; "1,2,5" / "1-3,7" -> those (each must be available).
 std::vector<int> parse_babi_tasks(const std::string& spec, const std::string& dir);
-// cfg.data, or $ENGRAM_DATA_DIR/babi/en, or ../shared/data/babi/en.
+// cfg.data.dir, or $ENGRAM_DATA_DIR/babi/en, or ../shared/data/babi/en.
 std::string babi_data_dir(const BabiConfig& cfg);
 
 struct BabiData {
@@ -95,13 +115,15 @@ struct BabiData {
 // `vocab` is given (a trained model's: the data is encoded with it, unknown words as <unk>).
 BabiData load_babi_data(const BabiConfig& cfg, const std::vector<int>& tasks, const data::Vocab* vocab = nullptr);
 
-// cfg.model completed from the data: vocab, and sentence_length for pe_global.
+// cfg.memn2n completed from the data: vocab, and sentence_length for pe_global.
 models::Memn2nConfig memn2n_config(const BabiConfig& cfg, const BabiData& data);
 
 // The Trainer's view of one MemN2N run.
 class BabiTrainTask : public train::TrainTask {
  public:
-  BabiTrainTask(const BabiConfig& cfg, models::Memn2n& model, const BabiData& data, bool linear_start);
+  // `files` go into every checkpoint (vocab.txt, data.yaml), so a checkpoint stands alone.
+  BabiTrainTask(const BabiConfig& cfg, models::Memn2n& model, const BabiData& data, bool linear_start,
+                std::vector<std::filesystem::path> files);
   nn::ParamStore& params() override { return model_.params(); }
   std::string model_name() const override { return "memn2n"; }
   YAML::Node model_config() const override;
@@ -111,12 +133,14 @@ class BabiTrainTask : public train::TrainTask {
   train::Metrics validate() override;
   std::string primary_metric() const override { return linear_start_ ? "loss" : "error"; }
   bool higher_is_better() const override { return false; }
+  std::vector<std::filesystem::path> checkpoint_files() const override;
 
  private:
   BabiConfig cfg_;
   models::Memn2n& model_;
   const BabiData& data_;
   bool linear_start_;
+  std::vector<std::filesystem::path> files_;
   std::vector<int32_t> order_;  // [train samples] this epoch's order
   int epoch_ = 0;
   uint64_t seed_ = 1;
@@ -139,13 +163,25 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
 std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data,
                                        const std::filesystem::path& run_dir);
 
-// A trained model directory: config, vocabulary, parameters.
-struct LoadedBabiModel {
-  BabiConfig cfg;
+// A trained model directory: config, vocabulary, parameters (the family's LoadedModel).
+struct LoadedBabiModel : LoadedModel {
+  std::filesystem::path model_dir;
+  BabiConfig cfg;  // memn2n from config.yaml, data from data.yaml (the rest: defaults)
   data::Vocab vocab;
   std::unique_ptr<models::Memn2n> model;
+
+  std::string family() const override { return "memn2n"; }
+  const std::filesystem::path& dir() const override { return model_dir; }
+  nn::ParamStore& params() override { return model->params(); }
+  // "Mary moved to the bathroom. John went to the hallway. Where is Mary?" -> "bathroom": the
+  // statements (ended by '.', '!' or a newline) are the memory, the last sentence (ended by '?')
+  // the question; tokenised as the bAbI files are.
+  std::string run_line(const std::string& line) override;
+  std::string input_help() const override { return "statements ending in '.', then a question ending in '?'"; }
 };
-// Reads MODEL_DIR/config.yaml, vocab.txt (or ../vocab.txt) and model.safetensors.
+// Reads MODEL_DIR/config.yaml, vocab.txt and data.yaml (each also found in the parent) and
+// model.safetensors. A checkpoint written before the one config shape (its config.yaml holds the
+// whole run config) loads too.
 LoadedBabiModel load_babi_model(const std::filesystem::path& dir);
 
 }  // namespace engram::models

@@ -1,6 +1,8 @@
 // The "ntm" model: builds the NTM or the LSTM baseline for its task, saves / loads it.
 #include "engram/models/ntm/model.h"
 
+#include <sstream>
+
 #include "engram/io/checkpoint.h"
 
 namespace engram::models {
@@ -18,22 +20,50 @@ NtmTaskModel::NtmTaskModel(const NtmModelConfig& cfg, core::Rng& rng) : cfg_(cfg
 
 YAML::Node NtmTaskModel::config() const { return io::to_yaml(cfg_); }
 
-std::unique_ptr<Model> make_ntm_model(const YAML::Node& config, core::Rng& rng) {
-  NtmModelConfig cfg;
-  io::from_yaml(config, cfg, "ntm config");
-  return std::make_unique<NtmTaskModel>(cfg, rng);
-}
-
-std::unique_ptr<NtmTaskModel> load_ntm_model(const std::string& dir) {
+std::unique_ptr<LoadedNtmModel> load_ntm_model(const std::filesystem::path& dir) {
   const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == NtmTaskModel::kName, "{} holds a '{}' model, not an '{}' model", dir,
+  ENGRAM_CHECK(info.model_name == NtmTaskModel::kName, "{} holds a '{}' model, not an '{}' model", dir.string(),
                info.model_name, NtmTaskModel::kName);
   NtmModelConfig cfg;
-  io::from_yaml(info.config, cfg, dir + "/config.yaml");
+  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
   core::Rng rng(1);
-  auto model = std::make_unique<NtmTaskModel>(cfg, rng);
-  io::load_checkpoint(dir, model->params());
-  return model;
+  auto m = std::make_unique<LoadedNtmModel>();
+  m->model_dir = dir;
+  m->model = std::make_unique<NtmTaskModel>(cfg, rng);
+  io::load_checkpoint(dir, m->model->params());
+  return m;
+}
+
+std::string LoadedNtmModel::run_line(const std::string& line) {
+  std::istringstream in(line);
+  long long length = 0, repeat = 0, seed = 1;
+  std::string rest;
+  in >> length;
+  ENGRAM_CHECK(!in.fail() && length >= 1 && length <= 1000,
+               "ntm input: LENGTH [REPEAT [SEED]] with LENGTH 1..1000, got '{}'", line.substr(0, 80));
+  const NtmTaskConfig& task = model->model_config().task;
+  repeat = task.task == NtmTaskKind::kRepeatCopy ? task.max_repeat : 1;
+  if (in >> repeat) in >> seed;
+  ENGRAM_CHECK(!(in >> rest) && repeat >= 1 && repeat <= 100 && seed >= 0,
+               "ntm input: LENGTH [REPEAT [SEED]] with REPEAT 1..100 and SEED >= 0, got '{}'", line.substr(0, 80));
+  core::Rng rng(static_cast<uint64_t>(seed));
+  const data::tasks::SeqBatch b =
+      make_task_batch_at(task, static_cast<int>(length), static_cast<int>(repeat), 1, rng);
+  core::Graph g(false, size_t{1} << 24);
+  const SeqLoss l = sequence_loss(g, model->seq(), b);
+  ENGRAM_CHECK(!l.non_finite, "ntm: non-finite {} weighting at step {}", l.non_finite ? l.non_finite->head : "",
+               l.non_finite ? l.non_finite->step : 0);
+  const int64_t k = b.out_width;
+  std::string target, output;
+  for (size_t r = 0; r < l.rows.size(); ++r) {
+    const int64_t t = l.rows[r];  // batch 1: row = time step
+    target += r ? " " : "", output += r ? " " : "";
+    for (int64_t j = 0; j < k; ++j) {
+      target += b.tgt(t, 0, j) > 0.5f ? '1' : '0';
+      output += l.probs[r * k + j] > 0.5f ? '1' : '0';
+    }
+  }
+  return fmt::format("target {} | output {} | {:.0f} wrong bits", target, output, l.bit_errors);
 }
 
 }  // namespace engram::models

@@ -4,6 +4,7 @@
 // Dims: T steps, B batch, I inputs, K outputs.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -49,10 +50,22 @@ class NtmTaskModel : public Model {
   std::unique_ptr<SeqModel> seq_;
 };
 
-// Registry factory (config: an NtmModelConfig map).
-std::unique_ptr<Model> make_ntm_model(const YAML::Node& config, core::Rng& rng);
-// Loads a checkpoint directory written for an "ntm" model; errors name a wrong model kind.
-std::unique_ptr<NtmTaskModel> load_ntm_model(const std::string& dir);
+// A loaded "ntm" model directory (the family's LoadedModel).
+struct LoadedNtmModel : LoadedModel {
+  std::filesystem::path model_dir;
+  std::unique_ptr<NtmTaskModel> model;
+
+  std::string family() const override { return NtmTaskModel::kName; }
+  const std::filesystem::path& dir() const override { return model_dir; }
+  nn::ParamStore& params() override { return model->params(); }
+  // "LENGTH [REPEAT [SEED]]" (recall: LENGTH = items): one generated sequence of the model's
+  // task -> "target ... | output ... | N wrong bits", vectors as 0/1 strings.
+  std::string run_line(const std::string& line) override;
+  std::string input_help() const override { return "LENGTH [REPEAT [SEED]]: one generated sequence of the task"; }
+};
+
+// The family's loader (models::load_model calls it); errors name a wrong model kind.
+std::unique_ptr<LoadedNtmModel> load_ntm_model(const std::filesystem::path& dir);
 
 }  // namespace engram::models
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "engram/io/config.h"
+#include "engram/models/registry.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/factory.h"
 
@@ -31,21 +32,21 @@ uint64_t mix(uint64_t a, uint64_t b, uint64_t c) {
 class NtmTrainTask : public train::TrainTask {
  public:
   explicit NtmTrainTask(const NtmTrainConfig& cfg)
-      : cfg_(cfg), rng_(cfg.trainer.seed), model_(cfg.model, rng_), graph_(true, size_t{1} << 24) {
-    ENGRAM_CHECK(cfg.batch_size >= 1 && cfg.batches_per_epoch >= 1 && cfg.valid_sequences >= 1,
-                 "ntm: batch_size {}, batches_per_epoch {} and valid_sequences {} must be >= 1", cfg.batch_size,
-                 cfg.batches_per_epoch, cfg.valid_sequences);
-    core::Rng vr(cfg.valid_seed);
-    for (int i = 0; i < cfg.valid_sequences; ++i) valid_.push_back(models::make_task_batch(cfg.model.task, 1, vr));
-    const NtmExtrapolationSet& x = cfg.extrapolation;
-    ENGRAM_CHECK(x.sequences >= 0, "ntm: extrapolation.sequences {} must be >= 0", x.sequences);
+      : cfg_(cfg), rng_(cfg.train.seed), model_(cfg.ntm, rng_), graph_(true, size_t{1} << 24) {
+    ENGRAM_CHECK(cfg.data.batch_size >= 1 && cfg.data.batches_per_epoch >= 1 && cfg.data.valid_sequences >= 1,
+                 "ntm: data.batch_size {}, data.batches_per_epoch {} and data.valid_sequences {} must be >= 1", cfg.data.batch_size,
+                 cfg.data.batches_per_epoch, cfg.data.valid_sequences);
+    core::Rng vr(cfg.data.valid_seed);
+    for (int i = 0; i < cfg.data.valid_sequences; ++i) valid_.push_back(models::make_task_batch(cfg.ntm.task, 1, vr));
+    const NtmExtrapolationSet& x = cfg.data.extrapolation;
+    ENGRAM_CHECK(x.sequences >= 0, "ntm: data.extrapolation.sequences {} must be >= 0", x.sequences);
     if (x.sequences > 0) {
-      const models::NtmTaskConfig& t = cfg.model.task;
+      const models::NtmTaskConfig& t = cfg.ntm.task;
       const int lo = x.min_len > 0 ? x.min_len : t.min_len, hi = x.max_len > 0 ? x.max_len : t.max_len;
       const int rlo = x.min_repeat > 0 ? x.min_repeat : t.min_repeat;
       const int rhi = x.max_repeat > 0 ? x.max_repeat : t.max_repeat;
       ENGRAM_CHECK(lo >= 1 && lo <= hi && rlo >= 1 && rlo <= rhi,
-                   "ntm: extrapolation lengths {}-{} and repeats {}-{} must be non-empty positive ranges", lo, hi, rlo,
+                   "ntm: data.extrapolation lengths {}-{} and repeats {}-{} must be non-empty positive ranges", lo, hi, rlo,
                    rhi);
       core::Rng xr(x.seed);
       for (int i = 0; i < x.sequences; ++i) {
@@ -59,7 +60,7 @@ class NtmTrainTask : public train::TrainTask {
   nn::ParamStore& params() override { return model_.params(); }
   std::string model_name() const override { return model_.name(); }
   YAML::Node model_config() const override { return model_.config(); }
-  int64_t batches_per_epoch() const override { return cfg_.batches_per_epoch; }
+  int64_t batches_per_epoch() const override { return cfg_.data.batches_per_epoch; }
   bool reports_perplexity() const override { return false; }  // the loss is bits per sequence
   void begin_epoch(int epoch, uint64_t seed) override {
     epoch_ = epoch;
@@ -68,7 +69,7 @@ class NtmTrainTask : public train::TrainTask {
 
   train::BatchResult train_batch(int64_t index) override {
     core::Rng rng(mix(seed_, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(index)));
-    const tasks::SeqBatch batch = models::make_task_batch(cfg_.model.task, cfg_.batch_size, rng);
+    const tasks::SeqBatch batch = models::make_task_batch(cfg_.ntm.task, cfg_.data.batch_size, rng);
     graph_.reset();
     models::SeqLoss l = models::sequence_loss(graph_, model_.seq(), batch);
     const double nan = std::nan("");
@@ -76,17 +77,10 @@ class NtmTrainTask : public train::TrainTask {
       std::fprintf(stderr, "ntm: NaN guard: non-finite %s weighting at time step %d (epoch %d, batch %lld); "
                    "batch skipped\n", l.non_finite->head.c_str(), l.non_finite->step, epoch_ + 1,
                    static_cast<long long>(index));
-      return {nan, cfg_.batch_size};
+      return {nan, cfg_.data.batch_size};
     }
-    graph_.backward(l.loss);
-    nn::ParamStore& p = model_.params();
-    if (!std::isfinite(optim::global_norm(p.grads(), p.numel()))) {
-      std::fprintf(stderr, "ntm: NaN guard: non-finite gradient (epoch %d, batch %lld); batch skipped\n", epoch_ + 1,
-                   static_cast<long long>(index));
-      return {nan, cfg_.batch_size};
-    }
-    if (cfg_.clip_value > 0) optim::clip_grad_value(p, cfg_.clip_value);
-    return {l.bits * cfg_.batch_size, cfg_.batch_size};
+    graph_.backward(l.loss);  // the Trainer checks the gradient and clips it (train.clip)
+    return {l.bits * cfg_.data.batch_size, cfg_.data.batch_size};
   }
 
   train::Metrics validate() override {
@@ -135,16 +129,16 @@ class NtmTrainTask : public train::TrainTask {
 
 NtmTrainConfig default_ntm_train_config(NtmTaskKind task, NtmArchitecture arch) {
   NtmTrainConfig c;
-  c.model.architecture = arch;
-  c.model.task = models::default_task_config(task);
+  c.ntm.architecture = arch;
+  c.ntm.task = models::default_task_config(task);
   // Graves et al. 2014, tables 1-3: LSTM controller of 100 units, 128 x 20 memory, one read and
   // one write head, lr 1e-4 on every task; the LSTM baseline 3 x 256 (repeat copy 3 x 512),
   // lr 3e-5 (recall 1e-4). RMSProp momentum 0.9 in Graves (2013)'s form (eq. 38-41: alpha 0.95,
   // centered, 1e-4 under the square root). The form matters: with PyTorch's (uncentered, 1e-8
   // added to the root) associative recall did not converge in 563,000 updates; with this one it
   // does in ~20,000 (bench/results_ntm.md).
-  c.model.lstm.hidden_size = task == NtmTaskKind::kRepeatCopy ? 512 : 256;
-  auto& o = c.trainer.optimizer;
+  c.ntm.lstm.hidden_size = task == NtmTaskKind::kRepeatCopy ? 512 : 256;
+  auto& o = c.train.optimizer;
   o.name = "rmsprop";
   o.lr = arch == NtmArchitecture::kNtm || task == NtmTaskKind::kRecall ? 1e-4f : 3e-5f;
   o.momentum = 0.9f;
@@ -152,36 +146,47 @@ NtmTrainConfig default_ntm_train_config(NtmTaskKind task, NtmArchitecture arch) 
   o.centered = true;
   o.eps = 1e-4f;
   o.eps_in_root = true;
-  c.trainer.max_epochs = 0;  // until max_steps / max_minutes / patience
-  c.trainer.max_steps = 100000;
-  c.trainer.log_every = 100;
-  c.trainer.run_dir = fmt::format("runs/{}-{}", arch == NtmArchitecture::kNtm ? "ntm" : "lstm",
+  c.train.max_epochs = 0;  // until max_steps / max_minutes / patience
+  c.train.max_steps = 100000;
+  c.train.log_every = 100;
+  c.train.clip.per_value = 10.0f;  // the paper: gradients clipped element-wise to +-10
+  c.train.run_dir = fmt::format("runs/{}-{}", arch == NtmArchitecture::kNtm ? "ntm" : "lstm",
                                   models::task_name(task));
   return c;
+}
+
+namespace {
+NtmTrainConfig ntm_recipe(const NtmTrainConfig& probe) {
+  return default_ntm_train_config(probe.ntm.task.task, probe.ntm.architecture);
+}
+}  // namespace
+
+NtmTrainConfig read_ntm_config(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  return parse_run_config<NtmTrainConfig>(node, source, sets, &ntm_recipe);
 }
 
 train::TrainSummary train_ntm(const NtmTrainConfig& cfg) {
   NtmTrainTask task(cfg);
   std::printf("%s on %s: %lld parameters, batch %d, %s lr %g; run dir %s\n",
-              cfg.model.architecture == NtmArchitecture::kNtm ? "NTM" : "LSTM baseline",
-              models::task_name(cfg.model.task.task), static_cast<long long>(task.params().numel()), cfg.batch_size,
-              cfg.trainer.optimizer.name.c_str(), cfg.trainer.optimizer.lr, cfg.trainer.run_dir.c_str());
-  if (cfg.extrapolation.sequences > 0)
+              cfg.ntm.architecture == NtmArchitecture::kNtm ? "NTM" : "LSTM baseline",
+              models::task_name(cfg.ntm.task.task), static_cast<long long>(task.params().numel()), cfg.data.batch_size,
+              cfg.train.optimizer.name.c_str(), cfg.train.optimizer.lr, cfg.train.run_dir.c_str());
+  if (cfg.data.extrapolation.sequences > 0)
     std::printf("best/ is chosen on %d extrapolation sequences (metric extrap_bits), not on the training range\n",
-                cfg.extrapolation.sequences);
+                cfg.data.extrapolation.sequences);
   std::fflush(stdout);
-  train::Trainer trainer(task, cfg.trainer);
+  train::Trainer trainer(task, cfg.train);
   return trainer.run();
 }
 
 double ntm_training_speed(const NtmTrainConfig& cfg, int batch, int steps, int warmup) {
   ENGRAM_CHECK(batch >= 1 && steps >= 1 && warmup >= 0, "speed: batch {}, steps {}, warmup {}", batch, steps, warmup);
-  core::Rng rng(cfg.trainer.seed);
-  models::NtmTaskModel model(cfg.model, rng);
-  auto opt = optim::make_optimizer(model.params(), cfg.trainer.optimizer);
+  core::Rng rng(cfg.train.seed);
+  models::NtmTaskModel model(cfg.ntm, rng);
+  auto opt = optim::make_optimizer(model.params(), cfg.train.optimizer);
   core::Graph g(true, size_t{1} << 24);
   core::Rng data(7);
-  const models::NtmTaskConfig& task = cfg.model.task;
+  const models::NtmTaskConfig& task = cfg.ntm.task;
   const int span = task.max_len - task.min_len + 1;
   auto update = [&](int i) {
     const int length = task.min_len + i % span;
@@ -191,7 +196,7 @@ double ntm_training_speed(const NtmTrainConfig& cfg, int batch, int steps, int w
     models::SeqLoss l = models::sequence_loss(g, model.seq(), b);
     ENGRAM_CHECK(!l.non_finite, "speed: non-finite weighting at step {}", l.non_finite->step);
     g.backward(l.loss);
-    if (cfg.clip_value > 0) optim::clip_grad_value(model.params(), cfg.clip_value);
+    optim::clip_gradients(model.params(), cfg.train.clip);
     opt->step();
   };
   for (int i = 0; i < warmup; ++i) update(i);

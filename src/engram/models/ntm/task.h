@@ -36,26 +36,39 @@ struct NtmExtrapolationSet {
   }
 };
 
-struct NtmTrainConfig {
-  models::NtmModelConfig model;
+// data: how the generated sequences are batched and validated.
+struct NtmDataConfig {
   int batch_size = 1;                 // sequences per update (the paper: 1)
   int64_t batches_per_epoch = 1000;   // an "epoch" of generated data: updates between validations
-  float clip_value = 10.0f;           // element-wise gradient clipping (the paper: +-10); 0 = off
   int valid_sequences = 200;          // fixed validation set, drawn from the training distribution
   uint64_t valid_seed = 4242;
   NtmExtrapolationSet extrapolation;  // optional: selects best/ when set
-  train::TrainerConfig trainer;
 
   template <class V>
   void visit(V& v) {
-    v("model", model, "model and task");
     v("batch_size", batch_size, "sequences per update");
     v("batches_per_epoch", batches_per_epoch, "updates between validations (an epoch of generated data)");
-    v("clip_value", clip_value, "clip each gradient component to +-clip_value (0 = off)");
     v("valid_sequences", valid_sequences, "validation sequences (training distribution, fixed seed)");
     v("valid_seed", valid_seed, "seed of the validation sequences");
     v("extrapolation", extrapolation, "validation outside the training range; chooses best/ when set");
-    v("trainer", trainer, "training loop");
+  }
+};
+
+// An NTM (or LSTM baseline) run (`engram train` with `model: ntm`). The task the sequences come
+// from is part of the model config (ntm.task): it fixes the model's input and output widths and
+// is saved with the checkpoint.
+struct NtmTrainConfig {
+  std::string model = "ntm";
+  models::NtmModelConfig ntm;
+  NtmDataConfig data;
+  train::TrainerConfig train;
+
+  template <class V>
+  void visit(V& v) {
+    v("model", model, "model family (ntm)");
+    v("ntm", ntm, "architecture (ntm | lstm), its settings and the task");
+    v("data", data, "batches and validation sets");
+    v("train", train, "training loop");
   }
 };
 
@@ -65,7 +78,11 @@ struct NtmTrainConfig {
 // LSTM baseline 3 x 256 (repeat copy 3 x 512) at lr 3e-5 (recall 1e-4); clipping at +-10.
 NtmTrainConfig default_ntm_train_config(models::NtmTaskKind task, models::NtmArchitecture arch);
 
-// Trains (resuming from trainer.run_dir/last if present); prints progress. Returns the summary.
+// A run config (model: ntm): the recipe of its ntm.task.task and ntm.architecture, then the file,
+// then each --set (models::parse_run_config).
+NtmTrainConfig read_ntm_config(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets);
+
+// Trains (resuming from train.run_dir/last if present); prints progress. Returns the summary.
 train::TrainSummary train_ntm(const NtmTrainConfig& cfg);
 
 // Training throughput: `steps` updates (forward + backward + clipping + RMSProp step) of batch

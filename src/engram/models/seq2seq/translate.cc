@@ -65,31 +65,34 @@ void Translator::use_packed() {
   packed = std::make_unique<core::PackedWeights>(nn::packed_weights(model->params()));
 }
 
-Translator load_translator(const std::string& model_dir) {
-  fs::path dir = model_dir;
-  ENGRAM_CHECK(fs::exists(dir), "{}: no such model directory", model_dir);
-  if (!fs::exists(dir / "config.yaml")) {  // a run directory: its best checkpoint, else the last
-    if (fs::exists(dir / "best" / "config.yaml")) dir = dir / "best";
-    else if (fs::exists(dir / "last" / "config.yaml")) dir = dir / "last";
-  }
+std::unique_ptr<Seq2Seq> load_seq2seq_model(const fs::path& dir) {
   const io::CheckpointInfo info = io::read_checkpoint_info(dir);
   ENGRAM_CHECK(info.model_name == Seq2Seq::kName, "{}: holds a '{}' model; translation needs a '{}' model",
                dir.string(), info.model_name, Seq2Seq::kName);
   Seq2SeqConfig cfg;
   io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
+  core::Rng rng(1);
+  auto model = std::make_unique<Seq2Seq>(cfg, rng);
+  io::load_checkpoint(dir, model->params());
+  return model;
+}
+
+std::unique_ptr<Translator> load_translator(const fs::path& dir) {
+  std::unique_ptr<Seq2Seq> model = load_seq2seq_model(dir);
+  const Seq2SeqConfig cfg = model->cfg();
   // Vocabulary files: in the checkpoint, else in the run directory above it.
   const std::string name = TextCodec::file_name(cfg.tokenizer, Side::kSource);
   const fs::path vocab_dir = fs::exists(dir / name) || !fs::exists(dir.parent_path() / name) ? dir : dir.parent_path();
-  Translator t{.model = load_model(dir.string()),
-               .dir = dir.string(),
-               .src = TextCodec::load(cfg.tokenizer, Side::kSource, vocab_dir.string()),
-               .tgt = TextCodec::load(cfg.tokenizer, Side::kTarget, vocab_dir.string()),
-               .bf16 = nullptr};
-  ENGRAM_CHECK(t.src.size() == cfg.src_vocab && t.tgt.size() == cfg.tgt_vocab,
-               "{}: vocabulary sizes {} / {} do not match the model's {} / {}", vocab_dir.string(), t.src.size(),
-               t.tgt.size(), cfg.src_vocab, cfg.tgt_vocab);
+  auto t = std::make_unique<Translator>(std::move(model), dir,
+                                        TextCodec::load(cfg.tokenizer, Side::kSource, vocab_dir.string()),
+                                        TextCodec::load(cfg.tokenizer, Side::kTarget, vocab_dir.string()));
+  ENGRAM_CHECK(t->src.size() == cfg.src_vocab && t->tgt.size() == cfg.tgt_vocab,
+               "{}: vocabulary sizes {} / {} do not match the model's {} / {}", vocab_dir.string(), t->src.size(),
+               t->tgt.size(), cfg.src_vocab, cfg.tgt_vocab);
   return t;
 }
+
+std::string Translator::run_line(const std::string& line) { return translate({line}, TranslateOptions{}).front().text(); }
 
 std::string alignment_json(const Translation& t, int hypothesis) {
   nlohmann::json j;

@@ -1,10 +1,10 @@
 // Translating text with a Seq2Seq model: text -> ids (TextCodec) -> batched search
-// (decode/search.h) -> text, with n-best lists, scores and attention alignments. Also loads a
-// model directory: a checkpoint (config.yaml + model.safetensors) whose vocabulary files sit in
-// it or in its parent (a run directory), or a run directory itself (its best/, else last/).
+// (decode/search.h) -> text, with n-best lists, scores and attention alignments; and the loaded
+// model directory (Translator) that models::load_model returns for the seq2seq family.
 // Dims: S source tokens of a sentence, R output tokens (+1 for <eos> when finished).
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +14,7 @@
 #include "engram/decode/search.h"
 #include "engram/models/seq2seq/model.h"
 #include "engram/models/seq2seq/text.h"
+#include "engram/models/registry.h"
 
 namespace engram::models {
 
@@ -41,13 +42,16 @@ struct Translation {
 std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
                                          const std::vector<std::string>& lines, const TranslateOptions& options);
 
-// A loaded model with its two codecs.
-struct Translator {
+// A loaded seq2seq model directory with its two codecs (the family's LoadedModel).
+struct Translator : LoadedModel {
   std::unique_ptr<Model> model;
-  std::string dir;  // the checkpoint directory used
+  std::filesystem::path model_dir;  // the checkpoint directory used
   TextCodec src, tgt;
   std::unique_ptr<core::Bf16Weights> bf16;      // set by use_bf16()
   std::unique_ptr<core::PackedWeights> packed;  // set by use_packed()
+
+  Translator(std::unique_ptr<Model> m, std::filesystem::path d, TextCodec s, TextCodec t)
+      : model(std::move(m)), model_dir(std::move(d)), src(std::move(s)), tgt(std::move(t)) {}
   const Seq2Seq& seq2seq() const { return static_cast<const Seq2Seq&>(*model); }
   // Decode with bf16 weights from now on (TranslateOptions::bf16_weights): rounds the parameters once.
   void use_bf16();
@@ -59,10 +63,19 @@ struct Translator {
     if (packed) o.packed_weights = packed.get();
     return translate_lines(seq2seq(), src, tgt, lines, o);
   }
+
+  std::string family() const override { return Seq2Seq::kName; }
+  const std::filesystem::path& dir() const override { return model_dir; }
+  nn::ParamStore& params() override { return model->params(); }
+  std::string run_line(const std::string& line) override;  // greedy translation
+  std::string input_help() const override { return "a source sentence"; }
 };
 
-// Loads MODEL_DIR (see above); errors say which file is missing or which model it holds.
-Translator load_translator(const std::string& model_dir);
+// The model alone (config.yaml + model.safetensors, no vocabularies).
+std::unique_ptr<Seq2Seq> load_seq2seq_model(const std::filesystem::path& dir);
+// The family's loader (models::load_model calls it): a checkpoint directory whose vocabulary
+// files sit in it or in its parent (a run directory); errors say which file is missing.
+std::unique_ptr<Translator> load_translator(const std::filesystem::path& dir);
 
 // Alignments of one hypothesis as JSON text: {"src": [...], "tgt": [...], "alignment": [[...], ...]}
 // with one row per target token (incl. <eos> when finished) and one column per source token.

@@ -1,0 +1,64 @@
+// The memn2n family's registry entry: a BabiConfig run (every seed, linear start then the main
+// phase, joint or one model per task) and a model directory answering questions typed as text.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "engram/core/kernels/blas.h"
+#include "engram/models/memn2n/task.h"
+#include "engram/io/files.h"
+#include "engram/models/registry.h"
+
+namespace engram::models {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+BabiConfig babi_recipe(const BabiConfig& probe) { return default_babi_config(probe.data.joint); }
+
+std::string train_memn2n(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  const BabiConfig cfg = parse_run_config<BabiConfig>(node, source, sets, &babi_recipe);
+  const std::string dir = babi_data_dir(cfg);
+  const std::vector<int> tasks = parse_babi_tasks(cfg.data.tasks, dir);
+  const fs::path run_dir = cfg.train.run_dir;
+  fs::create_directories(run_dir);
+  io::write_file_atomic(run_dir / "train.yaml", io::dump_config(cfg));
+  const auto t0 = std::chrono::steady_clock::now();
+  if (cfg.data.joint) {
+    const BabiData data = load_babi_data(cfg, tasks);
+    std::printf("bAbI %s: tasks %s, %zu train / %zu valid / %zu test questions, vocabulary %d\n", dir.c_str(),
+                fmt::format("{}", fmt::join(tasks, ",")).c_str(), data.train.samples.size(),
+                data.valid.samples.size(), data.test.samples.size(), data.vocab.size());
+    for (const auto& r : train_babi(cfg, data, run_dir))
+      std::printf("seed %lld: valid error %.2f%%, %.0f s (linear start %d epochs)\n", static_cast<long long>(r.seed),
+                  100 * r.valid_error, r.seconds, r.linear_start_epochs);
+  } else {
+    for (int t : tasks) {
+      BabiConfig one = cfg;
+      one.data.tasks = std::to_string(t);
+      const BabiData data = load_babi_data(one, {t});
+      for (const auto& r : train_babi(one, data, run_dir / fmt::format("task-{}", t)))
+        std::printf("task %d seed %lld: valid error %.2f%%, %.0f s\n", t, static_cast<long long>(r.seed),
+                    100 * r.valid_error, r.seconds);
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return fmt::format("done in {:.0f} s; evaluate with: engram babi eval -m {}", secs,
+                     (cfg.data.joint ? run_dir / "model" : run_dir).string());
+}
+
+std::unique_ptr<LoadedModel> load_memn2n(const fs::path& dir) {
+  return std::make_unique<LoadedBabiModel>(load_babi_model(dir));
+}
+
+}  // namespace
+
+const Family& memn2n_family() {
+  static const Family f{"memn2n", "End-To-End Memory Networks: bAbI question answering",
+                        &dump_run_config<BabiConfig, &babi_recipe>, &train_memn2n, &load_memn2n};
+  return f;
+}
+
+}  // namespace engram::models

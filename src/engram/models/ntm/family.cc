@@ -1,0 +1,39 @@
+// The ntm family's registry entry: an NtmTrainConfig run (the NTM or the LSTM baseline on copy,
+// repeat copy or associative recall, with the paper's recipe for the chosen task and
+// architecture as defaults) and a loaded model directory.
+#include <fmt/format.h>
+
+#include "engram/models/ntm/model.h"
+#include "engram/models/ntm/task.h"
+#include "engram/io/files.h"
+#include "engram/models/registry.h"
+
+namespace engram::models {
+
+namespace {
+
+std::string dump_ntm(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  return io::dump_config(read_ntm_config(node, source, sets));
+}
+
+std::string train_ntm_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  const NtmTrainConfig cfg = read_ntm_config(node, source, sets);
+  std::filesystem::create_directories(cfg.train.run_dir);
+  io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
+  const train::TrainSummary s = train_ntm(cfg);
+  return fmt::format("done: {} updates in {:.0f} s, best {} cost {:.4f} bits/seq; evaluate with: engram ntm eval -m {}",
+                     s.steps, s.seconds, cfg.data.extrapolation.sequences > 0 ? "extrapolation" : "validation",
+                     s.best_metric, cfg.train.run_dir);
+}
+
+std::unique_ptr<LoadedModel> load_ntm(const std::filesystem::path& dir) { return load_ntm_model(dir); }
+
+}  // namespace
+
+const Family& ntm_family() {
+  static const Family f{NtmTaskModel::kName, "Neural Turing Machine (and LSTM baseline): copy, repeat copy, recall",
+                        &dump_ntm, &train_ntm_run, &load_ntm};
+  return f;
+}
+
+}  // namespace engram::models
