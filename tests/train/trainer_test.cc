@@ -2,6 +2,7 @@
 // resume after a simulated kill that ends bit-identical to an uninterrupted run.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -214,6 +215,105 @@ TEST(Trainer, RefusesARunDirOfAnotherModel) {
     std::string model_name() const override { return "other"; }
   } other;
   EXPECT_THROW(Trainer(other, cfg).run(), engram::Error);
+  fs::remove_all(dir);
+}
+
+
+// A task whose gradient the test sets directly: one parameter pair, gradient `grad` each batch,
+// or NaN in parameter "b" on the batches listed in `nan_batches`.
+class FixedGradTask : public TrainTask {
+ public:
+  FixedGradTask() {
+    a_ = store_.add("a", {3});
+    b_ = store_.add("b", {2});
+  }
+  nn::ParamStore& params() override { return store_; }
+  std::string model_name() const override { return "fixed"; }
+  YAML::Node model_config() const override { return YAML::Node(YAML::NodeType::Map); }
+  int64_t batches_per_epoch() const override { return 4; }
+  void begin_epoch(int, uint64_t) override {}
+  BatchResult train_batch(int64_t index) override {
+    float* ga = store_.grad(a_).data;
+    float* gb = store_.grad(b_).data;
+    const float g[5] = {30.0f, -4.0f, 0.5f, 3.0f, 4.0f};
+    for (int i = 0; i < 3; ++i) ga[i] = g[i];
+    for (int i = 0; i < 2; ++i) gb[i] = g[3 + i];
+    ++batches_;
+    if (nan_all || (batches_ - 1) % 4 == 1) gb[1] = std::nanf("");
+    return {1.0, 1};
+  }
+  Metrics validate() override { return {{"loss", 1.0}}; }
+  std::string primary_metric() const override { return "loss"; }
+  bool higher_is_better() const override { return false; }
+  nn::ParamStore store_;
+  nn::ParamId a_, b_;
+  int batches_ = 0;
+  bool nan_all = false;
+};
+
+// train.clip: per value, then per parameter, then the global norm, applied by the Trainer before
+// the update (SGD lr 1: the update is minus the clipped gradient).
+TEST(Trainer, ClipsPerValueThenPerParameterThenGlobally) {
+  const fs::path dir = temp_run("clip");
+  FixedGradTask task;
+  task.nan_all = false;
+  TrainerConfig cfg = base_config(dir);
+  cfg.max_epochs = 0;
+  cfg.max_steps = 1;
+  cfg.optimizer.momentum = 0.0f;
+  cfg.optimizer.lr = 1.0f;
+  cfg.clip.per_value = 10.0f;   // a: (10, -4, 0.5); b: (3, 4)
+  cfg.clip.per_param = 5.0f;    // a: norm sqrt(116.25) -> 5; b: norm 5 stays
+  cfg.clip.global_norm = 1.0f;  // total norm sqrt(50) -> 1
+  // The batch-1 NaN of FixedGradTask comes after the one step.
+  Trainer(task, cfg).run();
+  const float* a = task.store_.value(task.a_).data;
+  const float* b = task.store_.value(task.b_).data;
+  const double na = 5.0 / std::sqrt(116.25), scale = 1.0 / (std::sqrt(50.0) + 1e-6);
+  EXPECT_NEAR(a[0], -10 * na * scale, 1e-5);
+  EXPECT_NEAR(a[1], 4 * na * scale, 1e-5);
+  EXPECT_NEAR(a[2], -0.5 * na * scale, 1e-5);
+  EXPECT_NEAR(b[0], -3 * scale, 1e-5);
+  EXPECT_NEAR(b[1], -4 * scale, 1e-5);
+  cfg.clip.per_param = -1.0f;
+  EXPECT_THROW(Trainer(task, cfg), Error);
+  fs::remove_all(dir);
+}
+
+// The NaN guard: a non-finite batch is logged with the first bad parameter and skipped; the run
+// stops with an error after train.max_bad_steps of them in a row.
+TEST(Trainer, NanGuardSkipsNamesTheParameterAndStopsAfterTooManyInARow) {
+  const fs::path dir = temp_run("nan");
+  FixedGradTask task;
+  TrainerConfig cfg = base_config(dir);
+  cfg.max_epochs = 2;
+  cfg.optimizer.momentum = 0.0f;
+  cfg.optimizer.lr = 0.0f;  // values stay 0 unless a NaN gets through
+  Trainer(task, cfg).run();  // batch 1 of each epoch is NaN: 2 skipped, never 3 in a row
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(std::isfinite(task.store_.value(task.b_).data[i]));
+  std::ifstream in(dir / "metrics.jsonl");
+  int nans = 0;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.at("event") == "nan") {
+      ++nans;
+      EXPECT_EQ(j.at("param"), "b");
+    }
+  }
+  EXPECT_EQ(nans, 2);
+  fs::remove_all(dir);
+
+  FixedGradTask bad;
+  bad.nan_all = true;
+  cfg.max_bad_steps = 3;
+  try {
+    Trainer(bad, cfg).run();
+    ADD_FAILURE() << "a run of non-finite batches did not stop";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("3 batches in a row"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("parameter b"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(bad.batches_, 3);
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,142 @@
+// The family registry: the table, run configs of the one shape (and the message for the old
+// shapes), and load_model for each family — a trained MemN2N answering a question typed as text
+// exactly as it answers the same question read from the bAbI file, a checkpoint of the shape
+// before the registry still loading, and the NTM's generated-sequence line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "data/test_util.h"
+#include "engram/core/error.h"
+#include "engram/io/checkpoint.h"
+#include "engram/models/memn2n/task.h"
+#include "engram/models/ntm/model.h"
+#include "engram/models/registry.h"
+
+namespace engram::models {
+namespace {
+
+namespace fs = std::filesystem;
+using data::testing::CorpusTest;
+using data::testing::TempDir;
+
+TEST(Registry, ListsEveryFamilyAndNamesTheKnownOnesForAnUnknownName) {
+  std::vector<std::string> names;
+  for (const Family* f : families()) names.push_back(f->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"seq2seq", "memn2n", "ntm"}));
+  EXPECT_STREQ(family("ntm").name, "ntm");
+  try {
+    family("transformer");
+    ADD_FAILURE() << "an unknown family was found";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("known: seq2seq, memn2n, ntm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Registry, RunConfigNeedsAFamilyNameAndRefusesTheOldShapes) {
+  TempDir dir;
+  // The NTM's shape before the registry: model: {architecture: ...}, trainer: {...}.
+  const std::string old_ntm = dir.write("old.yaml", "model:\n  architecture: ntm\ntrainer: {max_steps: 10}\n");
+  try {
+    read_run_config(old_ntm);
+    ADD_FAILURE() << "an old-shape config was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("one config shape"), std::string::npos) << e.what();
+  }
+  const std::string ok = dir.write("ok.yaml", "model: ntm\ndata: {batch_size: 2}\n");
+  const RunConfigFile r = read_run_config(ok);
+  EXPECT_STREQ(r.family->name, "ntm");
+  // The recipe of the task and architecture the file names, then the file, then --set.
+  const std::string dumped = r.family->dump_config(r.node, r.source, {"ntm.architecture=lstm"});
+  EXPECT_NE(dumped.find("batch_size: 2"), std::string::npos);
+  EXPECT_NE(dumped.find("architecture: lstm"), std::string::npos);
+  EXPECT_NE(dumped.find("lr: 3e-05"), std::string::npos) << "the LSTM baseline's recipe lr";
+  EXPECT_NE(dumped.find("per_value: 10"), std::string::npos) << "the paper's clipping";
+  // Unknown keys are errors naming the key.
+  const std::string typo = dir.write("typo.yaml", "model: ntm\ndata: {batch_sise: 2}\n");
+  const RunConfigFile t = read_run_config(typo);
+  EXPECT_THROW(t.family->dump_config(t.node, t.source, {}), Error);
+}
+
+class Memn2nFamily : public CorpusTest {};
+
+// Trains a small MemN2N on bAbI task 1 through the family entry (seconds), then loads the run
+// directory with load_model and asks the first test question as text.
+TEST_F(Memn2nFamily, TrainsLoadsAndAnswersTypedQuestionsAsFromTheFile) {
+  TempDir dir;
+  YAML::Node node = YAML::Load("model: memn2n\n");
+  const std::vector<std::string> sets = {
+      "data.dir=" + path("babi/en"), "data.tasks=1", "task.seeds=[1]", "task.linear_start.max_epochs=2",
+      "train.max_epochs=4", "memn2n.dim=20", "train.log_every=1000", "train.run_dir=" + dir.file("run")};
+  const std::string summary = family("memn2n").train(node, "<test>", sets);
+  EXPECT_NE(summary.find("done"), std::string::npos) << summary;
+  EXPECT_TRUE(fs::exists(fs::path(dir.file("run")) / "train.yaml"));
+
+  std::unique_ptr<LoadedModel> m = load_model(dir.file("run"));
+  EXPECT_EQ(m->family(), "memn2n");
+  EXPECT_EQ(m->dir().filename(), "model");
+  LoadedBabiModel& b = model_as<LoadedBabiModel>(*m, "memn2n");
+  EXPECT_EQ(b.cfg.data.tasks, "1");
+
+  const BabiData d = load_babi_data(b.cfg, {1}, &b.vocab);
+  int checked = 0, same = 0;
+  for (int32_t q = 0; q < 20; ++q) {
+    const Memn2nSample& s = d.test.samples[q];
+    std::string text;
+    for (int32_t i = s.begin; i < s.end; ++i) {
+      for (int32_t w : d.test.stories[s.story][i]) text += b.vocab.token(w) + " ";
+      text += ". ";
+    }
+    for (int32_t w : s.query) text += b.vocab.token(w) + " ";
+    text += "?";
+    ++checked;
+    same += m->run_line(text) == b.vocab.token(explain_memn2n(*b.model, d.test, q).predicted);
+  }
+  EXPECT_EQ(same, checked);
+  EXPECT_THROW(m->run_line("no question here."), Error);
+  EXPECT_THROW(model_as<LoadedNtmModel>(*m, "ntm"), Error);
+
+  // The same checkpoint in the shape written before the registry (config.yaml = the whole run
+  // config, no data.yaml) still loads and answers alike.
+  const fs::path old_dir = dir.file("old");
+  fs::copy(b.dir(), old_dir);
+  fs::remove(old_dir / "data.yaml");
+  YAML::Node old_cfg;
+  old_cfg["data"] = path("babi/en");
+  old_cfg["tasks"] = "1";
+  old_cfg["joint"] = true;
+  old_cfg["model"] = io::to_yaml(b.model->config());
+  old_cfg["trainer"]["max_epochs"] = 4;
+  io::save_checkpoint(old_dir, {.model_name = "memn2n", .config = old_cfg, .params = &b.model->params(),
+                                .files = {old_dir / "vocab.txt"}});
+  std::unique_ptr<LoadedModel> o = load_model(old_dir);
+  const std::string question = "mary moved to the bathroom . john went to the hallway . where is mary ?";
+  EXPECT_EQ(o->run_line(question), m->run_line(question));
+  EXPECT_EQ(model_as<LoadedBabiModel>(*o, "memn2n").cfg.data.tasks, "1");
+}
+
+TEST(NtmFamily, LoadsAndRunsOneGeneratedSequence) {
+  TempDir dir;
+  NtmModelConfig cfg;
+  cfg.task = default_task_config(NtmTaskKind::kCopy);
+  cfg.ntm.controller_size = 8, cfg.ntm.memory_slots = 6, cfg.ntm.memory_width = 4;
+  core::Rng rng(7);
+  NtmTaskModel model(cfg, rng);
+  io::save_checkpoint(dir.file("m"), {.model_name = model.name(), .config = model.config(), .params = &model.params()});
+  std::unique_ptr<LoadedModel> m = load_model(dir.file("m"));
+  EXPECT_EQ(m->family(), "ntm");
+  const std::string out = m->run_line("3 1 5");
+  // target and output: three 8-bit vectors each.
+  EXPECT_EQ(out.rfind("target ", 0), 0u) << out;
+  const size_t bar = out.find(" | output ");
+  ASSERT_NE(bar, std::string::npos) << out;
+  EXPECT_EQ(out.substr(7, bar - 7).size(), 3u * 8 + 2) << out;
+  EXPECT_EQ(out, m->run_line("3 1 5")) << "a seeded sequence";
+  EXPECT_THROW(m->run_line("0"), Error);
+  EXPECT_THROW(m->run_line("3 1 5 extra"), Error);
+}
+
+}  // namespace
+}  // namespace engram::models
