@@ -137,7 +137,7 @@ TEST(Seq2SeqGradCheck, DecoderStepEveryAttentionVariant) {
     auto f = [&](Graph& g) {
       std::vector<Var> in;
       for (size_t k = 0; k < shapes.size(); ++k) in.push_back(g.leaf({values[k].data(), shapes[k]}, grads[k].data()));
-      DecoderContext ctx = model.prepare_context(g, in[0], in[1], lengths);
+      DecoderContext ctx = model.decoder().prepare_context(g, in[0], in[1], lengths);
       DecoderState st;
       size_t k = 3;
       for (int l = 0; l < v.layers; ++l) {
@@ -146,7 +146,7 @@ TEST(Seq2SeqGradCheck, DecoderStepEveryAttentionVariant) {
         st.layers.push_back(rs);
       }
       if (has_feed) st.feed = in[k++];
-      DecoderStepOutput o = model.decoder_step(g, ctx, model.embed_projection(g, in[2]), st, nullptr);
+      DecoderStepOutput o = model.decoder().step(g, ctx, model.decoder().input_projection(g, in[2]), st, nullptr);
       std::vector<Var> parts = {flat(model.readout_logits(g, o.top, o.context, in[2], o.attentional, nullptr))};
       for (const nn::RnnState& rs : o.state.layers) {
         parts.push_back(flat(rs.h));

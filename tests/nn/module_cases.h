@@ -26,5 +26,6 @@ struct ModuleCase {
 std::vector<ModuleCase> basic_module_cases();  // Linear, Embedding, Attention, Dropout, LayerNorm
 std::vector<ModuleCase> rnn_module_cases();    // LSTM / GRU layers
 std::vector<ModuleCase> memn2n_module_cases(); // MemN2N hop (PE / TE, both tyings; memn2n_hop_test.cc)
+std::vector<ModuleCase> seq_module_cases();    // encoder, attention decoder, pointer output, score features
 
 }  // namespace engram::nn

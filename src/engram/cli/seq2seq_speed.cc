@@ -60,7 +60,7 @@ models::Seq2SeqConfig default_config(int vocab) {
 double forward_flops(const models::Seq2Seq& m, int b, int s, int t) {
   const models::Seq2SeqConfig& c = m.cfg();
   const double gate = c.cell == models::RnnCell::kLstm ? 4 : 3;
-  const double e = c.embed_dim, h = c.hidden, cw = m.context_width(), u = m.encoder_units();
+  const double e = c.embed_dim, h = c.hidden, cw = m.context_width(), u = m.encoder().rnn().config().hidden_size;
   const double dirs = c.bidirectional ? 2 : 1, sb = double(s) * b, tb = double(t) * b;
   const double v = c.tgt_vocab, p = m.readout_width(), x = m.feed_width();
   const double a = c.attn_dim > 0 ? c.attn_dim : h;

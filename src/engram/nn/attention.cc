@@ -48,9 +48,16 @@ Attention::Attention(ParamStore& store, std::string path, const AttentionConfig&
       init::glorot_uniform(store, w_query_, rng);
       init::glorot_uniform(store, w_key_, rng);
       init::glorot_uniform(store, v_, rng);
+      if (cfg.feature_dim > 0) {
+        w_feature_ = add_param("w_feature", {a, cfg.feature_dim});  // [A, F]
+        init::glorot_uniform(store, w_feature_, rng);
+      }
       break;
     }
   }
+  ENGRAM_CHECK(cfg.feature_dim >= 0 && (cfg.feature_dim == 0 || cfg.score == AttentionScore::kAdditive),
+               "attention '{}': score features (feature_dim {}) need the additive scorer", this->path(),
+               cfg.feature_dim);
 }
 
 AttentionMemory Attention::prepare(Graph& g, Var memory) const { return prepare_impl(g, memory, nullptr, nullptr); }
@@ -104,29 +111,42 @@ AttentionMemory Attention::prepare_impl(Graph& g, Var memory, const float* mask,
   return mem;
 }
 
-AttentionOutput Attention::step(Graph& g, const AttentionMemory& mem, Var query) const {
+Var Attention::scores(Graph& g, const AttentionMemory& mem, Var query, Var features) const {
   const int b = mem.batch, s = mem.src_len;
   ENGRAM_CHECK(mem.values.valid(), "attention '{}': step on an unprepared memory", path());
   ENGRAM_CHECK(query.shape().rank() == 2 && query.shape()[0] == b && query.shape()[1] == cfg_.query_dim,
                "attention '{}': query {} is not [B={}, Hq={}]", path(), query.shape(), b, cfg_.query_dim);
-  Var scores;  // [B, 1, S]
+  ENGRAM_CHECK(features.valid() == (cfg_.feature_dim > 0), "attention '{}': {} score features for feature_dim {}",
+               path(), features.valid() ? "given" : "no", cfg_.feature_dim);
   switch (cfg_.score) {
     case AttentionScore::kDot:
     case AttentionScore::kGeneral: {
-      Var q = core::reshape(query, {b, 1, cfg_.query_dim});                   // [B, 1, Hq]
-      scores = core::bmm(q, mem.keys, false, true);                            // [B, 1, S]
-      break;
+      Var q = core::reshape(query, {b, 1, cfg_.query_dim});        // [B, 1, Hq]
+      return core::bmm(q, mem.keys, false, true);                   // [B, 1, S]
     }
     case AttentionScore::kAdditive: {
       Var qp = core::affine(query, param(g, w_query_));  // [B, A]
+      Var keys = mem.keys;                                // [B, S, A]
+      if (features.valid()) {
+        ENGRAM_CHECK(features.shape().rank() == 3 && features.shape()[0] == b && features.shape()[1] == s &&
+                         features.shape()[2] == cfg_.feature_dim,
+                     "attention '{}': features {} are not [B={}, S={}, F={}]", path(), features.shape(), b, s,
+                     cfg_.feature_dim);
+        keys = core::add(keys, core::affine(features, param(g, w_feature_)));  // + W_f f_i
+      }
       // v · tanh(keys + qp) per position, fused (core/ops/attention_score.h)
-      scores = core::reshape(core::additive_score(mem.keys, qp, param(g, v_)), {b, 1, s});  // [B, 1, S]
-      break;
+      return core::reshape(core::additive_score(keys, qp, param(g, v_)), {b, 1, s});  // [B, 1, S]
     }
   }
+  return {};
+}
+
+AttentionOutput Attention::step(Graph& g, const AttentionMemory& mem, Var query, Var features) const {
+  const int b = mem.batch, s = mem.src_len;
+  Var scores = this->scores(g, mem, query, features);                             // [B, 1, S]
   Var alpha = mem.mask ? core::softmax(scores, mem.mask) : core::softmax(scores);  // [B, 1, S]
   Var context = core::bmm(alpha, mem.values);                                      // [B, 1, H]
-  return {core::reshape(context, {b, cfg_.memory_dim}), core::reshape(alpha, {b, s})};
+  return {core::reshape(scores, {b, s}), core::reshape(context, {b, cfg_.memory_dim}), core::reshape(alpha, {b, s})};
 }
 
 }  // namespace engram::nn

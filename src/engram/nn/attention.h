@@ -36,6 +36,11 @@ struct AttentionConfig {
   int memory_dim = 0;  // H
   int attn_dim = 0;    // A, additive only; 0 = H
   MemoryLayout layout = MemoryLayout::kTimeMajor;
+  // F: extra per-position features f_i [B, S, F] of each step's score (additive only; 0 = none):
+  // e_i = vᵀ tanh(W_q q + W_k h_i + W_f f_i) with `<path>/w_feature` [A, F]. Coverage (the sum of
+  // earlier α, F = 1; See et al. 2017) and location-aware attention (the previous α convolved,
+  // Chorowski et al. 2015) enter the score this way.
+  int feature_dim = 0;
 };
 
 // The memory after the once-per-batch work: batch-major values, projected keys and the mask.
@@ -49,6 +54,8 @@ struct AttentionMemory {
 };
 
 struct AttentionOutput {
+  Var scores;   // [B, S]  e_i before the softmax (masked positions hold their raw score: read
+                //         them through the mask, e.g. core::log_softmax(scores, mask))
   Var context;  // [B, H]  c = Σ_i α_i h_i
   Var alpha;    // [B, S]  rows sum to 1 over unmasked positions (0 if all masked); read the
                 //         weights for visualisation as alpha.value() (valid until graph reset)
@@ -68,15 +75,19 @@ class Attention : public Module {
   AttentionMemory prepare(Graph& g, Var memory, const std::vector<int32_t>& lengths) const;
   AttentionMemory prepare(Graph& g, Var memory, const float* mask) const;
 
-  // One attention read: query [B, Hq] -> {context [B, H], alpha [B, S]}.
-  // Differentiable in the query, the memory and every parameter.
-  AttentionOutput step(Graph& g, const AttentionMemory& mem, Var query) const;
+  // One attention read: query [B, Hq] (and, with feature_dim > 0, features [B, S, F]) ->
+  // {scores [B, S], context [B, H], alpha [B, S]}. Differentiable in the query, the features,
+  // the memory and every parameter.
+  AttentionOutput step(Graph& g, const AttentionMemory& mem, Var query, Var features = {}) const;
+  // The scores alone, [B, 1, S] (no softmax, no context): what a pointer output needs.
+  Var scores(Graph& g, const AttentionMemory& mem, Var query, Var features = {}) const;
 
   const AttentionConfig& config() const { return cfg_; }
   // Ids of the scorer's parameters (-1 where the scorer has none).
   ParamId w_query() const { return w_query_; }  // [A, Hq]           additive
   ParamId w_key() const { return w_key_; }      // [A, H] / [Hq, H]  additive / general
   ParamId v() const { return v_; }              // [1, A]            additive
+  ParamId w_feature() const { return w_feature_; }  // [A, F]        additive with feature_dim
 
  private:
   AttentionMemory prepare_impl(Graph& g, Var memory, const float* mask_or_null,
@@ -86,6 +97,7 @@ class Attention : public Module {
   ParamId w_query_ = -1;
   ParamId w_key_ = -1;
   ParamId v_ = -1;
+  ParamId w_feature_ = -1;
 };
 
 }  // namespace engram::nn

@@ -1,5 +1,5 @@
-// Seq2Seq: parameters, the encoder, the decoder step shared by training and inference, the
-// readout, and the teacher-forced forward over a whole batch.
+// Seq2Seq: its parts (encoder, attention decoder, output layer) and the teacher-forced forward
+// over a whole batch.
 // Dims: B batch, S source len, T target steps, E embedding, H hidden, C context (encoder width), G gates,
 // X per-step decoder input width, P readout width, V target vocab, L decoder layers, R rows.
 #include "engram/models/seq2seq/model.h"
@@ -8,7 +8,6 @@
 
 #include "engram/core/ops.h"
 #include "engram/data/vocab.h"
-#include "engram/nn/init.h"
 
 namespace engram::models {
 
@@ -45,47 +44,31 @@ void Seq2SeqConfig::validate() const {
 Seq2Seq::Seq2Seq(const Seq2SeqConfig& cfg, core::Rng& rng) : cfg_(cfg) {
   cfg_.validate();
   const int e = cfg_.embed_dim, h = cfg_.hidden, dirs = cfg_.bidirectional ? 2 : 1;
-  const bool luong = cfg_.attention != AttentionKind::kNone && cfg_.style == AttentionStyle::kLuong;
+  const int units = cfg_.encoder_hidden > 0 ? cfg_.encoder_hidden : h / dirs;  // per encoder direction
   readout_dim_ = cfg_.tie_embeddings ? e : h;
-  feed_dim_ = luong ? (cfg_.input_feeding ? readout_dim_ : 0) : context_width();
   const nn::CellKind cell = cell_kind(cfg_.cell);
-  const int gates = (cell == nn::CellKind::kLstm ? 4 : 3) * h;  // G
-
-  src_embed_ = std::make_unique<nn::Embedding>(
+  // Built in the order the checkpoints' parameters were first drawn in: source and target tables,
+  // the encoder RNN, then the decoder (bridge, RNN, w_ctx, attention, combine / readout), output.
+  auto src_embed = std::make_unique<nn::Embedding>(
       store_, "encoder/embed", nn::EmbeddingConfig{.vocab = cfg_.src_vocab, .dim = e, .init_stddev = 0.1f}, rng);
   tgt_embed_ = std::make_unique<nn::Embedding>(
       store_, "decoder/embed", nn::EmbeddingConfig{.vocab = cfg_.tgt_vocab, .dim = e, .init_stddev = 0.1f}, rng);
-  encoder_ = std::make_unique<nn::Rnn>(store_, "encoder/rnn",
-                                       nn::RnnConfig{.cell = cell, .input_size = e, .hidden_size = encoder_units(),
-                                                     .layers = cfg_.encoder_layers, .bidirectional = dirs == 2,
-                                                     .dropout = cfg_.dropout},
-                                       rng);
-  bridge_ = std::make_unique<nn::Linear>(
-      store_, "bridge", nn::LinearConfig{.in_dim = context_width(), .out_dim = cfg_.decoder_layers * h}, rng);
-  decoder_ = std::make_unique<nn::Rnn>(
-      store_, "decoder/rnn",
-      nn::RnnConfig{.cell = cell, .input_size = e, .hidden_size = h, .layers = cfg_.decoder_layers,
-                    .dropout = cfg_.dropout},
+  encoder_ = std::make_unique<nn::RnnEncoder>(
+      store_, std::move(src_embed), "encoder/rnn",
+      nn::RnnEncoderConfig{.cell = cell, .units = units, .layers = cfg_.encoder_layers, .bidirectional = dirs == 2,
+                           .dropout = cfg_.dropout},
       rng);
-  if (feed_dim_ > 0) {
-    w_ctx_ = store_.add("decoder/w_ctx", {gates, feed_dim_});  // [G, X]
-    const float a = 1.0f / std::sqrt(static_cast<float>(h));     // as the Rnn's own weights
-    nn::init::uniform(store_, w_ctx_, rng, -a, a);
-  }
-  if (cfg_.attention != AttentionKind::kNone)
-    attention_ = std::make_unique<nn::Attention>(
-        store_, "decoder/attention",
-        nn::AttentionConfig{.score = score_of(cfg_.attention), .query_dim = h, .memory_dim = context_width(),
-                            .attn_dim = cfg_.attn_dim},
-        rng);
-  const int combine_in = luong ? context_width() + h : h + context_width() + e;
-  combine_ = std::make_unique<nn::Linear>(store_, luong ? "decoder/combine" : "decoder/readout",
-                                          nn::LinearConfig{.in_dim = combine_in, .out_dim = readout_dim_}, rng);
-  if (cfg_.tie_embeddings)
-    output_ = std::make_unique<nn::Linear>(store_, "decoder/output", tgt_embed_->weight(), true);
-  else
-    output_ = std::make_unique<nn::Linear>(
-        store_, "decoder/output", nn::LinearConfig{.in_dim = readout_dim_, .out_dim = cfg_.tgt_vocab}, rng);
+  decoder_ = std::make_unique<nn::AttentionDecoder>(
+      store_,
+      nn::AttentionDecoderConfig{.cell = cell, .input_dim = e, .hidden = h, .layers = cfg_.decoder_layers,
+                                 .context_dim = encoder_->output_width(),
+                                 .attention = cfg_.attention != AttentionKind::kNone, .score = score_of(cfg_.attention),
+                                 .luong = cfg_.style == AttentionStyle::kLuong, .input_feeding = cfg_.input_feeding,
+                                 .attn_dim = cfg_.attn_dim, .readout_dim = readout_dim_, .dropout = cfg_.dropout},
+      rng);
+  output_ = cfg_.tie_embeddings
+                ? std::make_unique<nn::VocabOutput>(store_, "decoder/output", tgt_embed_->weight())
+                : std::make_unique<nn::VocabOutput>(store_, "decoder/output", readout_dim_, cfg_.tgt_vocab, rng);
 }
 
 YAML::Node Seq2Seq::config() const { return io::to_yaml(cfg_); }
@@ -99,99 +82,23 @@ EncoderOutput Seq2Seq::encode_batch(Graph& g, const std::vector<int32_t>& src, c
   const int b = static_cast<int>(src_len.size());
   ENGRAM_CHECK(steps >= 1 && b >= 1 && static_cast<int64_t>(src.size()) == static_cast<int64_t>(steps) * b,
                "seq2seq: {} source ids for S={} x B={} (both must be >= 1)", src.size(), steps, b);
-  Var emb = dropout(src_embed_->forward(g, src, {steps, b}), dropout_rng);  // [S, B, E]
-  nn::RnnOptions opt{.lengths = std::vector<int>(src_len.begin(), src_len.end()), .dropout_rng = dropout_rng};
-  nn::RnnOutput enc = encoder_->forward(g, emb, opt);                      // outputs [S, B, C]
-  const int dirs = encoder_->directions(), top = (cfg_.encoder_layers - 1) * dirs;
+  const nn::EncodedSource enc =
+      encoder_->encode(g, nn::EncoderInput{.steps = steps, .batch = b, .ids = src, .lengths = src_len}, dropout_rng);
   EncoderOutput out;
   out.outputs = enc.outputs;
-  out.final_top = dirs == 1 ? enc.final[top].h : core::concat({enc.final[top].h, enc.final[top + 1].h}, 1);  // [B, C]
-  out.init = initial_state(g, out.final_top);
-  out.context = prepare_context(g, out.outputs, out.final_top, src_len);
+  out.final_top = enc.final_top;
+  out.init = decoder_->initial_state(g, out.final_top);
+  out.context = decoder_->prepare_context(g, out.outputs, out.final_top, src_len);
   return out;
-}
-
-DecoderState Seq2Seq::initial_state(Graph& g, Var final_top) const {
-  const int b = final_top.shape()[0], h = cfg_.hidden, layers = cfg_.decoder_layers;
-  Var init = core::tanh(bridge_->forward(g, final_top));  // [B, L*H]
-  std::vector<Var> parts = layers == 1 ? std::vector<Var>{init} : core::split(init, std::vector<int>(layers, h), 1);
-  DecoderState s;
-  const bool lstm = cfg_.cell == RnnCell::kLstm;
-  Var zero = lstm ? g.zeros({b, h}) : Var{};  // [B, H]
-  for (int l = 0; l < layers; ++l) s.layers.push_back({parts[l], zero});
-  if (feed_dim_ > 0 && attention_ && cfg_.style == AttentionStyle::kLuong) s.feed = g.zeros({b, feed_dim_});
-  return s;
-}
-
-DecoderContext Seq2Seq::prepare_context(Graph& g, Var outputs, Var final_top, const std::vector<int32_t>& src_len) const {
-  DecoderContext ctx;
-  if (attention_) {
-    ctx.memory = attention_->prepare(g, outputs, src_len);
-  } else {
-    ctx.fixed = final_top;                                                  // [B, C]
-    ctx.fixed_proj = core::affine(final_top, store_.var(g, w_ctx_));        // [B, G]
-  }
-  return ctx;
 }
 
 Var Seq2Seq::embed_target(Graph& g, const std::vector<int32_t>& ids, core::Rng* dropout_rng) const {
   return dropout(tgt_embed_->forward(g, ids), dropout_rng);  // [R, E]
 }
 
-Var Seq2Seq::embed_projection(Graph& g, Var emb) const {
-  const nn::Rnn::LayerParams& p = decoder_->params(0, 0);
-  return core::affine(emb, store_.var(g, p.w_ih), store_.var(g, p.b_ih));  // [R, G]
-}
-
-DecoderStepOutput Seq2Seq::decoder_step(Graph& g, const DecoderContext& ctx, Var xw_emb, const DecoderState& state,
-                                        core::Rng* dropout_rng) const {
-  const int layers = cfg_.decoder_layers;
-  ENGRAM_CHECK(static_cast<int>(state.layers.size()) == layers, "seq2seq: decoder state has {} layers, expected {}",
-               state.layers.size(), layers);
-  const bool luong = attention_ && cfg_.style == AttentionStyle::kLuong;
-  DecoderStepOutput out;
-  Var xw0 = xw_emb;  // [N, G]
-  if (!attention_) {
-    xw0 = core::add(xw_emb, ctx.fixed_proj);
-    out.context = ctx.fixed;
-  } else if (!luong) {  // Bahdanau: attend with s_{t-1}, feed c_t into the RNN
-    nn::AttentionOutput a = attention_->step(g, ctx.memory, state.layers[layers - 1].h);
-    out.context = a.context;
-    out.alpha = a.alpha;
-    xw0 = core::add(xw_emb, core::affine(a.context, store_.var(g, w_ctx_)));
-  } else if (feed_dim_ > 0) {  // Luong input feeding: h~_{t-1}
-    xw0 = core::add(xw_emb, core::affine(state.feed, store_.var(g, w_ctx_)));
-  }
-  out.state.layers.resize(layers);
-  const bool lstm = cfg_.cell == RnnCell::kLstm;
-  for (int l = 0; l < layers; ++l) {
-    const nn::Rnn::LayerParams& p = decoder_->params(l, 0);
-    Var xw = l == 0 ? xw0
-                    : core::affine(dropout(out.state.layers[l - 1].h, dropout_rng), store_.var(g, p.w_ih),
-                                   store_.var(g, p.b_ih));  // [N, G]
-    const nn::RnnState& s = state.layers[l];
-    if (lstm) {
-      core::LstmState n = core::lstm_cell(xw, s.h, s.c, store_.var(g, p.w_hh), store_.var(g, p.b_hh));
-      out.state.layers[l] = {n.h, n.c};
-    } else {
-      out.state.layers[l] = {core::gru_cell(xw, s.h, store_.var(g, p.w_hh), store_.var(g, p.b_hh)), Var{}};
-    }
-  }
-  out.top = out.state.layers[layers - 1].h;  // [N, H]
-  if (luong) {  // attend with h_t; h~_t = tanh(W_c [c_t; h_t])
-    nn::AttentionOutput a = attention_->step(g, ctx.memory, out.top);
-    out.context = a.context;
-    out.alpha = a.alpha;
-    out.attentional = core::tanh(combine_->forward(g, core::concat({a.context, out.top}, 1)));  // [N, P]
-    if (feed_dim_ > 0) out.state.feed = out.attentional;
-  }
-  return out;
-}
-
 Var Seq2Seq::readout_logits(Graph& g, Var top, Var context, Var emb, Var attentional, core::Rng* dropout_rng) const {
-  const bool luong = attention_ && cfg_.style == AttentionStyle::kLuong;
-  Var pre = luong ? attentional : core::tanh(combine_->forward(g, core::concat({top, context, emb}, 1)));  // [R, P]
-  return output_->forward(g, dropout(pre, dropout_rng));                                                  // [R, V]
+  Var pre = decoder_->readout(g, top, context, emb, attentional);  // [R, P]
+  return output_->logits(g, dropout(pre, dropout_rng));           // [R, V]
 }
 
 Var Seq2Seq::logits(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, std::vector<Var>* alignments) const {
@@ -200,12 +107,12 @@ Var Seq2Seq::logits(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, 
                "seq2seq: {} target ids for T={} x B={}", batch.tgt_in.size(), steps, b);
   EncoderOutput enc = encode_batch(g, batch.src, batch.src_len, static_cast<int>(batch.src_steps), dropout_rng);
   Var emb = embed_target(g, batch.tgt_in, dropout_rng);  // [T*B, E]
-  Var xw_all = embed_projection(g, emb);                 // [T*B, G], one GEMM for every step
-  const bool luong = attention_ && cfg_.style == AttentionStyle::kLuong;
+  Var xw_all = decoder_->input_projection(g, emb);       // [T*B, G], one GEMM for every step
+  const bool luong = decoder_->luong();
   std::vector<Var> tops, contexts, attentionals;         // T x [B, .]
   DecoderState state = enc.init;
   for (int t = 0; t < steps; ++t) {
-    DecoderStepOutput o = decoder_step(g, enc.context, core::slice(xw_all, 0, t * b, (t + 1) * b), state, dropout_rng);
+    DecoderStepOutput o = decoder_->step(g, enc.context, core::slice(xw_all, 0, t * b, (t + 1) * b), state, dropout_rng);
     state = o.state;
     if (luong) {
       attentionals.push_back(o.attentional);

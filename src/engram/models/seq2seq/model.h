@@ -5,9 +5,8 @@
 //             readout tanh(W_p [s_t; c_t; e_{t-1}]).
 //   Luong:    the RNN runs first; score with the current h_t; attentional state
 //             h~_t = tanh(W_c [c_t; h_t]) is the readout and (input feeding) the next step's extra input.
-// The decoder's layer-0 input projection is split: the embedding part W_ih (the Rnn's own
-// weight, applied to a whole target sequence in one GEMM) plus `decoder/w_ctx` for the part fed
-// per step (c_t, C or h~_{t-1}); together they are the usual W_ih over [e; ctx].
+// Composed from the shared parts: an nn::RnnEncoder over token embeddings, an
+// nn::AttentionDecoder (the step, both styles, the fixed-context baseline) and an nn::VocabOutput.
 // Training runs teacher forcing: the readouts of all T steps go through the output projection
 // and the loss at once ([T*B, V]). Inference implements decode::StepModel (seq2seq_step.cc).
 //
@@ -31,6 +30,9 @@
 #include "engram/io/config.h"
 #include "engram/models/registry.h"
 #include "engram/nn/attention.h"
+#include "engram/nn/attention_decoder.h"
+#include "engram/nn/encoder.h"
+#include "engram/nn/output_layer.h"
 #include "engram/nn/embedding.h"
 #include "engram/nn/linear.h"
 #include "engram/nn/rnn.h"
@@ -139,27 +141,9 @@ struct Seq2SeqConfig {
   void validate() const;
 };
 
-// Decoder recurrent state of one step.
-struct DecoderState {
-  std::vector<nn::RnnState> layers;  // L x {h [N, H], c [N, H] (LSTM)}
-  Var feed;                          // [N, P] luong with input feeding: h~_{t-1}; else invalid
-};
-
-// What the decoder reads every step, prepared once per batch (training) or per step (inference).
-struct DecoderContext {
-  nn::AttentionMemory memory;  // attention over the encoder outputs (attention != none)
-  Var fixed;                   // [N, C] attention none: the fixed context C
-  Var fixed_proj;              // [N, G] attention none: C w_ctx^T
-};
-
-// One decoder step's results.
-struct DecoderStepOutput {
-  DecoderState state;  // after the step
-  Var top;             // [N, H] s_t / h_t, the top layer's output
-  Var context;         // [N, C] c_t (C for none)
-  Var alpha;           // [N, S] attention weights; invalid for none
-  Var attentional;     // [N, P] luong: h~_t; else invalid
-};
+using nn::DecoderContext;
+using nn::DecoderState;
+using nn::DecoderStepOutput;
 
 // Encoder results for a batch.
 struct EncoderOutput {
@@ -191,20 +175,14 @@ class Seq2Seq final : public Model, public decode::StepModel {
   // Mean (label-smoothed unless smoothing = 0) cross-entropy over the non-pad targets.
   Var loss(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, float label_smoothing) const;
 
-  // ---- the pieces, public for the gradient checks
-  // Prepares the memory of encoder outputs [S, B, C] / the fixed context for `final_top` [B, C].
-  DecoderContext prepare_context(Graph& g, Var outputs, Var final_top, const std::vector<int32_t>& src_len) const;
-  // Decoder initial state from final_top [B, C] (h0 = tanh(bridge(final_top)), c0 = 0).
-  DecoderState initial_state(Graph& g, Var final_top) const;
-  // One step from the embedding part of the layer-0 input projection xw_emb [N, G].
-  DecoderStepOutput decoder_step(Graph& g, const DecoderContext& ctx, Var xw_emb, const DecoderState& state,
-                                 core::Rng* dropout_rng) const;
-  // Target embeddings [R, E] -> their layer-0 input projection [R, G] (W_ih e + b_ih).
-  Var embed_projection(Graph& g, Var emb) const;
-  // Readout [R, P] of collected step outputs (top [R, H], context [R, C], emb [R, E] = e_{t-1},
-  // attentional [R, P] for luong), then the output projection: logits [R, V].
-  Var readout_logits(Graph& g, Var top, Var context, Var emb, Var attentional, core::Rng* dropout_rng) const;
+  // ---- the parts (nn/encoder.h, nn/attention_decoder.h, nn/output_layer.h)
+  const nn::RnnEncoder& encoder() const { return *encoder_; }
+  const nn::AttentionDecoder& decoder() const { return *decoder_; }
+  const nn::VocabOutput& output() const { return *output_; }
   Var embed_target(Graph& g, const std::vector<int32_t>& ids, core::Rng* dropout_rng) const;  // [R, E]
+  // Logits [R, V] of collected decoder step outputs (top [R, H], context [R, C], emb [R, E] =
+  // e_{t-1}, attentional [R, P] for luong): readout, dropout, output layer.
+  Var readout_logits(Graph& g, Var top, Var context, Var emb, Var attentional, core::Rng* dropout_rng) const;
 
   // ---- decode::StepModel (seq2seq_step.cc)
   int32_t go_id() const override;
@@ -213,28 +191,21 @@ class Seq2Seq final : public Model, public decode::StepModel {
   decode::StepOutput step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const override;
   void reorder(decode::DecodeState& state, std::span<const int32_t> rows) const override;
 
-  int context_width() const { return encoder_units() * (cfg_.bidirectional ? 2 : 1); }  // C
-  int encoder_units() const { return cfg_.encoder_hidden > 0 ? cfg_.encoder_hidden : cfg_.hidden / (cfg_.bidirectional ? 2 : 1); }
-  int readout_width() const { return readout_dim_; } // P
-  int feed_width() const { return feed_dim_; }       // X
-  bool has_attention() const { return attention_ != nullptr; }
+  int context_width() const { return encoder_->output_width(); }  // C
+  int readout_width() const { return readout_dim_; }               // P
+  int feed_width() const { return decoder_->feed_width(); }        // X
+  bool has_attention() const { return decoder_->has_attention(); }
 
  private:
   Var dropout(Var x, core::Rng* rng) const;
 
   Seq2SeqConfig cfg_;
   int readout_dim_ = 0;  // P
-  int feed_dim_ = 0;     // X
   mutable nn::ParamStore store_;  // mutable: graph leaves write gradients into it from const methods
-  std::unique_ptr<nn::Embedding> src_embed_;   // [Vs, E]
-  std::unique_ptr<nn::Embedding> tgt_embed_;   // [V, E]
-  std::unique_ptr<nn::Rnn> encoder_;           // E -> D x H/D
-  std::unique_ptr<nn::Linear> bridge_;         // [L*H, C]
-  std::unique_ptr<nn::Rnn> decoder_;           // E -> H, L layers (layer 0's context part in w_ctx_)
-  nn::ParamId w_ctx_ = -1;                     // [G, X] decoder layer-0 weights for the per-step input
-  std::unique_ptr<nn::Attention> attention_;   // query H, memory C
-  std::unique_ptr<nn::Linear> combine_;        // luong W_c [P, C + H]; bahdanau/none W_p [P, H + C + E]
-  std::unique_ptr<nn::Linear> output_;         // [V, P] (tied: the target embedding table)
+  std::unique_ptr<nn::Embedding> tgt_embed_;        // [V, E]
+  std::unique_ptr<nn::RnnEncoder> encoder_;         // encoder/embed [Vs, E], encoder/rnn E -> D x H/D
+  std::unique_ptr<nn::AttentionDecoder> decoder_;   // bridge, decoder/{rnn, w_ctx, attention, combine | readout}
+  std::unique_ptr<nn::VocabOutput> output_;         // decoder/output [V, P] (tied: the target embedding table)
 };
 
 }  // namespace engram::models

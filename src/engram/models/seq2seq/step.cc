@@ -76,7 +76,7 @@ std::unique_ptr<decode::DecodeState> Seq2Seq::encode(Graph& g, const decode::Sou
   if (enc.init.feed.valid()) st->feed = copy_of(enc.init.feed);
   st->mem_rows.resize(src.batch);
   for (int b = 0; b < src.batch; ++b) st->mem_rows[b] = b;
-  if (attention_) {
+  if (has_attention()) {
     const nn::AttentionMemory& m = enc.context.memory;
     st->values0 = copy_of(m.values);
     if (m.keys.id != m.values.id) {
@@ -103,13 +103,13 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "seq2seq: {} previous ids for {} rows", prev_ids.size(), n);
   std::vector<int32_t> ids(prev_ids.begin(), prev_ids.end());
   Var emb = embed_target(g, ids, nullptr);  // [N, E]
-  Var xw = embed_projection(g, emb);        // [N, G]
+  Var xw = decoder_->input_projection(g, emb);  // [N, G]
   DecoderState ds;
   for (size_t l = 0; l < st.h.size(); ++l)
     ds.layers.push_back({view(g, st.h[l], {n, h}), st.c.empty() ? Var{} : view(g, st.c[l], {n, h})});
-  if (!st.feed.empty()) ds.feed = view(g, st.feed, {n, feed_dim_});
+  if (!st.feed.empty()) ds.feed = view(g, st.feed, {n, feed_width()});
   DecoderContext ctx;
-  if (attention_) {
+  if (has_attention()) {
     ctx.memory.values = view(g, st.values, {n, s, c});
     ctx.memory.keys = st.key_dim ? view(g, st.keys, {n, s, st.key_dim}) : ctx.memory.values;
     ctx.memory.mask = st.mask.data();
@@ -119,7 +119,7 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
     ctx.fixed = view(g, st.fixed, {n, c});
     ctx.fixed_proj = view(g, st.fixed_proj, {n, static_cast<int>(st.fixed_proj0.size() / st.sentences)});
   }
-  DecoderStepOutput o = decoder_step(g, ctx, xw, ds, nullptr);
+  DecoderStepOutput o = decoder_->step(g, ctx, xw, ds, nullptr);
   Var lp = core::log_softmax(readout_logits(g, o.top, o.context, emb, o.attentional, nullptr));  // [N, V]
   for (size_t l = 0; l < st.h.size(); ++l) {
     store(st.h[l], o.state.layers[l].h);
@@ -135,7 +135,7 @@ void Seq2Seq::reorder(decode::DecodeState& state, std::span<const int32_t> rows)
   const int64_t h = cfg_.hidden, s = st.src_len;
   for (auto& v : st.h) gather(v, v, rows, h);
   for (auto& v : st.c) gather(v, v, rows, h);
-  if (!st.feed.empty()) gather(st.feed, st.feed, rows, feed_dim_);
+  if (!st.feed.empty()) gather(st.feed, st.feed, rows, feed_width());
   std::vector<int32_t> mem_rows(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) mem_rows[i] = st.mem_rows[rows[i]];
   st.n = static_cast<int>(rows.size());
