@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "engram/core/error.h"
 #include "engram/decode/search.h"
 
 namespace engram::decode {
@@ -303,6 +304,56 @@ TEST(Search, TopKEqualsAStableSort) {
       }
     }
   }
+}
+
+// A pointer-like model that masks with -inf: tokens 4 .. 4+n-1 are the n positions of the source,
+// each allowed once; <eos> only after all n. Every hypothesis any search returns is a permutation
+// with a finite score, also when the beam is wider than the positions left (n < K).
+TEST(SearchMasks, MaskedClassesNeverChosenAndBeamsNarrowerThanKStayValid) {
+  for (int n : {1, 2, 3, 5}) {
+    const int vocab = 4 + n;
+    ToyModel model(vocab, [n, vocab](int sentence, const std::vector<int32_t>& prefix) {
+      std::vector<double> p(vocab, 0.0);
+      if (static_cast<int>(prefix.size()) == n) {
+        p[kEos] = 1.0;
+        return p;
+      }
+      double total = 0;
+      for (int j = 0; j < n; ++j) {
+        if (std::find(prefix.begin(), prefix.end(), 4 + j) != prefix.end()) continue;
+        p[4 + j] = 1.0 + ((sentence * 7 + j * 13 + static_cast<int>(prefix.size()) * 5) % 11);
+        total += p[4 + j];
+      }
+      for (double& x : p) x /= total;
+      return p;
+    });
+    const SourceBatch src = SourceBatch::from_ids({{1, 1, 1}, {2, 2, 2}});
+    core::Graph g(false);
+    auto check = [&](const Hypothesis& h, const char* what) {
+      std::vector<int32_t> ids = h.ids;
+      std::sort(ids.begin(), ids.end());
+      std::vector<int32_t> all(n);
+      for (int j = 0; j < n; ++j) all[j] = 4 + j;
+      EXPECT_EQ(ids, all) << what << " n=" << n;
+      EXPECT_TRUE(h.finished) << what;
+      EXPECT_TRUE(std::isfinite(h.score)) << what;
+    };
+    for (const Hypothesis& h : greedy_search(g, model, src, {})) check(h, "greedy");
+    for (int k : {2, 3, 8}) {
+      const auto beams = beam_search(g, model, src, {.beam = k, .n_best = k});
+      for (const auto& list : beams) {
+        EXPECT_FALSE(list.empty());
+        for (const Hypothesis& h : list) check(h, "beam");
+      }
+    }
+  }
+  // A model that allows nothing is an error, not a silently invalid output.
+  ToyModel none(5, [](int, const std::vector<int32_t>&) { return std::vector<double>(5, 0.0); });
+  core::Graph g(false);
+  EXPECT_THROW(greedy_search(g, none, SourceBatch::from_ids({{1}}), {}), Error);
+  const auto empty = beam_search(g, none, SourceBatch::from_ids({{1}}), {.beam = 2});
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_TRUE(empty[0].empty());
 }
 
 }  // namespace

@@ -50,6 +50,9 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
       Hypothesis& h = hyps[row_sentence[r]];
       const float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
       const int32_t tok = choose(lp, v);
+      // A model masks what it does not allow with -inf; it must allow something.
+      ENGRAM_CHECK(std::isfinite(lp[tok]), "decode: sentence {}, output step {}: the model allows no class (every "
+                   "log-probability is -inf or NaN)", row_sentence[r], h.ids.size() + 1);
       h.log_prob += lp[tok];
       if (options.alignments) append_alignment(out.alignment, r, h.src_len, h.alignment);
       bool done = tok == model.eos_id();
@@ -214,7 +217,8 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
       for (int r = begin; r < begin + count[s]; ++r) {
         const float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
         const int32_t* best = row_best.data() + static_cast<int64_t>(r) * per_row;
-        for (int i = 0; i < per_row; ++i) cands.push_back({row_lp[r] + lp[best[i]], r, best[i]});
+        for (int i = 0; i < per_row; ++i)  // classes the model masks (-inf) or broke (NaN) never enter a beam
+          if (std::isfinite(lp[best[i]])) cands.push_back({row_lp[r] + lp[best[i]], r, best[i]});
       }
       begin += count[s];
       std::stable_sort(cands.begin(), cands.end(),
