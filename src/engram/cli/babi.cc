@@ -15,8 +15,6 @@
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/io/config.h"
-#include "engram/optim/clip.h"
-#include "engram/optim/factory.h"
 #include "engram/viz/heatmap.h"
 
 namespace engram::cli {
@@ -221,16 +219,13 @@ void run_speed(const SpeedArgs& a) {
   core::Rng rng(1);
   models::Memn2n model(mc, rng);
   BabiTrainTask task(cfg, model, data, false, {});
-  auto opt = optim::make_optimizer(model.params(), {.name = "sgd", .lr = 0.005f});
+  train::Updater updater(task, cfg.train);  // the recipe's update: SGD at 0.005, each parameter clipped to norm 40
   const int64_t per_epoch = task.batches_per_epoch();
   int epoch = 0;
   int64_t index = 0, questions = 0;
   auto step = [&] {
     if (index == 0) task.begin_epoch(epoch, 1);
-    model.params().zero_grad();
-    questions += task.train_batch(index).units;
-    optim::clip_gradients(model.params(), cfg.train.clip);  // the recipe's: each parameter to norm 40
-    opt->step();
+    questions += updater.update(index).batch.units;
     if (++index == per_epoch) index = 0, ++epoch;
   };
   for (int i = 0; i < std::min(20, steps); ++i) step();

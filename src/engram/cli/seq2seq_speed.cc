@@ -1,7 +1,7 @@
 // `engram seq2seq speed`: training and decoding speed of a Seq2Seq configuration on random token
 // data of fixed lengths (the workload of bench/seq2seq_speed.sh, mirrored by
-// bench/pytorch/seq2seq.py). Training = forward + backward + global-norm clipping + Adam on one
-// batch; the GEMM FLOPs of a step are counted from the shapes and reported as GFLOP/s.
+// bench/pytorch/seq2seq.py). Training = train::Updater (forward + backward + global-norm clipping
+// + Adam, the update training runs) on one batch; the GEMM FLOPs of a step are counted from the shapes and reported as GFLOP/s.
 // Decoding = greedy and beam search over `--sentences` sources, batched and one at a time, each
 // hypothesis capped at the target length, with a freshly initialised model (random weights rarely
 // pick <eos>, so every search runs the full length on both sides; the tokens per output say so).
@@ -23,8 +23,7 @@
 #include "engram/decode/search.h"
 #include "engram/io/config.h"
 #include "engram/models/seq2seq/model.h"
-#include "engram/optim/clip.h"
-#include "engram/optim/factory.h"
+#include "engram/train/trainer.h"
 
 namespace engram::cli {
 
@@ -90,6 +89,33 @@ std::vector<int32_t> random_ids(core::Rng& rng, int64_t n, int vocab) {
   return ids;
 }
 
+// The training step's work on one fixed batch, for train::Updater.
+class OneBatchTask : public train::TrainTask {
+ public:
+  OneBatchTask(models::Seq2Seq& model, const data::Batch& batch, float smoothing)
+      : model_(model), batch_(batch), smoothing_(smoothing) {}
+  nn::ParamStore& params() override { return model_.params(); }
+  std::string model_name() const override { return model_.name(); }
+  YAML::Node model_config() const override { return model_.config(); }
+  int64_t batches_per_epoch() const override { return 1; }
+  void begin_epoch(int, uint64_t) override {}
+  train::BatchResult train_batch(int64_t) override {
+    g_.reset();
+    core::Var l = model_.loss(g_, batch_, nullptr, smoothing_);
+    g_.backward(l);
+    return {l.data()[0], 1};
+  }
+  train::Metrics validate() override { return {}; }
+  std::string primary_metric() const override { return "loss"; }
+  bool higher_is_better() const override { return false; }
+
+ private:
+  models::Seq2Seq& model_;
+  const data::Batch& batch_;
+  float smoothing_;
+  core::Graph g_;
+};
+
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 void run_speed(const SpeedArgs& a) {
@@ -129,21 +155,16 @@ void run_speed(const SpeedArgs& a) {
         batch.tgt_out[i] = t == a.tgt_len - 1 ? data::kEosId : y[i];
       }
     batch.tgt_len.assign(a.batch, a.tgt_len);
-    optim::OptimizerConfig oc;
-    oc.name = "adam";
-    oc.lr = 1e-4f;
-    auto opt = optim::make_optimizer(model.params(), oc);
-    core::Graph g;
+    // The update training runs (train::Updater): forward + backward, global-norm clipping at 1,
+    // Adam at lr 1e-4, on this one batch.
+    OneBatchTask task(model, batch, cfg.label_smoothing);
+    train::TrainerConfig tc;
+    tc.optimizer.name = "adam";
+    tc.optimizer.lr = 1e-4f;
+    tc.clip.global_norm = 1.0f;
+    train::Updater updater(task, tc);
     double loss = 0;
-    auto one_step = [&] {
-      g.reset();
-      model.params().zero_grad();
-      core::Var l = model.loss(g, batch, nullptr, cfg.label_smoothing);
-      g.backward(l);
-      optim::clip_grad_norm(model.params(), 1.0f);
-      opt->step();
-      loss = l.data()[0];
-    };
+    auto one_step = [&] { loss = updater.update(0).batch.loss_sum; };
     for (int i = 0; i < a.warmup; ++i) one_step();
     const auto t0 = Clock::now();
     for (int i = 0; i < a.steps; ++i) one_step();

@@ -83,12 +83,34 @@ Trainer::Trainer(TrainTask& task, TrainerConfig cfg) : task_(task), cfg_(std::mo
   ENGRAM_CHECK(cfg_.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", cfg_.max_bad_steps);
 }
 
+Updater::Updater(TrainTask& task, const TrainerConfig& cfg)
+    : task_(task), clip_(cfg.clip), opt_(optim::make_optimizer(task.params(), cfg.optimizer)) {
+  optim::check_clip_config(clip_);
+}
+
+Updater::Result Updater::update(int64_t index) {
+  nn::ParamStore& params = task_.params();
+  params.zero_grad();
+  Result res;
+  res.batch = task_.train_batch(index);
+  res.grad_norm = optim::global_norm(params.grads(), params.numel());
+  if (!std::isfinite(res.batch.loss_sum) || !std::isfinite(res.grad_norm)) {
+    res.skipped = true;
+    res.bad_param = non_finite_param(params);
+    return res;
+  }
+  optim::clip_gradients(params, clip_);
+  opt_->step();
+  return res;
+}
+
 TrainSummary Trainer::run() {
   const auto t0 = Clock::now();
   const fs::path dir = cfg_.run_dir;
   fs::create_directories(dir);
   nn::ParamStore& params = task_.params();
-  auto opt = optim::make_optimizer(params, cfg_.optimizer);
+  Updater updater(task_, cfg_);
+  optim::Optimizer* opt = &updater.optimizer();
   const bool plateau_mode = cfg_.schedule.is_plateau();
   std::unique_ptr<optim::LrSchedule> schedule;
   optim::ReduceOnPlateau plateau = optim::make_plateau(
@@ -109,7 +131,7 @@ TrainSummary Trainer::run() {
   io::recover_checkpoint(last_dir);
   double prior_seconds = 0;  // training seconds of earlier sessions (resume)
   if (fs::exists(last_dir)) {
-    io::CheckpointInfo info = io::load_checkpoint(last_dir, params, opt.get());
+    io::CheckpointInfo info = io::load_checkpoint(last_dir, params, opt);
     ENGRAM_CHECK(info.model_name == task_.model_name(), "run dir {} holds a '{}' model, not '{}'", dir.string(),
                  info.model_name, task_.model_name());
     const nlohmann::json& t = info.trainer;
@@ -155,7 +177,7 @@ TrainSummary Trainer::run() {
     d.model_name = task_.model_name();
     d.config = task_.model_config();
     d.params = &params;
-    d.optimizer = with_optimizer ? opt.get() : nullptr;
+    d.optimizer = with_optimizer ? opt : nullptr;
     d.trainer = trainer_state(epoch, next_batch);
     d.files = task_.checkpoint_files();
     io::save_checkpoint(where, d);
@@ -211,11 +233,11 @@ TrainSummary Trainer::run() {
     int64_t index = epoch == start_epoch ? start_index : 0;
     for (; index < per_epoch; ++index) {
       if (!plateau_mode) opt->set_lr(schedule->lr(step));
-      params.zero_grad();
-      BatchResult r = task_.train_batch(index);
-      const double norm = optim::global_norm(params.grads(), params.numel());
-      if (!std::isfinite(r.loss_sum) || !std::isfinite(norm)) {
-        const std::string where = non_finite_param(params);
+      const Updater::Result u = updater.update(index);
+      const BatchResult& r = u.batch;
+      if (u.skipped) {
+        const double norm = u.grad_norm;
+        const std::string& where = u.bad_param;
         progress.print(fmt::format("warning: step {} (epoch {}, batch {}): non-finite loss {} or gradient norm {}{}; "
                                    "update skipped", step + 1, epoch + 1, index, r.loss_sum, norm,
                                    where.empty() ? "" : " (first in " + where + ")"));
@@ -227,8 +249,6 @@ TrainSummary Trainer::run() {
                      where.empty() ? "" : ", parameter " + where);
       } else {
         bad_in_row = 0;
-        optim::clip_gradients(params, cfg_.clip);
-        opt->step();
       }
       ++step;
       window_loss += r.loss_sum;

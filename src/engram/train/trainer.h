@@ -105,6 +105,29 @@ class TrainTask {
   virtual bool reports_perplexity() const { return true; }
 };
 
+// One update, exactly as Trainer::run does it for every batch: zero the gradients, the task's
+// forward + backward of batch `index` (of the epoch the task was last told of in begin_epoch),
+// the NaN guard's check, clipping (cfg.clip), the optimizer step at the current learning rate.
+// Public so that a benchmark times the update training runs, not a copy of it.
+class Updater {
+ public:
+  // Builds the optimizer cfg.optimizer names over task.params().
+  Updater(TrainTask& task, const TrainerConfig& cfg);
+  struct Result {
+    BatchResult batch;
+    bool skipped = false;    // a non-finite loss or gradient: no update
+    double grad_norm = 0;    // before clipping
+    std::string bad_param;   // skipped: the first parameter with a non-finite gradient ("" if none)
+  };
+  Result update(int64_t index);
+  optim::Optimizer& optimizer() { return *opt_; }
+
+ private:
+  TrainTask& task_;
+  optim::ClipConfig clip_;
+  std::unique_ptr<optim::Optimizer> opt_;
+};
+
 struct TrainSummary {
   int64_t steps = 0;
   int epochs_done = 0;

@@ -179,29 +179,52 @@ train::TrainSummary train_ntm(const NtmTrainConfig& cfg) {
   return trainer.run();
 }
 
+namespace {
+
+// The speed measurement's batches: copy-task lengths cycling min_len .. max_len (the schedule of
+// bench/pytorch/ntm.py), from a fixed data seed; forward + backward only (the Updater does the rest).
+class NtmSpeedTask : public train::TrainTask {
+ public:
+  NtmSpeedTask(const NtmTrainConfig& cfg, int batch)
+      : cfg_(cfg), batch_(batch), init_(cfg.train.seed), model_(cfg.ntm, init_), graph_(true, size_t{1} << 24) {}
+  nn::ParamStore& params() override { return model_.params(); }
+  std::string model_name() const override { return model_.name(); }
+  YAML::Node model_config() const override { return model_.config(); }
+  int64_t batches_per_epoch() const override { return 1; }
+  void begin_epoch(int, uint64_t) override {}
+  train::BatchResult train_batch(int64_t i) override {
+    const models::NtmTaskConfig& task = cfg_.ntm.task;
+    const int length = task.min_len + static_cast<int>(i % (task.max_len - task.min_len + 1));
+    const tasks::SeqBatch b =
+        models::make_task_batch_at(task, length, (task.min_repeat + task.max_repeat) / 2, batch_, data_);
+    graph_.reset();
+    models::SeqLoss l = models::sequence_loss(graph_, model_.seq(), b);
+    ENGRAM_CHECK(!l.non_finite, "speed: non-finite weighting at step {}", l.non_finite->step);
+    graph_.backward(l.loss);
+    return {l.bits * batch_, batch_};
+  }
+  train::Metrics validate() override { return {}; }
+  std::string primary_metric() const override { return "bits"; }
+  bool higher_is_better() const override { return false; }
+
+ private:
+  NtmTrainConfig cfg_;
+  int batch_;
+  core::Rng init_;
+  models::NtmTaskModel model_;
+  core::Graph graph_;
+  core::Rng data_{7};
+};
+
+}  // namespace
+
 double ntm_training_speed(const NtmTrainConfig& cfg, int batch, int steps, int warmup) {
   ENGRAM_CHECK(batch >= 1 && steps >= 1 && warmup >= 0, "speed: batch {}, steps {}, warmup {}", batch, steps, warmup);
-  core::Rng rng(cfg.train.seed);
-  models::NtmTaskModel model(cfg.ntm, rng);
-  auto opt = optim::make_optimizer(model.params(), cfg.train.optimizer);
-  core::Graph g(true, size_t{1} << 24);
-  core::Rng data(7);
-  const models::NtmTaskConfig& task = cfg.ntm.task;
-  const int span = task.max_len - task.min_len + 1;
-  auto update = [&](int i) {
-    const int length = task.min_len + i % span;
-    const tasks::SeqBatch b = models::make_task_batch_at(task, length, (task.min_repeat + task.max_repeat) / 2, batch, data);
-    g.reset();
-    model.params().zero_grad();
-    models::SeqLoss l = models::sequence_loss(g, model.seq(), b);
-    ENGRAM_CHECK(!l.non_finite, "speed: non-finite weighting at step {}", l.non_finite->step);
-    g.backward(l.loss);
-    optim::clip_gradients(model.params(), cfg.train.clip);
-    opt->step();
-  };
-  for (int i = 0; i < warmup; ++i) update(i);
+  NtmSpeedTask task(cfg, batch);
+  train::Updater updater(task, cfg.train);  // the run's update: clipping (train.clip) and the optimizer
+  for (int i = 0; i < warmup; ++i) updater.update(i);
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < steps; ++i) update(i);
+  for (int i = 0; i < steps; ++i) updater.update(i);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return static_cast<double>(steps) * batch / secs;
 }
