@@ -1,13 +1,13 @@
 // `engram attention -m MODEL_DIR "欢迎 来 北京" [-o attn.svg]`: translates one sentence and writes
 // its attention as an SVG heatmap (target tokens as rows, source tokens as columns, α as shading
 // with the values printed), the seeds' "欢迎 来 北京 → Welcome to Beijing" picture.
-// A thin adapter over models/seq2seq_translate.h and viz/heatmap.h.
+// A thin adapter over models/seq2seq/translate.h and viz/heatmap.h.
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "engram/cli/commands.h"
-#include "engram/core/kernels/blas.h"
+#include "engram/cli/options.h"
 #include "engram/models/seq2seq/translate.h"
 #include "engram/viz/heatmap.h"
 
@@ -19,18 +19,18 @@ struct AttentionArgs {
   std::string model;
   std::string sentence;
   std::string out = "attention.svg";
-  int beam = 1;
-  float alpha = 0.0f;
+  int threads = 1;
+  std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
 };
 
 void run_attention(const AttentionArgs& a) {
-  core::kernels::set_blas_threads(1);
+  use_threads(a.threads);
   const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
   const models::Translator& tr = *loaded;
   ENGRAM_CHECK(tr.seq2seq().has_attention(), "{}: the model has no attention (attention: none)", tr.dir().string());
   models::TranslateOptions o;
-  o.search.beam = a.beam;
-  o.search.alpha = a.alpha;
+  o.search = *a.search;
+  o.search.n_best = 1;
   o.search.alignments = true;
   const models::Translation t = tr.translate({a.sentence}, o)[0];
   ENGRAM_CHECK(!t.nbest.empty(), "nothing to translate: the sentence has no tokens");
@@ -52,11 +52,11 @@ void run_attention(const AttentionArgs& a) {
 void register_attention(CLI::App& app) {
   auto a = std::make_shared<AttentionArgs>();
   auto* cmd = app.add_subcommand("attention", "translate one sentence and draw its attention as an SVG heatmap");
-  cmd->add_option("-m,--model", a->model, "model directory (a run directory or a checkpoint)")->required();
+  add_model_option(cmd, a->model);
   cmd->add_option("sentence", a->sentence, "the source sentence")->required();
-  cmd->add_option("-o,--out", a->out, "SVG file to write");
-  cmd->add_option("--beam", a->beam, "beam size (1 = greedy)")->check(CLI::PositiveNumber);
-  cmd->add_option("--alpha", a->alpha, "GNMT length penalty");
+  add_output_option(cmd, a->out, "SVG file to write");
+  add_config_flags(cmd, a->search, {"beam", "alpha", "max_length_ratio", "max_length_offset", "max_length"});
+  add_threads_option(cmd, a->threads);
   cmd->callback([a] { run_attention(*a); });
 }
 

@@ -1,7 +1,7 @@
 // `engram babi eval|explain|speed`: End-To-End Memory Networks on the bAbI tasks; training is
 // `engram train configs/babi-*.yaml`. A thin adapter over models/memn2n/.
 //   engram babi eval -m MODEL_DIR          per-task test error table (Markdown) next to the paper
-//   engram babi explain -m MODEL_DIR --task 2 --question 5 --svg attn.svg
+//   engram babi explain -m MODEL_DIR --task 2 --question 5 -o attn.svg
 //   engram babi speed --steps 300          training questions/s (forward + backward + update)
 #include <fmt/format.h>
 
@@ -12,6 +12,7 @@
 
 #include "engram/models/memn2n/task.h"
 #include "engram/cli/commands.h"
+#include "engram/cli/options.h"
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/io/config.h"
@@ -40,9 +41,6 @@ using models::train_babi_seed;
 constexpr double kPaperJoint1k[20] = {0.0, 11.4, 21.9, 13.4, 14.4, 2.8,  18.3, 9.3,  1.9,  6.5,
                                       0.3, 0.1,  0.2,  6.9,  0.0,  2.7,  40.4, 9.4,  88.0, 0.0};
 
-// MemN2N's matrix products are tiny ([B, D] x [D, V]): one BLAS thread, none spinning idle.
-void single_thread_blas() { core::kernels::set_blas_threads(1); }
-
 // ---- eval -----------------------------------------------------------------------------------
 
 struct TaskRow {
@@ -54,6 +52,7 @@ struct TaskRow {
 struct EvalArgs {
   std::string model, data, split = "test";
   bool json = false;
+  int threads = 1;  // MemN2N's products are tiny ([B, D] x [D, V]): one thread, none spinning idle
 };
 
 // Scores a model directory on the questions of its tasks (split: train | valid | test).
@@ -78,9 +77,9 @@ std::vector<TaskRow> score_model(const fs::path& dir, const EvalArgs& a, std::st
 }
 
 void run_eval(const EvalArgs& a) {
+  use_threads(a.threads);
   const std::string& model_dir = a.model;
   const bool json = a.json;
-  single_thread_blas();
   const fs::path dir = fs::path(model_dir).lexically_normal();
   std::vector<TaskRow> rows;
   std::string data_dir;
@@ -136,9 +135,18 @@ void run_eval(const EvalArgs& a) {
 
 // ---- explain --------------------------------------------------------------------------------
 
-void run_explain(const std::string& model_dir, int task, int question, const std::string& svg,
-                 const std::string& data_override) {
-  single_thread_blas();
+struct ExplainArgs {
+  std::string model, data, svg;
+  int task = 0, question = 0, threads = 1;
+};
+
+void run_explain(const ExplainArgs& a) {
+  use_threads(a.threads);
+  const std::string& model_dir = a.model;
+  const std::string& data_override = a.data;
+  const std::string& svg = a.svg;
+  const int question = a.question;
+  int task = a.task;
   const auto loaded = models::load_model_as<LoadedBabiModel>(fs::path(model_dir).lexically_normal(), "memn2n");
   LoadedBabiModel& m = *loaded;
   if (!data_override.empty()) m.cfg.data.dir = data_override;
@@ -212,7 +220,7 @@ void run_speed(const SpeedArgs& a) {
   cfg.memn2n.hops = a.hops;
   io::apply_override(cfg, "memn2n.encoding=" + a.encoding);
   if (a.masked) cfg.memn2n.null_slots = false;
-  core::kernels::set_blas_threads(a.threads);
+  use_threads(a.threads);
   const BabiData data = load_babi_data(cfg, parse_babi_tasks("all", babi_data_dir(cfg)));
   const models::Memn2nConfig mc = memn2n_config(cfg, data);
   const int steps = a.steps, batch = a.batch, threads = a.threads;
@@ -250,33 +258,31 @@ void register_babi(CLI::App& app) {
   auto* eval = babi->add_subcommand("eval", "per-task test error table (Markdown) next to the paper's");
   eval->add_option("-m,--model", ev->model, "model directory (or a per-task tree of task-T/model)")->required();
   eval->add_option("--data", ev->data, "bAbI directory (default: the one the model was trained on)");
-  eval->add_option("--split", ev->split, "test (default) | valid | train (the model's own split)");
+  eval->add_option("--split", ev->split, "the model's own split")->check(CLI::IsMember({"test", "valid", "train"}));
   eval->add_flag("--json", ev->json, "also print the numbers as one JSON line");
+  add_threads_option(eval, ev->threads);
   eval->callback([ev] { run_eval(*ev); });
 
-  auto model = std::make_shared<std::string>();
-  auto data = std::make_shared<std::string>();
-
-  auto task = std::make_shared<int>(0);
-  auto question = std::make_shared<int>(0);
-  auto svg = std::make_shared<std::string>();
+  auto ex = std::make_shared<ExplainArgs>();
   auto* explain = babi->add_subcommand("explain", "attention of every hop over a test story");
-  explain->add_option("-m,--model", *model, "model directory")->required();
-  explain->add_option("--task", *task, "task (default: the model's first)");
-  explain->add_option("--question", *question, "index of the test question in the task (0-based)");
-  explain->add_option("--svg", *svg, "also write the attention as an SVG heatmap");
-  explain->add_option("--data", *data, "bAbI directory (default: the one the model was trained on)");
-  explain->callback([model, task, question, svg, data] { run_explain(*model, *task, *question, *svg, *data); });
+  add_model_option(explain, ex->model);
+  explain->add_option("--task", ex->task, "task (0 = the model's first)")->check(CLI::Range(0, 20));
+  explain->add_option("--question", ex->question, "index of the test question in the task (0-based)")
+      ->check(CLI::NonNegativeNumber);
+  add_output_option(explain, ex->svg, "also write the attention as an SVG heatmap");
+  explain->add_option("--data", ex->data, "bAbI directory (default: the one the model was trained on)");
+  add_threads_option(explain, ex->threads);
+  explain->callback([ex] { run_explain(*ex); });
 
   auto sp = std::make_shared<SpeedArgs>();
   auto* speed = babi->add_subcommand("speed", "training questions/s on the 1k joint data (no checkpoints)");
   speed->add_option("--data", sp->data, "bAbI directory (default $ENGRAM_DATA_DIR/babi/en)");
-  speed->add_option("--steps", sp->steps, "timed updates");
-  speed->add_option("--batch", sp->batch, "batch size");
-  speed->add_option("--dim", sp->dim, "embedding width D");
-  speed->add_option("--hops", sp->hops, "hops K");
-  speed->add_option("--threads", sp->threads, "BLAS threads");
-  speed->add_option("--encoding", sp->encoding, "bow | pe | pe_global");
+  speed->add_option("--steps", sp->steps, "timed updates")->check(CLI::Range(1, 1000000));
+  speed->add_option("--batch", sp->batch, "batch size")->check(CLI::Range(1, 4096));
+  speed->add_option("--dim", sp->dim, "embedding width D")->check(CLI::Range(1, 4096));
+  speed->add_option("--hops", sp->hops, "hops K")->check(CLI::Range(1, 16));
+  add_threads_option(speed, sp->threads);
+  speed->add_option("--encoding", sp->encoding, "sentence encoding")->check(CLI::IsMember({"bow", "pe", "pe_global"}));
   speed->add_flag("--masked", sp->masked, "pad to the batch's largest memory and mask empty slots (no null slots)");
   speed->callback([sp] { run_speed(*sp); });
 }

@@ -2,7 +2,8 @@
 // character-level GRU encoder-decoder with Bahdanau attention on a task engram generates itself
 // (dates written in many human forms -> ISO "2026-11-29", data/tasks/dates.h), then prints its
 // exact-match accuracy on held-out dates, a few translations, and writes the attention heatmap of
-// one of them. A thin adapter over models/seq2seq_train.h, the Trainer and seq2seq_translate.h.
+// one of them. The recipe is configs/demo.yaml, built into the binary. A thin adapter over
+// models/seq2seq/task.h, the Trainer and models/seq2seq/translate.h.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +12,9 @@
 #include <vector>
 
 #include "engram/cli/commands.h"
-#include "engram/core/kernels/blas.h"
+#include "engram/cli/demo_config.h"
+#include "engram/cli/options.h"
+#include "engram/io/config.h"
 #include "engram/data/tasks/dates.h"
 #include "engram/eval/accuracy.h"
 #include "engram/models/seq2seq/task.h"
@@ -27,49 +30,25 @@ namespace fs = std::filesystem;
 
 struct DemoArgs {
   std::string out = "runs/demo";
-  double minutes = 1.6;  // training budget; data, validation and the report add a few seconds
+  double minutes = 1.6;  // training budget (train.max_minutes of configs/demo.yaml)
   uint64_t seed = 1;
   int threads = 1;       // BLAS / OpenMP threads
 };
 
+// configs/demo.yaml (built in), with the flags' overrides.
 models::Seq2SeqTrainConfig demo_config(const DemoArgs& a) {
-  models::Seq2SeqTrainConfig c;
-  c.data.generator = "dates";
-  c.data.generate_train = 30000;
-  c.data.generate_valid = 500;
-  c.data.max_tokens = 2048;
-  c.data.max_length = 40;
-  c.data.bleu_sentences = 500;
-  c.data.decode_batch = 250;
-  models::Seq2SeqConfig& m = c.seq2seq;
-  m.tokenizer.unit = models::TokenUnit::kChar;
-  m.tokenizer.vocab_size = 0;
-  m.embed_dim = 32;
-  m.hidden = 128;
-  m.cell = models::RnnCell::kGru;
-  m.attention = models::AttentionKind::kAdditive;
-  m.style = models::AttentionStyle::kBahdanau;
-  m.attn_dim = 64;
-  m.dropout = 0.1f;
-  m.label_smoothing = 0.0f;
-  train::TrainerConfig& t = c.train;
-  t.max_epochs = 4;
-  t.max_minutes = a.minutes;
-  t.valid_every = 300;
-  t.log_every = 20;
-  t.seed = a.seed;
-  t.run_dir = a.out;
-  t.optimizer.lr = 3e-3f;
-  t.clip.global_norm = 5.0f;
-  return c;
+  const YAML::Node node = io::parse_yaml(kDemoConfigYaml, "configs/demo.yaml (built in)");
+  return models::parse_run_config<models::Seq2SeqTrainConfig>(
+      node, "configs/demo.yaml (built in)",
+      {fmt::format("train.max_minutes={}", a.minutes), fmt::format("train.seed={}", a.seed), "train.run_dir=" + a.out});
 }
 
 void run_demo(const DemoArgs& a) {
-  core::kernels::set_blas_threads(a.threads);
+  use_threads(a.threads);
   // A previous demo in the same directory is replaced, not resumed (the marker says it is ours).
   const fs::path out = a.out, marker = out / "DEMO";
   if (fs::exists(marker)) fs::remove_all(out);
-  ENGRAM_CHECK(!fs::exists(out) || fs::is_empty(out), "{}: exists and is not a demo directory; pick --out", a.out);
+  ENGRAM_CHECK(!fs::exists(out) || fs::is_empty(out), "{}: exists and is not a demo directory; pick --run-dir", a.out);
   fs::create_directories(out);
   std::ofstream(marker) << "written by `engram demo`; removed by the next demo run\n";
 
@@ -121,10 +100,10 @@ void run_demo(const DemoArgs& a) {
 void register_demo(CLI::App& app) {
   auto a = std::make_shared<DemoArgs>();
   auto* cmd = app.add_subcommand("demo", "train a small attention model on generated dates and show it working");
-  cmd->add_option("--out", a->out, "run directory (replaced if it holds an earlier demo)");
-  cmd->add_option("--minutes", a->minutes, "training time budget in minutes");
+  cmd->add_option("--run-dir", a->out, "run directory (replaced if it holds an earlier demo)");
+  cmd->add_option("--minutes", a->minutes, "training time budget in minutes")->check(CLI::Range(0.05, 1000.0));
   cmd->add_option("--seed", a->seed, "random seed");
-  cmd->add_option("--threads", a->threads, "BLAS/OpenMP threads (default 1: these models' small per-step products gain little from a second thread and lose a lot when the cores are shared)")->check(CLI::PositiveNumber);
+  add_threads_option(cmd, a->threads);
   cmd->callback([a] { run_demo(*a); });
 }
 

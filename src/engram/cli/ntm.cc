@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/options.h"
 #include "engram/models/ntm/task.h"
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
@@ -23,6 +24,10 @@ namespace engram::cli {
 namespace {
 
 namespace fs = std::filesystem;
+// Limits (docs/limits.md): an evaluated sequence of at most kMaxLength steps (recall: items); a
+// drawn one of at most kMaxShowLength (the SVG grows with it).
+constexpr int kMaxLength = 1000;
+constexpr int kMaxShowLength = 200;
 using models::NtmTrainConfig;
 using models::default_ntm_train_config;
 using models::train_ntm;
@@ -31,28 +36,12 @@ using models::NtmExtrapolationSet;
 using models::NtmArchitecture;
 using models::NtmTaskKind;
 
-std::vector<int> parse_ints(const std::string& list, const char* what) {
-  std::vector<int> out;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t end = std::min(list.find(',', pos), list.size());
-    const std::string item = list.substr(pos, end - pos);
-    try {
-      size_t used = 0;
-      out.push_back(std::stoi(item, &used));
-      ENGRAM_CHECK(used == item.size() && out.back() >= 1, "");
-    } catch (const std::exception&) {
-      throw Error(fmt::format("{}: '{}' is not a list of positive integers like 10,20,30", what, list));
-    }
-    pos = end + 1;
-  }
-  return out;
-}
-
 struct EvalArgs {
-  std::string dir, lengths = "10,20,30,50,80,120", repeats;
+  std::string dir;
+  std::vector<int> lengths = {10, 20, 30, 50, 80, 120}, repeats;
   int64_t sequences = 100, batch = 25;
   int64_t seed = 1;
+  int threads = 1;
 };
 
 void run_eval(const EvalArgs& a) {
@@ -61,9 +50,10 @@ void run_eval(const EvalArgs& a) {
   const models::NtmTaskModel* model = loaded->model.get();
   const models::NtmTaskConfig& task = model->model_config().task;
   const bool repeat_task = task.task == NtmTaskKind::kRepeatCopy;
-  std::vector<int> lengths = parse_ints(a.lengths, "--lengths");
+  use_threads(a.threads);
+  const std::vector<int>& lengths = a.lengths;
   std::vector<int> repeats = a.repeats.empty() ? std::vector<int>{repeat_task ? task.max_repeat : 1}
-                                               : parse_ints(a.repeats, "--repeats");
+                                               : a.repeats;
   ENGRAM_CHECK(repeats.size() == 1 || lengths.size() == 1 || repeats.size() == lengths.size(),
                "--repeats has {} values for {} lengths (give one, or one per length)", repeats.size(), lengths.size());
   const size_t rows = std::max(lengths.size(), repeats.size());
@@ -97,9 +87,11 @@ struct ShowArgs {
   std::string dir, out = "ntm.svg";
   int length = 30, repeat = 0;
   int64_t seed = 1;
+  int threads = 1;
 };
 
 void run_show(const ShowArgs& a) {
+  use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedNtmModel>(a.dir, "ntm");
   const fs::path dir = loaded->dir();
   const models::NtmTaskModel* model = loaded->model.get();
@@ -141,7 +133,7 @@ void run_show(const ShowArgs& a) {
 struct SpeedArgs {
   std::string config;             // optional run config (default: the copy recipe)
   std::vector<std::string> sets;  // --set key=value
-  std::string batches = "1,16";
+  std::vector<int> batches = {1, 16};
   int steps = 200, warmup = 20, threads = 1;
 };
 
@@ -150,7 +142,7 @@ void run_speed(const SpeedArgs& a) {
   node["model"] = "ntm";
   if (!a.config.empty()) node = io::load_yaml_file(a.config);
   const NtmTrainConfig cfg = models::read_ntm_config(node, a.config.empty() ? "<defaults>" : a.config, a.sets);
-  core::kernels::set_blas_threads(a.threads);
+  use_threads(a.threads);
   const auto& n = cfg.ntm.ntm;
   std::printf("%s on %s (lengths %d-%d cycling), %s, BLAS %s with %d thread%s\n",
               cfg.ntm.architecture == NtmArchitecture::kNtm ? "NTM" : "LSTM baseline",
@@ -162,7 +154,7 @@ void run_speed(const SpeedArgs& a) {
                         .c_str()
                   : fmt::format("{} x {}", cfg.ntm.lstm.layers, cfg.ntm.lstm.hidden_size).c_str(),
               core::kernels::blas_backend(), a.threads, a.threads == 1 ? "" : "s");
-  for (int batch : parse_ints(a.batches, "--batch")) {
+  for (int batch : a.batches) {
     const double rate = ntm_training_speed(cfg, batch, a.steps, a.warmup);
     std::printf("batch %d: %.1f sequences/s (%d timed updates)\n", batch, rate, a.steps);
     std::fflush(stdout);
@@ -177,31 +169,35 @@ void register_ntm(CLI::App& app) {
 
   auto ea = std::make_shared<EvalArgs>();
   auto* eval = ntm->add_subcommand("eval", "cost in bits per sequence at each length");
-  eval->add_option("-m,--model", ea->dir, "model directory or run directory")->required();
-  eval->add_option("--lengths", ea->lengths, "sequence lengths (recall: item counts), e.g. 10,20,30,50,80,120");
-  eval->add_option("--repeats", ea->repeats, "repeat copy: repeat counts (one, or one per length)");
-  eval->add_option("--sequences", ea->sequences, "sequences per length");
-  eval->add_option("--batch", ea->batch, "sequences per forward pass");
-  eval->add_option("--seed", ea->seed, "seed of the test sequences");
+  add_model_option(eval, ea->dir);
+  eval->add_option("--lengths", ea->lengths, "sequence lengths (recall: item counts), e.g. 10,20,30,50,80,120")
+      ->delimiter(',')->check(CLI::Range(1, kMaxLength));
+  eval->add_option("--repeats", ea->repeats, "repeat copy: repeat counts (one, or one per length)")
+      ->delimiter(',')->check(CLI::Range(1, 100));
+  eval->add_option("--sequences", ea->sequences, "sequences per length")->check(CLI::Range(1, 100000));
+  eval->add_option("--batch", ea->batch, "sequences per forward pass")->check(CLI::Range(1, 1024));
+  eval->add_option("--seed", ea->seed, "seed of the test sequences")->check(CLI::NonNegativeNumber);
+  add_threads_option(eval, ea->threads);
   eval->callback([ea] { run_eval(*ea); });
 
   auto sa = std::make_shared<ShowArgs>();
   auto* show = ntm->add_subcommand("show", "SVG of one run: inputs, outputs, write and read weightings over time");
-  show->add_option("-m,--model", sa->dir, "model directory or run directory")->required();
-  show->add_option("--length", sa->length, "sequence length (recall: items)");
-  show->add_option("--repeat", sa->repeat, "repeat copy: repeats (default: the training maximum)");
-  show->add_option("--seed", sa->seed, "seed of the sequence");
-  show->add_option("-o,--output", sa->out, "SVG file to write");
+  add_model_option(show, sa->dir);
+  show->add_option("--length", sa->length, "sequence length (recall: items)")->check(CLI::Range(1, kMaxShowLength));
+  show->add_option("--repeat", sa->repeat, "repeat copy: repeats (0 = the training maximum)")->check(CLI::Range(0, 100));
+  show->add_option("--seed", sa->seed, "seed of the sequence")->check(CLI::NonNegativeNumber);
+  add_output_option(show, sa->out, "SVG file to write");
+  add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });
 
   auto pa = std::make_shared<SpeedArgs>();
   auto* speed = ntm->add_subcommand("speed", "training sequences/s (forward + backward + update)");
   speed->add_option("config", pa->config, "run config (model: ntm; default: the paper's copy recipe)");
   speed->add_option("--set", pa->sets, "override a config key, e.g. --set ntm.architecture=lstm (repeatable)");
-  speed->add_option("--batch", pa->batches, "batch sizes, e.g. 1,16");
-  speed->add_option("--steps", pa->steps, "timed updates per batch size");
-  speed->add_option("--warmup", pa->warmup, "untimed updates first");
-  speed->add_option("--threads", pa->threads, "BLAS threads");
+  speed->add_option("--batch", pa->batches, "batch sizes, e.g. 1,16")->delimiter(',')->check(CLI::Range(1, 1024));
+  speed->add_option("--steps", pa->steps, "timed updates per batch size")->check(CLI::Range(1, 1000000));
+  speed->add_option("--warmup", pa->warmup, "untimed updates first")->check(CLI::Range(0, 1000000));
+  add_threads_option(speed, pa->threads);
   speed->callback([pa] { run_speed(*pa); });
 }
 

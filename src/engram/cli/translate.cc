@@ -8,13 +8,16 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/options.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/data/text.h"
 #include "engram/models/seq2seq/translate.h"
@@ -26,6 +29,7 @@ namespace {
 struct TranslateArgs {
   std::string model;
   models::TranslateOptions options;
+  std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
   std::string alignments;  // path, "-" = stderr
   bool scores = false;
   int threads = 1;         // BLAS / OpenMP threads
@@ -43,6 +47,9 @@ class LineReader {
       if (nl != std::string::npos) {
         line->assign(buf_, pos_, nl - pos_);
         pos_ = nl + 1;
+        ++lines_;
+        ENGRAM_CHECK(line->size() <= models::kMaxLineBytes, "<stdin>:{}: a line longer than {} bytes (the limit of "
+                     "one input sentence)", lines_, models::kMaxLineBytes);
         if (!line->empty() && line->back() == '\r') line->pop_back();
         return true;
       }
@@ -66,6 +73,8 @@ class LineReader {
   void fill() {
     buf_.erase(0, pos_);
     pos_ = 0;
+    ENGRAM_CHECK(buf_.size() <= models::kMaxLineBytes, "<stdin>:{}: a line longer than {} bytes (the limit of "
+                 "one input sentence)", lines_ + 1, models::kMaxLineBytes);
     char tmp[1 << 16];
     const ssize_t n = ::read(fd_, tmp, sizeof tmp);
     ENGRAM_CHECK(n >= 0, "<stdin>: read error");
@@ -73,14 +82,16 @@ class LineReader {
     buf_.append(tmp, static_cast<size_t>(n));
   }
   int fd_;
+  int64_t lines_ = 0;  // complete lines returned
   std::string buf_;
   size_t pos_ = 0;
   bool eof_ = false;
 };
 
 void run_translate(const TranslateArgs& a) {
-  core::kernels::set_blas_threads(a.threads);
+  use_threads(a.threads);
   models::TranslateOptions o = a.options;
+  o.search = *a.search;
   if (o.search.beam == 1 && o.search.n_best > 1) o.search.beam = o.search.n_best;  // --n-best K alone: beam K
   o.search.alignments = !a.alignments.empty();
   o.search.validate();
@@ -115,8 +126,12 @@ void run_translate(const TranslateArgs& a) {
       if (align_file.is_open()) align_file << models::alignment_json(t) << '\n';
       ++index;
     }
-    std::fflush(stdout);
-    if (align_file.is_open()) align_file.flush();
+    ENGRAM_CHECK(std::fflush(stdout) == 0 && !std::ferror(stdout), "cannot write to standard output: {}",
+                 std::strerror(errno));
+    if (align_file.is_open()) {
+      align_file.flush();
+      ENGRAM_CHECK(align_file.good(), "{}: cannot write alignments", a.alignments);
+    }
     lines.clear();
   };
   while (in.next(&line)) {
@@ -135,16 +150,12 @@ void run_translate(const TranslateArgs& a) {
 void register_translate(CLI::App& app) {
   auto a = std::make_shared<TranslateArgs>();
   auto* cmd = app.add_subcommand("translate", "translate stdin to stdout, one line each (greedy or beam search)");
-  cmd->add_option("-m,--model", a->model, "model directory (a run directory or a checkpoint)")->required();
-  cmd->add_option("--beam", a->options.search.beam, "beam size (1 = greedy)")->check(CLI::PositiveNumber);
-  cmd->add_option("--alpha", a->options.search.alpha, "GNMT length penalty ((5 + n) / 6)^alpha");
-  cmd->add_option("--n-best", a->options.search.n_best, "print the K best hypotheses with scores (<= beam; alone: beam K)");
-  cmd->add_option("--max-ratio", a->options.search.max_length_ratio, "max output tokens per source token");
-  cmd->add_option("--max-length", a->options.search.max_length, "max output tokens");
-  cmd->add_option("--batch", a->options.batch_size, "sentences decoded together");
+  add_model_option(cmd, a->model);
+  add_config_flags(cmd, a->search, {"beam", "n_best", "alpha", "max_length_ratio", "max_length_offset", "max_length"});
+  cmd->add_option("--batch", a->options.batch_size, "sentences decoded together")->check(CLI::Range(1, 4096));
   cmd->add_flag("--scores", a->scores, "print 'i ||| text ||| score' lines");
   cmd->add_option("--alignments", a->alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");
-  cmd->add_option("--threads", a->threads, "BLAS/OpenMP threads (default 1: these models' small per-step products gain little from a second thread and lose a lot when the cores are shared)")->check(CLI::PositiveNumber);
+  add_threads_option(cmd, a->threads);
   cmd->add_option("--precision", a->precision,
                   "decoding weights: fp32, or bf16 (one sentence or its beams at a time, i.e. --batch 1: "
                   "weights and inputs rounded to bf16, sums in fp32; about 2x faster, see docs/models.md)")

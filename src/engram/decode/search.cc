@@ -101,11 +101,15 @@ struct Candidate {
 }  // namespace
 
 void SearchOptions::validate() const {
-  ENGRAM_CHECK(beam >= 1, "search: beam {} must be >= 1", beam);
+  ENGRAM_CHECK(beam >= 1 && beam <= kMaxBeam, "search: beam {} must be in [1, {}]", beam, kMaxBeam);
   ENGRAM_CHECK(n_best >= 1 && n_best <= beam, "search: n_best {} must be in [1, beam = {}]", n_best, beam);
-  ENGRAM_CHECK(max_length >= 1, "search: max_length {} must be >= 1", max_length);
-  ENGRAM_CHECK(max_length_ratio >= 0.0f && max_length_offset >= 0, "search: max_length_ratio {} and offset {} must be >= 0",
-               max_length_ratio, max_length_offset);
+  ENGRAM_CHECK(max_length >= 1 && max_length <= kMaxOutputTokens, "search: max_length {} must be in [1, {}]",
+               max_length, kMaxOutputTokens);
+  ENGRAM_CHECK(std::isfinite(max_length_ratio) && max_length_ratio >= 0.0f && max_length_ratio <= 100.0f,
+               "search: max_length_ratio {} must be in [0, 100]", max_length_ratio);
+  ENGRAM_CHECK(max_length_offset >= 0 && max_length_offset <= kMaxOutputTokens,
+               "search: max_length_offset {} must be in [0, {}]", max_length_offset, kMaxOutputTokens);
+  ENGRAM_CHECK(std::isfinite(alpha) && alpha >= 0.0f && alpha <= 10.0f, "search: alpha {} must be in [0, 10]", alpha);
 }
 
 double length_penalty(int length, float alpha) {

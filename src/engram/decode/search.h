@@ -14,6 +14,11 @@
 
 namespace engram::decode {
 
+// Limits (docs/limits.md): a beam of at most kMaxBeam rows per sentence, at most kMaxOutputTokens
+// tokens per hypothesis.
+constexpr int kMaxBeam = 1024;
+constexpr int kMaxOutputTokens = 1024;
+
 struct SearchOptions {
   int beam = 1;                   // K; 1 with n_best 1 = greedy
   int n_best = 1;                 // hypotheses returned per sentence, best first (<= beam)

@@ -29,7 +29,11 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
   std::vector<std::vector<int32_t>> ids(lines.size());
   std::vector<size_t> order;  // non-empty lines, shortest first
   for (size_t i = 0; i < lines.size(); ++i) {
+    ENGRAM_CHECK(lines[i].size() <= kMaxLineBytes, "translate: input {} is {} bytes, more than the limit of {}", i + 1,
+                 lines[i].size(), kMaxLineBytes);
     ids[i] = src.encode(lines[i]);
+    ENGRAM_CHECK(ids[i].size() <= kMaxSourceTokens, "translate: input {} has {} tokens, more than the limit of {}",
+                 i + 1, ids[i].size(), kMaxSourceTokens);
     out[i].src_tokens = src.tokens(lines[i]);
     if (!ids[i].empty()) order.push_back(i);
   }

@@ -18,6 +18,10 @@
 
 namespace engram::models {
 
+// Limits of one input (docs/limits.md): its text and its tokens.
+constexpr size_t kMaxLineBytes = 64 * 1024;
+constexpr size_t kMaxSourceTokens = 1024;
+
 struct TranslateOptions {
   decode::SearchOptions search;  // beam 1 / n_best 1 = greedy
   int batch_size = 64;           // sentences decoded together

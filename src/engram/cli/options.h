@@ -1,0 +1,60 @@
+// Options every command spells the same way, and flags generated from a typed Config's visit()
+// (one schema for the YAML, --set, --dump-config and these flags):
+//   -m, --model DIR     a model directory (or a run directory: its best/, else last/)
+//   -o, --output FILE   the file a command writes (SVG, JSON)
+//   --threads N         BLAS / OpenMP threads, 1 ... 256
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engram/core/error.h"
+#include "engram/core/kernels/blas.h"
+#include "engram/io/config.h"
+
+namespace engram::cli {
+
+inline CLI::Option* add_model_option(CLI::App* cmd, std::string& dir) {
+  return cmd->add_option("-m,--model", dir, "model directory (or a run directory: its best/, else last/)")->required();
+}
+
+inline CLI::Option* add_output_option(CLI::App* cmd, std::string& file, const char* what) {
+  return cmd->add_option("-o,--output", file, what);
+}
+
+// --threads N; also sets the BLAS / OpenMP thread count when parsed. These models' per-step
+// products are small: one thread is the default, a second helps the large batched products only.
+inline CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
+  return cmd
+      ->add_option("--threads", threads, "BLAS/OpenMP threads (one suits these models' small per-step products; "
+                                          "never more than the free cores)")
+      ->check(CLI::Range(1, 256));
+}
+inline void use_threads(int threads) { core::kernels::set_blas_threads(threads); }
+
+// One --flag per listed key of `cfg` (dotted keys; "_" and "." become "-": max_length_ratio ->
+// --max-length-ratio), with the field's help and default. A value is read exactly as the config
+// reader reads `key: value` (io::apply_override): same types, enum names and errors.
+template <class Cfg>
+void add_config_flags(CLI::App* cmd, std::shared_ptr<Cfg> cfg, const std::vector<std::string>& keys) {
+  const std::vector<io::ConfigField> fields = io::config_fields(*cfg);
+  for (const std::string& key : keys) {
+    const io::ConfigField* f = nullptr;
+    for (const io::ConfigField& x : fields)
+      if (x.key == key) f = &x;
+    ENGRAM_CHECK(f != nullptr, "add_config_flags: no field '{}'", key);
+    std::string flag = "--" + key;
+    for (char& c : flag)
+      if (c == '_' || c == '.') c = '-';
+    cmd->add_option_function<std::string>(
+           flag, [cfg, key](const std::string& v) { io::apply_override(*cfg, key + "=" + v); },
+           f->help)
+        ->type_name(f->type)
+        ->default_str(f->value);
+  }
+}
+
+}  // namespace engram::cli
