@@ -44,12 +44,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "engram: error: %s (see engram --help, or engram COMMAND --help)\n", e.what());
     return 2;
-  } catch (const engram::Error& e) {
-    stdout_ok();
-    std::fprintf(stderr, "engram: error: %s\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    stdout_ok();
+  } catch (const std::exception& e) {  // engram::Error and the rest: one line, exit 1
+    std::fflush(stdout);                  // what was written stays written; the error says why it stopped
     std::fprintf(stderr, "engram: error: %s\n", e.what());
     return 1;
   }

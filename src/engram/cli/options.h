@@ -50,7 +50,14 @@ void add_config_flags(CLI::App* cmd, std::shared_ptr<Cfg> cfg, const std::vector
     for (char& c : flag)
       if (c == '_' || c == '.') c = '-';
     cmd->add_option_function<std::string>(
-           flag, [cfg, key](const std::string& v) { io::apply_override(*cfg, key + "=" + v); },
+           flag,
+           [cfg, key, flag](const std::string& v) {
+             try {
+               io::from_yaml(io::detail::override_tree(key + "=" + v), *cfg, flag);
+             } catch (const Error& e) {  // a bad value is a command-line error (exit 2)
+               throw CLI::ValidationError(flag, e.what());
+             }
+           },
            f->help)
         ->type_name(f->type)
         ->default_str(f->value);

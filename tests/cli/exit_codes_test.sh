@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The engram binary's error contract (docs/limits.md): one style, `engram: error: ...` on one line
+# of stderr, exit 1 for bad input and failed writes (standard output included), exit 2 for a bad
+# command line, 0 for --help. Runs against the tiny committed models of tests/golden/models/.
+# usage: exit_codes_test.sh ENGRAM_BINARY SOURCE_DIR
+set -u
+bin=$1 src=$2
+golden=$src/tests/golden/models
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 checks=0
+
+# expect RC PATTERN -- command...: exit code RC, and (when PATTERN is not empty) stderr's one line
+# matches "engram: error: .*PATTERN".
+expect() {
+  local rc=$1 pattern=$2
+  shift 3
+  checks=$((checks + 1))
+  "$@" > "$tmp/out" 2> "$tmp/err" < "${stdin:-/dev/null}"
+  local got=$?
+  local lines
+  lines=$(wc -l < "$tmp/err")
+  if [ "$got" -ne "$rc" ]; then
+    echo "FAIL: exit $got, expected $rc: $*"; sed 's/^/  stderr: /' "$tmp/err"; fails=$((fails + 1)); return
+  fi
+  if [ -n "$pattern" ] && { [ "$lines" -ne 1 ] || ! grep -qE "^engram: error: .*$pattern" "$tmp/err"; }; then
+    echo "FAIL: expected one line 'engram: error: ...$pattern': $*"; sed 's/^/  stderr: /' "$tmp/err"
+    fails=$((fails + 1))
+  fi
+}
+
+expect 0 "" -- "$bin" --help
+expect 0 "" -- "$bin" translate --help
+expect 2 "subcommand is required" -- "$bin" --bogus
+expect 2 "not expected: --bogus" -- "$bin" translate -m "$golden/seq2seq" --bogus
+expect 2 "model is required" -- "$bin" translate
+expect 2 "--beam: .*expected an integer, got 'two'" -- "$bin" translate -m "$golden/seq2seq" --beam two
+expect 2 "length" -- "$bin" ntm show -m "$golden/ntm" --length 100000
+expect 1 "beam 0 must be in" -- "$bin" translate -m "$golden/seq2seq" --beam 0
+expect 1 "alpha nan" -- "$bin" translate -m "$golden/seq2seq" --alpha nan
+expect 1 "neither a model directory" -- "$bin" translate -m "$tmp/missing"
+expect 1 "ntm.*takes seq2seq" -- "$bin" translate -m "$golden/ntm"
+expect 1 "bogus" -- "$bin" train "$src/configs/dates.yaml" --set train.bogus=1 --dump-config
+printf 'model:\n  architecture: ntm\ntrainer: {}\n' > "$tmp/old.yaml"
+expect 1 "one config shape" -- "$bin" train "$tmp/old.yaml"
+
+# A full device: the translation that cannot be written is an error, not a success.
+printf '29 November 2026\n' > "$tmp/in"
+stdin=$tmp/in expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" translate -m \"$golden/seq2seq\" > /dev/full"
+stdin=$tmp/in expect 0 "" -- "$bin" translate -m "$golden/seq2seq"
+[ "$(cat "$tmp/out")" = "2026-11-29" ] || { echo "FAIL: translation '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
+expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" train \"$src/configs/dates.yaml\" --dump-config > /dev/full"
+
+# An input line over the 64 KiB limit, and a stream with no newline at all: one error, bounded memory.
+head -c 70000 /dev/zero | tr '\0' 'a' > "$tmp/long"
+stdin=$tmp/long expect 1 "longer than 65536 bytes" -- "$bin" translate -m "$golden/seq2seq"
+
+echo "exit_codes_test: $((checks - fails)) passed, $fails failed"
+[ "$fails" -eq 0 ]
