@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -180,6 +181,31 @@ TEST_F(CheckpointErrors, UnknownFormatVersion) {
   build(s, 1.0f);
   expect_message(error_of([&] { load_checkpoint(dir(), s); }),
                  {cfg.string(), "unknown checkpoint format version 99 (this build reads version 1)"});
+}
+
+// A checkpoint whose weights hold a NaN or an inf is refused, naming the tensor, and nothing is
+// overwritten (issue "Hardening": a NaN checkpoint used to load and translate to blank lines).
+TEST_F(CheckpointErrors, NonFiniteWeightsAreRefusedAndOverwriteNothing) {
+  for (float bad : {std::nanf(""), INFINITY}) {
+    nn::ParamStore broken;
+    build(broken, 1.0f);
+    broken.value(1).data[2] = bad;
+    save_checkpoint(tmp_ / "bad", {.model_name = "m", .config = YAML::Node(YAML::NodeType::Map), .params = &broken});
+    nn::ParamStore s;
+    build(s, 2.0f);
+    const float before = s.value(1).data[2];
+    expect_message(error_of([&] { load_checkpoint(tmp_ / "bad", s); }),
+                   {"model.safetensors", "tensor '" + s.name(1) + "' holds a non-finite value", "at element 2"});
+    EXPECT_EQ(s.value(1).data[2], before);
+  }
+}
+
+TEST_F(CheckpointErrors, UnknownTopLevelConfigKey) {
+  const fs::path cfg = dir() / "config.yaml";
+  testing::write_bytes(cfg, testing::read_bytes(cfg) + "extra: 1\n");
+  nn::ParamStore s;
+  build(s, 1.0f);
+  expect_message(error_of([&] { load_checkpoint(dir(), s); }), {cfg.string(), "unknown top-level key 'extra'"});
 }
 
 TEST_F(CheckpointErrors, TruncatedModelFile) {

@@ -248,6 +248,12 @@ CheckpointInfo read_checkpoint_info(const fs::path& target) {
   ENGRAM_CHECK(fs::exists(cfg, ec), "{}: missing (not a checkpoint directory?)", cfg.string());
   const YAML::Node root = load_yaml_file(cfg);
   ENGRAM_CHECK(root.IsMap(), "{}: expected a map with format_version, model and config", cfg.string());
+  for (const auto& kv : root) {
+    const std::string key = kv.first.IsScalar() ? kv.first.as<std::string>() : "?";
+    ENGRAM_CHECK(key == "format_version" || key == "model" || key == "config",
+                 "{}: unknown top-level key '{}' (a checkpoint's config.yaml holds format_version, model and config)",
+                 cfg.string(), key);
+  }
 
   CheckpointInfo info;
   ENGRAM_CHECK(root["format_version"].IsDefined(), "{}: no format_version", cfg.string());
@@ -307,9 +313,26 @@ CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, o
     ENGRAM_CHECK(scalars.count("step"), "{}: metadata has no 'step'", f);
   }
 
-  for (size_t i = 0; i < param_refs.size(); ++i) model.read(*model_entries[i], param_refs[i].data);
+  // Every value is read into scratch and checked finite first: a checkpoint with a NaN or an inf
+  // weight is refused (naming the tensor), and the parameters stay as they were.
+  auto read_checked = [&](SafetensorsReader& file, const SafetensorsReader::Entry& e, int64_t n,
+                          const std::string& name) {
+    std::vector<float> scratch(static_cast<size_t>(n));
+    file.read(e, scratch.data());
+    for (int64_t k = 0; k < n; ++k)
+      ENGRAM_CHECK(std::isfinite(scratch[k]), "{}: tensor '{}' holds a non-finite value ({} at element {})",
+                   file.path().string(), name, scratch[k], k);
+    return scratch;
+  };
+  std::vector<std::vector<float>> model_values, state_values;
+  for (size_t i = 0; i < param_refs.size(); ++i)
+    model_values.push_back(read_checked(model, *model_entries[i], param_refs[i].shape.numel(), param_refs[i].name));
+  for (size_t i = 0; i < state.size(); ++i)
+    state_values.push_back(read_checked(*opt_file, *state_entries[i], state[i].shape.numel(), state[i].name));
+  for (size_t i = 0; i < param_refs.size(); ++i)
+    std::copy(model_values[i].begin(), model_values[i].end(), param_refs[i].data);
   if (optimizer) {
-    for (size_t i = 0; i < state.size(); ++i) opt_file->read(*state_entries[i], state[i].data);
+    for (size_t i = 0; i < state.size(); ++i) std::copy(state_values[i].begin(), state_values[i].end(), state[i].data);
     optimizer->load_state_scalars(scalars);
   }
   return info;
