@@ -189,7 +189,10 @@ TEST(Blas, Bf16RoundingIsNearestEven) {
   EXPECT_TRUE(std::isnan(from_bf16(to_bf16(std::nanf("")))));
   EXPECT_EQ(from_bf16(to_bf16(INFINITY)), INFINITY);
   EXPECT_EQ(from_bf16(to_bf16(-INFINITY)), -INFINITY);
-  EXPECT_LE(std::fabs(from_bf16(to_bf16(0.1f)) - 0.1f), 0.1f / 256);
+  // 0.1f = 0x3DCCCCCD: the dropped half 0xCCCD is above 0x8000, so it rounds up to 0x3DCD
+  // = 0.10009765625 (truncation would give 0x3DCC = 0.099609375).
+  EXPECT_EQ(to_bf16(0.1f), 0x3DCD);
+  EXPECT_EQ(from_bf16(to_bf16(0.1f)), 0.10009765625f);
 }
 
 TEST(Blas, ZeroInnerDimensionScalesC) {

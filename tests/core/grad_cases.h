@@ -29,5 +29,6 @@ std::vector<GradCase> loss_cases();
 std::vector<GradCase> memory_cases();
 std::vector<GradCase> norm_cases();
 std::vector<GradCase> rnn_cases();
+std::vector<GradCase> ntm_cases();
 
 }  // namespace engram::core

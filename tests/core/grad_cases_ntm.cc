@@ -7,8 +7,6 @@
 
 namespace engram::core {
 
-std::vector<GradCase> ntm_cases();
-
 namespace {
 
 constexpr int kB = 2, kN = 5, kM = 4;

@@ -11,7 +11,7 @@ namespace {
 std::vector<GradCase> all_cases() {
   std::vector<GradCase> all;
   for (auto family : {elementwise_cases, matmul_cases, reduce_cases, shape_cases, index_cases,
-                      softmax_cases, loss_cases, memory_cases, norm_cases, rnn_cases}) {
+                      softmax_cases, loss_cases, memory_cases, norm_cases, rnn_cases, ntm_cases}) {
     auto rows = family();
     all.insert(all.end(), rows.begin(), rows.end());
   }

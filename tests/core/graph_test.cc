@@ -55,6 +55,7 @@ TEST(ShapeTest, InvalidShapesAndAxesThrow) {
   EXPECT_THROW(s.dim(5), engram::Error);
   try {
     s.norm_axis(7);
+    ADD_FAILURE() << "no error";
   } catch (const engram::Error& err) {
     EXPECT_STREQ(err.what(), "axis 7 out of range for shape [2, 3]");
   }
@@ -319,9 +320,13 @@ TEST(GraphTest, BackwardNeedsAScalarLoss) {
   Var x = g.variable(Tensor{xv.data(), {3}});
   Var y = tanh(x);
   EXPECT_THROW(g.backward(y), engram::Error);
-  Floats seed = {1, 1, 1};
-  EXPECT_NO_THROW(g.backward(y, seed.data()));  // a non-scalar output takes an explicit seed
-  EXPECT_NE(x.grad(), nullptr);
+  Floats seed = {1, -2, 0.5f};
+  g.backward(y, seed.data());  // a non-scalar output takes an explicit seed
+  ASSERT_NE(x.grad(), nullptr);
+  for (int i = 0; i < 3; ++i) {
+    const double th = std::tanh(double{xv[i]});
+    EXPECT_NEAR(x.grad()[i], seed[i] * (1 - th * th), 1e-6) << i;  // seed * tanh'(x)
+  }
 }
 
 TEST(GraphTest, LeafGradsAccumulateIntoCallerBuffersAcrossBackwardCalls) {
@@ -443,6 +448,11 @@ TEST(RngTest, ReseedRestartsEveryDistribution) {
   s1.shuffle(p1.begin(), p1.end());
   s2.shuffle(p2.begin(), p2.end());
   EXPECT_EQ(p1, p2);
+  EXPECT_NE(p1, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7})) << "shuffle left the order as it was";
+  Rng s3(4);
+  std::vector<int> p3 = {0, 1, 2, 3, 4, 5, 6, 7};
+  s3.shuffle(p3.begin(), p3.end());
+  EXPECT_NE(p3, p1) << "another seed, another order";
   std::vector<int> sorted = p1;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, std::vector<int>({0, 1, 2, 3, 4, 5, 6, 7}));

@@ -23,6 +23,7 @@ TEST(NtmTasks, CopyTargetEqualsInput) {
   o.min_len = 4;
   o.max_len = 9;
   std::set<int64_t> lengths;
+  double ones = 0, bits = 0;  // the data bits of the presented sequences
   for (int rep = 0; rep < 20; ++rep) {
     const SeqBatch s = make_copy_batch(o, 5, rng);
     const int64_t L = (s.steps - 1) / 2;
@@ -41,6 +42,7 @@ TEST(NtmTasks, CopyTargetEqualsInput) {
         for (int k = 0; k < 8; ++k) {
           const float x = s.in(t, b, k);
           EXPECT_TRUE(x == 0.0f || x == 1.0f);
+          if (t < L) ones += x, ++bits;
           if (recall) {
             EXPECT_EQ(x, 0.0f);                                // zero input while recalling
             EXPECT_EQ(s.tgt(t, b, k), s.in(t - L - 1, b, k));  // target = input sequence
@@ -52,6 +54,8 @@ TEST(NtmTasks, CopyTargetEqualsInput) {
     }
   }
   EXPECT_GT(lengths.size(), 3u);  // lengths are drawn from the range
+  // Random bits, not a constant pattern: about half are 1 (~5,000 bits: 0.5 +- 0.05 is 7 sigma).
+  EXPECT_NEAR(ones / bits, 0.5, 0.05) << bits << " bits";
   core::Rng r1(9), r2(9);
   EXPECT_EQ(make_copy_batch(o, 3, r1).input, make_copy_batch(o, 3, r2).input);
 }

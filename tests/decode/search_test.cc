@@ -227,9 +227,18 @@ TEST(BeamSearch, LengthPenaltyAndScores) {
   o.max_length = 6;
   auto plain = beam_search(g, model, sources({3}), o);
   EXPECT_TRUE(plain[0][0].ids.empty());
+  EXPECT_TRUE(plain[0][0].finished);
+  EXPECT_NEAR(plain[0][0].log_prob, std::log(0.4f), 1e-6);
   o.alpha = 4.0f;
   auto long_ = beam_search(g, model, sources({3}), o);
-  EXPECT_GT(long_[0][0].ids.size(), 0u);
+  // Scores lp / ((5 + n) / 6)^4, n = tokens + finished: k fours then <eos> give
+  // (k ln 0.55 + ln 0.4) / ((6 + k) / 6)^4 = -0.916, -0.817, -0.668, -0.535, -0.429, -0.346 for
+  // k = 0..5; six fours, unfinished at max_length, give 6 ln 0.55 / (11 / 6)^4 = -0.318: the best.
+  ASSERT_FALSE(long_[0].empty());
+  EXPECT_EQ(long_[0][0].ids, std::vector<int32_t>(6, 4));
+  EXPECT_FALSE(long_[0][0].finished);
+  EXPECT_NEAR(long_[0][0].log_prob, 6 * std::log(0.55), 1e-5);
+  EXPECT_NEAR(long_[0][0].score, 6 * std::log(0.55) / std::pow(11.0 / 6.0, 4), 1e-5);
   for (const Hypothesis& h : long_[0])
     EXPECT_NEAR(h.score, h.log_prob / length_penalty(static_cast<int>(h.ids.size()) + h.finished, 4.0f), 1e-9);
 }
@@ -274,8 +283,9 @@ TEST(Search, SamplingFollowsTheDistribution) {
   core::Graph g(false);
   core::Rng rng(3);
   int fours = 0;
-  for (int i = 0; i < 400; ++i) fours += sample_search(g, model, sources({1}), {}, 1.0f, rng)[0].ids[0] == 4;
-  EXPECT_NEAR(fours / 400.0, 0.75, 0.07);
+  const int draws = 4000;
+  for (int i = 0; i < draws; ++i) fours += sample_search(g, model, sources({1}), {}, 1.0f, rng)[0].ids[0] == 4;
+  EXPECT_NEAR(fours / double(draws), 0.75, 0.025);  // sd 0.0068: +-3.6 sd
 }
 
 // top_k against a stable sort of the indices by score, on rows with many ties and -inf, across

@@ -208,12 +208,18 @@ TEST(Bleu, CorpusStatsAreTheSumOfSegmentStats) {
   for (size_t i = 0; i < d.hyps.size(); ++i) {
     sum.add(bleu_segment_stats(d.hyps[i], {d.refs[0][i], d.refs[1][i]}, BleuOptions{}));
   }
+  EXPECT_EQ(sum.correct, (std::vector<int64_t>{14, 7, 5, 3}));  // the README's statistics
+  EXPECT_EQ(sum.total, (std::vector<int64_t>{17, 14, 11, 8}));
+  EXPECT_EQ(sum.sys_len, 17);
+  EXPECT_EQ(sum.ref_len, 18);
+  EXPECT_NEAR(bleu_from_stats(sum, BleuOptions{}, 2).score, 48.530827, 1e-8);
   EXPECT_DOUBLE_EQ(bleu_from_stats(sum, BleuOptions{}, 2).score, corpus_bleu(d.hyps, d.refs).score);
 }
 
 TEST(Bleu, LowercaseOption) {
   BleuOptions o = sentence_bleu_options();
-  EXPECT_LT(sentence_bleu("THE CAT SAT ON THE MAT", {"the cat sat on the mat"}, o).score, 1.0);
+  // Case-sensitive, no unigram matches: 0 (as test_cases_zero_bleu).
+  EXPECT_EQ(sentence_bleu("THE CAT SAT ON THE MAT", {"the cat sat on the mat"}, o).score, 0.0);
   o.lowercase = true;
   EXPECT_NEAR(sentence_bleu("THE CAT SAT ON THE MAT", {"the cat sat on the mat"}, o).score, 100.0,
               1e-9);

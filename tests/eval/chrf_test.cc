@@ -121,13 +121,18 @@ TEST(Chrf, ChrfPlusPlusByHand) {
   EXPECT_NEAR(s.score, 20.625, 1e-9);
   EXPECT_EQ(s.name, "chrF2++");
   EXPECT_EQ(s.signature, "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.0.0+engram");
-  // Punctuation split: "dog." -> "dog", "." so word unigrams match as for "dog".
+  // Punctuation split: "dog." -> "dog", "." so word unigrams match as for "dog". By hand:
+  // "thecat." vs "thedog." char precisions 4/7, 2/6, 1/5, 0, 0, 0; words "the cat ." vs
+  // "the dog ." unigrams 2/3, bigrams 0: P = R = (4/7 + 1/3 + 1/5 + 2/3) / 8 = 62/280.
+  EXPECT_NEAR(sentence_chrf("the cat.", {"the dog."}, chrf_plus_plus_options()).score, 100.0 * 62 / 280, 1e-9);
   EXPECT_NEAR(sentence_chrf("the cat.", {"the dog."}, chrf_plus_plus_options()).score,
               sentence_chrf("the cat .", {"the dog ."}, chrf_plus_plus_options()).score, 1e-12);
 }
 
 TEST(Chrf, BestReferenceWins) {
   const double alone = sentence_chrf("a b c", {"abc"}).score;
+  EXPECT_DOUBLE_EQ(alone, 100.0);  // whitespace removed: identical character n-grams
+  EXPECT_DOUBLE_EQ(sentence_chrf("a b c", {"xyz"}).score, 0.0);
   EXPECT_DOUBLE_EQ(sentence_chrf("a b c", {"xyz", "abc"}).score, alone);
   EXPECT_DOUBLE_EQ(sentence_chrf("a b c", {"abc", "xyz"}).score, alone);
 }

@@ -192,9 +192,23 @@ TEST(Config, FieldListForCliFlags) {
   EXPECT_EQ(fields[4].type, "float");
   EXPECT_EQ(fields[4].value, "0.1");
   EXPECT_EQ(fields[7].value, "[10, 20]");
-  // Every listed key accepts its own value back through --set.
+  // Every listed key accepts its own value back through --set: applied to a config where every
+  // field differs, they restore the defaults field by field.
   ModelConfig c;
+  c.name = "other";
+  c.encoder = {.hidden = 3, .cell = Cell::gru, .bidirectional = false};
+  c.dropout = 0.5f;
+  c.lr = 2.0;
+  c.steps = 7;
+  c.buckets = {1};
+  c.attention = "dot";
+  const auto changed = config_fields(c);
+  ASSERT_EQ(changed.size(), fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) EXPECT_NE(changed[i].value, fields[i].value) << fields[i].key;
   for (const auto& f : fields) EXPECT_NO_THROW(apply_override(c, f.key + "=" + f.value)) << f.key;
+  const auto back = config_fields(c);
+  ASSERT_EQ(back.size(), fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) EXPECT_EQ(back[i].value, fields[i].value) << fields[i].key;
 }
 
 TEST(Config, OptimizerConfigFromYamlAndSet) {

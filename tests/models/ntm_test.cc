@@ -188,10 +188,23 @@ class ZeroModel : public SeqModel {
 
 TEST(NtmTask, CostIsBitsPerSequence) {
   ZeroModel zero;
-  EvalResult r = evaluate_at(zero, default_task_config(NtmTaskKind::kCopy), 10, 0, 8, 4, 1);
+  const NtmTaskConfig copy = default_task_config(NtmTaskKind::kCopy);
+  EvalResult r = evaluate_at(zero, copy, 10, 0, 8, 4, 1);
   EXPECT_EQ(r.sequences, 8);
-  EXPECT_NEAR(r.bits, 10 * 8, 1e-3);      // 80 scored bits, each -log2(1/2)
-  EXPECT_NEAR(r.bit_errors, 10 * 8 / 2.0, 15);  // logit 0 counts as 0: the ones are wrong
+  EXPECT_NEAR(r.bits, 10 * 8, 1e-3);  // 80 scored bits, each -log2(1/2)
+  // Logit 0 counts as 0, so exactly the scored target bits that are 1 are wrong: count them in
+  // the same sequences (evaluate_at's seed 1, two batches of 4).
+  core::Rng rng(1);
+  double ones = 0;
+  for (int batch = 0; batch < 2; ++batch) {
+    const tasks::SeqBatch b = make_task_batch_at(copy, 10, 0, 4, rng);
+    for (int64_t t = 0; t < b.steps; ++t)
+      for (int64_t j = 0; j < b.batch; ++j)
+        if (b.msk(t, j) > 0)
+          for (int c = 0; c < copy.bits; ++c) ones += b.tgt(t, j, c) > 0.5f ? 1 : 0;
+  }
+  EXPECT_GT(ones, 0);
+  EXPECT_DOUBLE_EQ(r.bit_errors, ones / 8);
 }
 
 // Repeat copy: a model with the same logit on every data channel and another on the end marker.

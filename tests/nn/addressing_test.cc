@@ -202,13 +202,47 @@ std::vector<float> address_values(const std::vector<float>& mem, int n, int m, c
   return {w.data(), w.data() + w.numel()};
 }
 
+// The addressing chain of addressing.h in double, written out for B = 1: beta = softplus,
+// g = sigmoid, s = softmax, gamma = 1 + softplus of the raw values;
+// w = sharpen(circular_conv(g softmax(beta cos(M, key)) + (1 - g) w_prev, s), gamma), where the
+// conv moves weight from slot i to slot i + (j - S/2) for kernel entry j.
+std::vector<double> address_reference(const std::vector<float>& mem, int n, int m, const std::vector<float>& h,
+                                      const std::vector<float>& prev) {
+  const int s = static_cast<int>(h.size()) - m - 3;
+  auto softplus = [](double x) { return std::log1p(std::exp(x)); };
+  const double beta = softplus(h[m]), gate = 1.0 / (1.0 + std::exp(-double{h[m + 1]})),
+               gamma = 1.0 + softplus(h[m + 2 + s]);
+  std::vector<double> content(n), shift(s), wg(n), conv(n, 0.0), w(n);
+  double nk = 0, z = 0, zs = 0, zw = 0;
+  for (int j = 0; j < m; ++j) nk += double{h[j]} * h[j];
+  for (int i = 0; i < n; ++i) {
+    double dot = 0, nm = 0;
+    for (int j = 0; j < m; ++j) dot += double{mem[i * m + j]} * h[j], nm += double{mem[i * m + j]} * mem[i * m + j];
+    z += content[i] = std::exp(beta * dot / (std::sqrt(nm) * std::sqrt(nk)));
+  }
+  for (int j = 0; j < s; ++j) zs += shift[j] = std::exp(double{h[m + 2 + j]});
+  for (int i = 0; i < n; ++i) wg[i] = gate * content[i] / z + (1 - gate) * prev[i];
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < s; ++j) conv[((i + j - s / 2) % n + n) % n] += wg[i] * shift[j] / zs;
+  for (int i = 0; i < n; ++i) zw += w[i] = std::pow(conv[i], gamma);
+  for (double& x : w) x /= zw;
+  return w;
+}
+
+void expect_reference(const std::vector<float>& got, const std::vector<double>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << what << " slot " << i;
+}
+
 TEST(Addressing, ContentAddressingFocusesOnTheMatchingRow) {
   const std::vector<float> mem = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 0};  // N = 4, M = 3
   const std::vector<float> prev = {0.25f, 0.25f, 0.25f, 0.25f};
   // Strong key match on row 2, gate = 1 (content only), no shift, gamma = 1 + softplus(0).
   for (bool fused : {true, false}) {
-    auto w = address_values(mem, 4, 3, head({0, 0, 3}, 20.0f, 20.0f, {-20, 20, -20}, -20.0f), prev, fused);
+    const auto h = head({0, 0, 3}, 20.0f, 20.0f, {-20, 20, -20}, -20.0f);
+    auto w = address_values(mem, 4, 3, h, prev, fused);
     EXPECT_GT(w[2], 0.99f) << fused;
+    expect_reference(w, address_reference(mem, 4, 3, h, prev), fused ? "fused" : "composed");
     float sum = 0;
     for (float v : w) sum += v;
     EXPECT_NEAR(sum, 1.0f, 1e-5f);
@@ -220,11 +254,15 @@ TEST(Addressing, LocationShiftMovesTheWeightingOneSlot) {
   const std::vector<float> prev = {0, 1, 0, 0, 0};
   for (bool fused : {true, false}) {
     // gate = 0 (keep w_prev), shift +1 (kernel entry 2), gamma large.
-    auto w = address_values(mem, 5, 2, head({1, 0}, 0.0f, -30.0f, {-30, -30, 30}, 5.0f), prev, fused);
+    const auto h = head({1, 0}, 0.0f, -30.0f, {-30, -30, 30}, 5.0f);
+    auto w = address_values(mem, 5, 2, h, prev, fused);
     EXPECT_GT(w[2], 0.999f) << fused;
+    expect_reference(w, address_reference(mem, 5, 2, h, prev), "shift +1");
     // shift -1, with wrap-around from slot 0 to slot 4
-    auto w2 = address_values(mem, 5, 2, head({1, 0}, 0.0f, -30.0f, {30, -30, -30}, 5.0f), {1, 0, 0, 0, 0}, fused);
+    const auto h2 = head({1, 0}, 0.0f, -30.0f, {30, -30, -30}, 5.0f);
+    auto w2 = address_values(mem, 5, 2, h2, {1, 0, 0, 0, 0}, fused);
     EXPECT_GT(w2[4], 0.999f) << fused;
+    expect_reference(w2, address_reference(mem, 5, 2, h2, {1, 0, 0, 0, 0}), "shift -1");
   }
 }
 
@@ -233,11 +271,18 @@ TEST(Addressing, SharpeningUndoesTheBlurOfAFractionalShift) {
   const std::vector<float> prev = {0, 0, 1, 0, 0, 0};
   // Half the shift mass on 0 and half on +1: blurred over slots 2 and 3. gamma ~ 1 keeps the blur,
   // a large gamma with a slight bias towards slot 3 picks it.
-  auto blurred = address_values(mem, 6, 2, head({1, 0}, 0.0f, -30.0f, {-30, 0, 0}, -20.0f), prev, true);
-  EXPECT_NEAR(blurred[2], 0.5f, 1e-3f);
-  EXPECT_NEAR(blurred[3], 0.5f, 1e-3f);
-  auto sharp = address_values(mem, 6, 2, head({1, 0}, 0.0f, -30.0f, {-30, 0, 0.1f}, 60.0f), prev, true);
+  const auto hb = head({1, 0}, 0.0f, -30.0f, {-30, 0, 0}, -20.0f);
+  auto blurred = address_values(mem, 6, 2, hb, prev, true);
+  EXPECT_NEAR(blurred[2], 0.5f, 1e-5f);
+  EXPECT_NEAR(blurred[3], 0.5f, 1e-5f);
+  expect_reference(blurred, address_reference(mem, 6, 2, hb, prev), "blurred");
+  // Slots 2 and 3 hold the kernel's entries 0 and +1, whose ratio is e^0.1; sharpening by
+  // gamma = 1 + softplus(60) = 61 makes it e^6.1: slot 3 gets 1 / (1 + e^-6.1).
+  const auto hs = head({1, 0}, 0.0f, -30.0f, {-30, 0, 0.1f}, 60.0f);
+  auto sharp = address_values(mem, 6, 2, hs, prev, true);
   EXPECT_GT(sharp[3], 0.99f);
+  EXPECT_NEAR(sharp[3], 1.0 / (1.0 + std::exp(-6.1)), 1e-5);
+  expect_reference(sharp, address_reference(mem, 6, 2, hs, prev), "sharp");
 }
 
 TEST(Addressing, WriteThenReadReturnsTheAddedVector) {

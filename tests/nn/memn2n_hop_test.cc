@@ -220,6 +220,7 @@ TEST(Memn2nHop, BadIdsAreErrors) {
   EXPECT_THROW(bag_embed(t, ok, 1, 2, SentenceEncoding::kPosition, tt, bad_time), Error);
   try {
     bag_embed(t, bad_word, 1, 2, SentenceEncoding::kBow);
+    ADD_FAILURE() << "word id 7 accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("word id 7 outside the table of 7 rows"), std::string::npos) << e.what();
   }

@@ -254,7 +254,12 @@ TEST(Attention, ScoreNamesAndBadInputs) {
   AttentionMemory mem = attn.prepare(g, memory);
   EXPECT_THROW(attn.step(g, mem, g.zeros({2, 4})), Error);          // query is [B, Hq=3]
   EXPECT_THROW(attn.step(g, mem, g.zeros({3, 3})), Error);          // batch differs
-  EXPECT_NO_THROW(attn.step(g, mem, g.zeros({2, 3})));
+  // A zero memory scores every position alike: alpha = 1/S, and the context is zero.
+  const AttentionOutput ok = attn.step(g, mem, g.zeros({2, 3}));
+  ASSERT_EQ(ok.alpha.shape(), Shape({2, 5}));
+  ASSERT_EQ(ok.context.shape(), Shape({2, 4}));
+  for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(ok.alpha.value()[i], 0.2f) << i;
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(ok.context.value()[i], 0.0f) << i;
 }
 
 // ---------------------------------------------------------------- ParamStore naming

@@ -63,9 +63,11 @@ TEST(Curves, MalformedLinesNameFileAndLine) {
   EXPECT_EQ(error_of("{\"step\":\"10\",\"loss\":1}"), "run/metrics.jsonl:1: missing numeric \"step\"");
   EXPECT_EQ(error_of("{\"step\":10,\"event\":3,\"loss\":1}"),
             "run/metrics.jsonl:1: \"event\" must be a string, got number");
-  EXPECT_EQ(error_of("{\"step\":10,\"loss\":1} trailing"), error_of("{\"step\":10,\"loss\":1} trailing"));
-  EXPECT_NE(error_of("{\"step\":10,\"loss\":1} trailing").find("run/metrics.jsonl:1: not valid JSON"),
-            std::string::npos);
+  // Text after the object: the parser's own reason, cut to "column N: ...", inside the brackets.
+  const std::string trailing = error_of("{\"step\":10,\"loss\":1} trailing");
+  EXPECT_EQ(trailing.rfind("run/metrics.jsonl:1: not valid JSON (column ", 0), 0u) << trailing;
+  EXPECT_NE(trailing.find("expected end of input"), std::string::npos) << trailing;
+  EXPECT_EQ(trailing.back(), ')') << trailing;
   // Messages stay one line.
   EXPECT_EQ(error_of("{\"step\":2,").find('\n'), std::string::npos);
   try {
@@ -152,10 +154,28 @@ TEST(Curves, SinglePointAndConstantSeriesStillDraw) {
   XmlElement root;
   ASSERT_NO_THROW(root = parse_xml(curves_svg(log)));
   EXPECT_EQ(root.find_all("circle").size(), 1u);
-  for (const auto* p : root.find_all("polyline")) {
-    EXPECT_EQ(p->attr("points").find("nan"), std::string::npos);
-    EXPECT_EQ(p->attr("points").find("inf"), std::string::npos);
+  // A constant series (zero value range) still draws its line, at finite coordinates.
+  const MetricsLog flat = parse_metrics_jsonl(
+      "{\"event\":\"train\",\"step\":5,\"lr\":0.5}\n{\"event\":\"train\",\"step\":10,\"lr\":0.5}\n"
+      "{\"event\":\"train\",\"step\":15,\"lr\":0.5}\n",
+      "flat");
+  XmlElement flat_root;
+  ASSERT_NO_THROW(flat_root = parse_xml(curves_svg(flat)));
+  for (const XmlElement* doc : {&root, &flat_root}) {
+    for (const auto* p : doc->find_all("polyline")) {
+      EXPECT_EQ(p->attr("points").find("nan"), std::string::npos);
+      EXPECT_EQ(p->attr("points").find("inf"), std::string::npos);
+    }
   }
+  const auto lines = flat_root.find_all("polyline");
+  ASSERT_EQ(lines.size(), 1u);
+  const std::string points = lines[0]->attr("points");  // "x,y x,y x,y": one y for all three
+  std::vector<std::string> ys;
+  for (size_t at = 0; (at = points.find(',', at)) != std::string::npos; ++at)
+    ys.push_back(points.substr(at + 1, points.find(' ', at) - at - 1));
+  ASSERT_EQ(ys.size(), 3u) << points;
+  EXPECT_EQ(ys[0], ys[1]) << points;
+  EXPECT_EQ(ys[1], ys[2]) << points;
 }
 
 TEST(Curves, ReadsAFile) {

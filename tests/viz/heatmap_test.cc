@@ -145,15 +145,20 @@ TEST(Heatmap, MarkedColumnsAreOutlinedOverTheirCells) {
   EXPECT_LT(mx + mw, cell_x + cell_w);
   EXPECT_NEAR(std::stod(marked[0]->attr("height")), 4 * cell_w - 2.5, 1e-6);  // the whole column
   EXPECT_EQ(marked[0]->attr("fill"), "none");
-  // The marked column's label is emphasised.
+  // The marked column's label is emphasised (each label is found exactly once).
+  int marked_labels = 0, plain_labels = 0;
   for (const auto* t : root.find_all("text")) {
     if (t->text == "来") {
+      ++marked_labels;
       EXPECT_EQ(t->attr("font-weight"), "bold");
     }
     if (t->text == "欢迎") {
+      ++plain_labels;
       EXPECT_EQ(t->attr("font-weight"), "");
     }
   }
+  EXPECT_EQ(marked_labels, 1);
+  EXPECT_EQ(plain_labels, 1);
 }
 
 TEST(Heatmap, LongColumnLabelsAreRotatedShortOnesNot) {
