@@ -55,5 +55,24 @@ expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" train \"$src/
 head -c 70000 /dev/zero | tr '\0' 'a' > "$tmp/long"
 stdin=$tmp/long expect 1 "longer than 65536 bytes" -- "$bin" translate -m "$golden/seq2seq"
 
+# Run directories: a copied run resumes as the copy (not into the original), a finished run run
+# again does nothing, and a second training on a directory in use is refused.
+tiny=(--set ntm.task.bits=2 --set ntm.task.max_len=3 --set ntm.ntm.controller_size=4 --set ntm.ntm.memory_slots=4
+      --set ntm.ntm.memory_width=2 --set data.valid_sequences=2 --set data.batches_per_epoch=10
+      --set train.log_every=5 --threads 1)
+expect 0 "" -- "$bin" train "$src/configs/ntm-copy.yaml" "${tiny[@]}" --set train.max_steps=20 --set train.run_dir="$tmp/A"
+cp -r "$tmp/A" "$tmp/B"
+expect 0 "" -- "$bin" train "$tmp/B" --set train.max_steps=40
+step_of() { sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$1/last/trainer.json" | head -1; }
+checks=$((checks + 1))
+[ "$(step_of "$tmp/A")" = 20 ] && [ "$(step_of "$tmp/B")" = 40 ] ||
+  { echo "FAIL: copy resumed into A (A at $(step_of "$tmp/A"), B at $(step_of "$tmp/B"))"; fails=$((fails + 1)); }
+expect 0 "" -- "$bin" train "$tmp/B" --set train.max_steps=40
+checks=$((checks + 1))
+grep -q "nothing to do" "$tmp/out" || { echo "FAIL: a finished run trained again"; fails=$((fails + 1)); }
+exec 9> "$tmp/B/.lock"; flock 9; echo $$ >&9
+expect 1 "in use by another engram process" -- "$bin" train "$tmp/B" --set train.max_steps=60
+exec 9>&-
+
 echo "exit_codes_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

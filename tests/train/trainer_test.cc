@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 
 #include "engram/core/ops.h"
 #include "engram/core/rng.h"
@@ -81,6 +83,11 @@ class RegressionTask : public TrainTask {
   int batches_seen_ = 0, validations_ = 0;
   bool perplexity_ = true;
 };
+
+std::string testing_read(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 fs::path temp_run(const std::string& name) {
   fs::path p = fs::temp_directory_path() / fmt::format("engram-trainer-{}-{}", name, ::getpid());
@@ -315,6 +322,63 @@ TEST(Trainer, NanGuardSkipsNamesTheParameterAndStopsAfterTooManyInARow) {
   }
   EXPECT_EQ(bad.batches_, 3);
   fs::remove_all(dir);
+}
+
+
+// The run directory after a kill: the metrics file holds each step once after the resume, what an
+// interrupted checkpoint save left (last.tmp-PID, last.old-PID) is removed, and a finished run
+// run again trains nothing and leaves best/ and last/ as they were.
+TEST(Trainer, ResumeLogsEachStepOnceCleansLeftoversAndAFinishedRunStaysFinished) {
+  const fs::path dir = temp_run("rundir");
+  TrainerConfig cfg = base_config(dir);
+  cfg.checkpoint_every = 5;
+  cfg.log_every = 1;
+  {
+    RegressionTask first;
+    Trainer t(first, cfg);
+    t.on_step = [](int64_t step) {
+      if (step == 23) throw std::runtime_error("killed");  // last checkpoint: step 20
+    };
+    EXPECT_THROW(t.run(), std::runtime_error);
+  }
+  fs::create_directories(dir / "last.tmp-99999");   // a save killed half way
+  fs::create_directories(dir / "best.old-99998");  // a swap killed after its second rename
+  RegressionTask resumed;
+  Trainer(resumed, cfg).run();
+  EXPECT_FALSE(fs::exists(dir / "last.tmp-99999"));
+  EXPECT_FALSE(fs::exists(dir / "best.old-99998"));
+  std::map<int64_t, int> train_lines;
+  std::ifstream in(dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.at("event") == "train") ++train_lines[j.at("step").get<int64_t>()];
+  }
+  ASSERT_EQ(train_lines.size(), 80u);
+  for (const auto& [step, n] : train_lines) EXPECT_EQ(n, 1) << "step " << step;
+
+  const std::string best_before = testing_read(dir / "best" / "trainer.json");
+  RegressionTask again;
+  const TrainSummary s = Trainer(again, cfg).run();
+  EXPECT_EQ(again.batches_seen_, 0);
+  EXPECT_EQ(s.steps, 80);
+  EXPECT_EQ(testing_read(dir / "best" / "trainer.json"), best_before);
+  fs::remove_all(dir);
+}
+
+TEST(Trainer, ConfigIsCheckedCompletelyBeforeTraining) {
+  TrainerConfig cfg = base_config(temp_run("check"));
+  cfg.optimizer.name = "adamw";
+  EXPECT_THROW(check_trainer_config(cfg), Error);
+  cfg = base_config(temp_run("check"));
+  cfg.optimizer.momentum = 1.5f;
+  EXPECT_THROW(check_trainer_config(cfg), Error);
+  cfg = base_config(temp_run("check"));
+  cfg.schedule.name = "cosine";
+  EXPECT_THROW(check_trainer_config(cfg), Error);
+  cfg = base_config(temp_run("check"));
+  cfg.max_minutes = std::nan("");
+  EXPECT_THROW(check_trainer_config(cfg), Error);
+  EXPECT_NO_THROW(check_trainer_config(base_config(temp_run("check"))));
 }
 
 }  // namespace

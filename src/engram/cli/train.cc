@@ -27,11 +27,15 @@ struct TrainArgs {
 void run_train(const TrainArgs& a) {
   core::kernels::set_blas_threads(a.threads);
   const models::RunConfigFile run = models::read_run_config(a.config);
+  std::vector<std::string> sets = a.sets;
+  // Resuming RUN trains into RUN, wherever its train.yaml says it was made (a copied run directory
+  // resumes as the copy).
+  if (!run.run_dir.empty()) sets.push_back("train.run_dir=" + run.run_dir);
   if (a.dump) {
-    std::fputs(run.family->dump_config(run.node, run.source, a.sets).c_str(), stdout);
+    std::fputs(run.family->dump_config(run.node, run.source, sets).c_str(), stdout);
     return;
   }
-  std::printf("%s\n", run.family->train(run.node, run.source, a.sets).c_str());
+  std::printf("%s\n", run.family->train(run.node, run.source, sets).c_str());
 }
 
 std::string family_list() {

@@ -1,6 +1,8 @@
 // Checkpoint directories: atomic save (temp dir + fsync + renames), recovery, checked load.
 #include "engram/io/checkpoint.h"
 
+#include <vector>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -237,6 +239,24 @@ bool recover_checkpoint(const fs::path& target) {
   if (ec) return fs::exists(dir);  // someone else recovered it first
   fsync_dir(parent);
   return true;
+}
+
+int remove_checkpoint_leftovers(const fs::path& target) {
+  const fs::path dir = normalize(target);
+  recover_checkpoint(dir);
+  std::error_code ec;
+  const fs::path parent = parent_of(dir);
+  if (!fs::is_directory(parent, ec)) return 0;
+  const std::string tmp = dir.filename().string() + ".tmp-", old = dir.filename().string() + ".old-";
+  const bool have = fs::exists(dir, ec);
+  std::vector<fs::path> doomed;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(tmp, 0) == 0 || (have && name.rfind(old, 0) == 0)) doomed.push_back(entry.path());
+  }
+  for (const fs::path& p : doomed) fs::remove_all(p, ec);
+  if (!doomed.empty()) fsync_dir(parent);
+  return static_cast<int>(doomed.size());
 }
 
 CheckpointInfo read_checkpoint_info(const fs::path& target) {

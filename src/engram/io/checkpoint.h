@@ -75,4 +75,9 @@ CheckpointInfo load_checkpoint(const std::filesystem::path& dir, nn::ParamStore&
 // returns true. Called by the readers above.
 bool recover_checkpoint(const std::filesystem::path& dir);
 
+// After recover_checkpoint: removes what an interrupted save left beside `dir` (DIR.tmp-<pid>, and
+// DIR.old-<pid> once DIR exists). Only for the directory's owner (train/run_lock.h): another
+// process's save in progress would lose its temporary copy. Returns how many were removed.
+int remove_checkpoint_leftovers(const std::filesystem::path& dir);
+
 }  // namespace engram::io

@@ -41,6 +41,7 @@ RunConfigFile read_run_config(const std::string& file_or_run_dir) {
   RunConfigFile r;
   r.source = file_or_run_dir;
   if (fs::is_directory(r.source)) {
+    r.run_dir = r.source;
     r.source = (fs::path(r.source) / "train.yaml").string();
     ENGRAM_CHECK(fs::exists(r.source), "{}: a run directory to resume needs its train.yaml", file_or_run_dir);
   }

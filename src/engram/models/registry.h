@@ -72,7 +72,8 @@ const Family& family(std::string_view name);
 // A run config file (or RUN_DIR, meaning RUN_DIR/train.yaml), checked to name a family.
 struct RunConfigFile {
   YAML::Node node;
-  std::string source;  // the file read
+  std::string source;   // the file read
+  std::string run_dir;  // the run directory given (resume), else ""
   const Family* family = nullptr;
 };
 RunConfigFile read_run_config(const std::string& file_or_run_dir);

@@ -10,6 +10,7 @@
 #include "engram/core/error.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
+#include "engram/io/files.h"
 #include "engram/optim/clip.h"
 #include "engram/train/progress.h"
 
@@ -56,6 +57,25 @@ std::map<std::string, double> scalars_from_json(const nlohmann::json& j) {
   return m;
 }
 
+// Keeps the lines of a metrics file whose "step" is at most `step` (and lines without one), so a
+// resumed run does not log the steps after its checkpoint twice. Rewritten atomically.
+void truncate_metrics_after(const fs::path& path, int64_t step) {
+  std::ifstream in(path);
+  if (!in.good()) return;
+  std::string kept, line;
+  bool dropped = false;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("step") && j["step"].is_number() && j["step"].get<int64_t>() > step) {
+      dropped = true;
+      continue;
+    }
+    kept += line + "\n";
+  }
+  in.close();
+  if (dropped) io::write_file_atomic(path, kept);
+}
+
 // The name of the first parameter whose gradient holds a non-finite value ("" if none).
 std::string non_finite_param(nn::ParamStore& p) {
   for (nn::ParamId id = 0; id < p.count(); ++id) {
@@ -75,13 +95,27 @@ std::string metrics_text(const Metrics& m) {
 
 }  // namespace
 
-Trainer::Trainer(TrainTask& task, TrainerConfig cfg) : task_(task), cfg_(std::move(cfg)) {
-  ENGRAM_CHECK(cfg_.max_epochs > 0 || cfg_.max_steps > 0, "trainer: max_epochs and max_steps are both 0");
-  ENGRAM_CHECK(!cfg_.run_dir.empty(), "trainer: run_dir is empty");
-  ENGRAM_CHECK(cfg_.log_every > 0, "trainer: log_every must be positive, got {}", cfg_.log_every);
-  optim::check_clip_config(cfg_.clip);
-  ENGRAM_CHECK(cfg_.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", cfg_.max_bad_steps);
+void check_trainer_config(const TrainerConfig& c) {
+  ENGRAM_CHECK(c.max_epochs > 0 || c.max_steps > 0, "train: max_epochs and max_steps are both 0");
+  ENGRAM_CHECK(c.max_epochs >= 0 && c.max_steps >= 0 && c.valid_every >= 0 && c.checkpoint_every >= 0 &&
+                   c.patience >= 0,
+               "train: max_epochs {}, max_steps {}, valid_every {}, checkpoint_every {} and patience {} must be >= 0",
+               c.max_epochs, c.max_steps, c.valid_every, c.checkpoint_every, c.patience);
+  ENGRAM_CHECK(std::isfinite(c.max_minutes) && c.max_minutes >= 0, "train: max_minutes {} must be >= 0",
+               c.max_minutes);
+  ENGRAM_CHECK(!c.run_dir.empty(), "train: run_dir is empty");
+  ENGRAM_CHECK(c.log_every > 0, "train: log_every must be positive, got {}", c.log_every);
+  optim::check_clip_config(c.clip);
+  ENGRAM_CHECK(c.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", c.max_bad_steps);
+  // The optimizer and the schedule check their own options: build them once on a probe.
+  nn::ParamStore probe;
+  probe.add("probe", {1});
+  optim::make_optimizer(probe, c.optimizer);
+  if (c.schedule.is_plateau()) optim::make_plateau(c.schedule, c.optimizer.lr);
+  else optim::make_schedule(c.schedule, c.optimizer.lr);
 }
+
+Trainer::Trainer(TrainTask& task, TrainerConfig cfg) : task_(task), cfg_(std::move(cfg)) { check_trainer_config(cfg_); }
 
 Updater::Updater(TrainTask& task, const TrainerConfig& cfg)
     : task_(task), clip_(cfg.clip), opt_(optim::make_optimizer(task.params(), cfg.optimizer)) {
@@ -128,7 +162,8 @@ TrainSummary Trainer::run() {
 
   // ---- resume
   const fs::path last_dir = dir / "last", best_dir = dir / "best";
-  io::recover_checkpoint(last_dir);
+  io::remove_checkpoint_leftovers(last_dir);  // and recover last/ from an interrupted swap
+  io::remove_checkpoint_leftovers(best_dir);
   double prior_seconds = 0;  // training seconds of earlier sessions (resume)
   if (fs::exists(last_dir)) {
     io::CheckpointInfo info = io::load_checkpoint(last_dir, params, opt);
@@ -147,11 +182,29 @@ TrainSummary Trainer::run() {
     prior_seconds = t.value("elapsed_s", 0.0);
     sum.resumed = true;
   }
+  // Lines logged after the checkpoint resumed from would be logged again: keep each step once.
+  if (sum.resumed) truncate_metrics_after(dir / "metrics.jsonl", step);
   MetricsLog metrics(dir / "metrics.jsonl");
   ProgressLine progress;
-  if (sum.resumed)
+  if (sum.resumed) {
+    // A run that already reached its step or epoch limit, or stopped early, is finished: running
+    // it again changes nothing (raise train.max_steps / max_epochs to train further).
+    const bool steps_done = cfg_.max_steps > 0 && step >= cfg_.max_steps;
+    const bool epochs_done = cfg_.max_epochs > 0 && start_epoch >= cfg_.max_epochs;
+    const bool stopped_early = cfg_.patience > 0 && bad_validations >= cfg_.patience;
+    if (steps_done || epochs_done || stopped_early) {
+      progress.print(fmt::format("{} is finished at step {} ({}); nothing to do", dir.string(), step,
+                                 steps_done ? "train.max_steps" : epochs_done ? "train.max_epochs" : "early stopping"));
+      sum.steps = step;
+      sum.epochs_done = start_epoch;
+      sum.best_metric = best;
+      sum.early_stopped = stopped_early;
+      sum.seconds = 0;
+      return sum;
+    }
     progress.print(fmt::format("resuming {} at step {} (epoch {}, batch {})", dir.string(), step, start_epoch + 1,
                                start_index));
+  }
 
   const int64_t per_epoch = task_.batches_per_epoch();
   ENGRAM_CHECK(per_epoch > 0, "trainer: the task has no training batches");

@@ -64,6 +64,10 @@ struct TrainerConfig {
   }
 };
 
+// Every check the Trainer makes of its config (limits, clipping, the optimizer's and schedule's
+// options), so a family can validate a run completely before it writes anything.
+void check_trainer_config(const TrainerConfig& cfg);
+
 // What one batch reports back.
 struct BatchResult {
   double loss_sum = 0;  // summed loss over the batch's units (the gradient is of the mean or sum: the task decides)

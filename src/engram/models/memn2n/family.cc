@@ -9,6 +9,7 @@
 #include "engram/models/memn2n/task.h"
 #include "engram/io/files.h"
 #include "engram/models/registry.h"
+#include "engram/train/run_lock.h"
 
 namespace engram::models {
 
@@ -20,10 +21,13 @@ BabiConfig babi_recipe(const BabiConfig& probe) { return default_babi_config(pro
 
 std::string train_memn2n(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const BabiConfig cfg = parse_run_config<BabiConfig>(node, source, sets, &babi_recipe);
+  train::check_trainer_config(cfg.train);
+  ENGRAM_CHECK(!cfg.task.seeds.empty(), "memn2n: task.seeds is empty");
+  ENGRAM_CHECK(cfg.data.batch_size >= 1, "memn2n: data.batch_size must be >= 1, got {}", cfg.data.batch_size);
   const std::string dir = babi_data_dir(cfg);
   const std::vector<int> tasks = parse_babi_tasks(cfg.data.tasks, dir);
   const fs::path run_dir = cfg.train.run_dir;
-  fs::create_directories(run_dir);
+  const train::RunDirLock lock(run_dir);
   io::write_file_atomic(run_dir / "train.yaml", io::dump_config(cfg));
   const auto t0 = std::chrono::steady_clock::now();
   if (cfg.data.joint) {

@@ -7,6 +7,7 @@
 #include "engram/models/ntm/task.h"
 #include "engram/io/files.h"
 #include "engram/models/registry.h"
+#include "engram/train/run_lock.h"
 
 namespace engram::models {
 
@@ -18,7 +19,8 @@ std::string dump_ntm(const YAML::Node& node, const std::string& source, const st
 
 std::string train_ntm_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const NtmTrainConfig cfg = read_ntm_config(node, source, sets);
-  std::filesystem::create_directories(cfg.train.run_dir);
+  train::check_trainer_config(cfg.train);
+  const train::RunDirLock lock(cfg.train.run_dir);
   io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
   const train::TrainSummary s = train_ntm(cfg);
   return fmt::format("done: {} updates in {:.0f} s, best {} cost {:.4f} bits/seq; evaluate with: engram ntm eval -m {}",

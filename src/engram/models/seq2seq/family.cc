@@ -5,6 +5,7 @@
 #include "engram/models/registry.h"
 #include "engram/models/seq2seq/task.h"
 #include "engram/models/seq2seq/translate.h"
+#include "engram/train/run_lock.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {
@@ -13,6 +14,9 @@ namespace {
 
 std::string train_seq2seq(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const Seq2SeqTrainConfig cfg = parse_run_config<Seq2SeqTrainConfig>(node, source, sets);
+  cfg.seq2seq.validate_options();  // everything that can be checked before the data is read
+  train::check_trainer_config(cfg.train);
+  const train::RunDirLock lock(cfg.train.run_dir);
   Seq2SeqTask task(cfg);
   train::Trainer trainer(task, task.config().train);
   const train::TrainSummary s = trainer.run();

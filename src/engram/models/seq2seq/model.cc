@@ -29,6 +29,10 @@ void Seq2SeqConfig::validate() const {
   ENGRAM_CHECK(src_vocab > data::kNumSpecial && tgt_vocab > data::kNumSpecial,
                "seq2seq: src_vocab {} and tgt_vocab {} must exceed the {} special tokens", src_vocab, tgt_vocab,
                data::kNumSpecial);
+  validate_options();
+}
+
+void Seq2SeqConfig::validate_options() const {
   ENGRAM_CHECK(embed_dim > 0 && hidden > 0, "seq2seq: embed_dim {} and hidden {} must be positive", embed_dim, hidden);
   ENGRAM_CHECK(encoder_hidden >= 0, "seq2seq: encoder_hidden {} must be >= 0", encoder_hidden);
   ENGRAM_CHECK(encoder_hidden > 0 || !bidirectional || hidden % 2 == 0,

@@ -139,6 +139,8 @@ struct Seq2SeqConfig {
   }
   // Errors name the first invalid field.
   void validate() const;
+  // The same checks but for the vocabulary sizes (set from the data): before training starts.
+  void validate_options() const;
 };
 
 using nn::DecoderContext;
