@@ -225,5 +225,26 @@ TEST(Config, OptimizerConfigFromYamlAndSet) {
   expect_message(error_of([&] { apply_override(c, "monentum=0.5"); }), {"did you mean 'momentum'?"});
 }
 
+// A key given twice is an error naming its line (yaml-cpp alone keeps the first value silently);
+// so is a document nested too deep (hardening issue: values silently replaced, bounded input).
+TEST(Config, DuplicateKeysAndDeepNestingAreErrors) {
+  try {
+    parse_yaml("a: 1\nb:\n  c: 2\n  c: 3\n", "dup.yaml");
+    ADD_FAILURE() << "a duplicate key was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dup.yaml: line 4: duplicate key 'c'"), std::string::npos) << e.what();
+  }
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += "[";
+  for (int i = 0; i < 100; ++i) deep += "]";
+  try {
+    parse_yaml("a: " + deep + "\n", "deep.yaml");
+    ADD_FAILURE() << "a 100-deep document was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("deeper than 64"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(parse_yaml("a: {b: [1, 2], c: {d: 3}}\n", "ok.yaml"));
+}
+
 }  // namespace
 }  // namespace engram::io

@@ -2,6 +2,8 @@
 // formatting and --set parsing (the templates live in config.h).
 #include "engram/io/config.h"
 
+#include <set>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -165,9 +167,35 @@ std::string yaml_text(const YAML::Node& node) {
 
 }  // namespace detail
 
+namespace {
+
+// A key given twice in one map is an error (yaml-cpp would keep the first silently); so is a
+// document nested deeper than kMaxDepth (bounded recursion, whatever the input).
+constexpr int kMaxDepth = 64;
+void check_keys(const YAML::Node& node, const std::string& source, int depth) {
+  ENGRAM_CHECK(depth <= kMaxDepth, "{}: YAML nested deeper than {} levels", source, kMaxDepth);
+  if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar()) {
+        const std::string key = kv.first.Scalar();
+        ENGRAM_CHECK(seen.insert(key).second, "{}: line {}: duplicate key '{}'", source, kv.first.Mark().line + 1,
+                     key);
+      }
+      check_keys(kv.second, source, depth + 1);
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) check_keys(item, source, depth + 1);
+  }
+}
+
+}  // namespace
+
 YAML::Node parse_yaml(const std::string& text, const std::string& source) {
   try {
-    return YAML::Load(text);
+    YAML::Node root = YAML::Load(text);
+    check_keys(root, source, 0);
+    return root;
   } catch (const YAML::Exception& e) {
     throw Error(fmt::format("{}: YAML error at line {}, column {}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
@@ -176,8 +204,12 @@ YAML::Node parse_yaml(const std::string& text, const std::string& source) {
 YAML::Node load_yaml_file(const std::filesystem::path& file) {
   std::error_code ec;
   ENGRAM_CHECK(std::filesystem::is_regular_file(file, ec), "{}: no such config file", file.string());
+  ENGRAM_CHECK(std::filesystem::file_size(file, ec) <= (size_t{16} << 20) && !ec,
+               "{}: a config file of more than 16 MiB", file.string());
   try {
-    return YAML::LoadFile(file.string());
+    YAML::Node root = YAML::LoadFile(file.string());
+    check_keys(root, file.string(), 0);
+    return root;
   } catch (const YAML::BadFile&) {
     throw Error(fmt::format("{}: cannot read config file", file.string()));
   } catch (const YAML::Exception& e) {
