@@ -10,6 +10,7 @@ void register_commands(CLI::App& app) {
   register_babi(app);
   register_seq2seq(app);
   register_ntm(app);
+  register_sentiment(app);
   register_seq2seq_speed(app);
 }
 

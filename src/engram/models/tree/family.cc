@@ -1,0 +1,35 @@
+// The tree family's registry entry: a TreeRunConfig run (a recursive net or Tree-LSTM on SST, with
+// Tai et al.'s recipe for the chosen cell and view as defaults) and a loaded model directory.
+#include <fmt/format.h>
+
+#include "engram/models/registry.h"
+#include "engram/models/tree/task.h"
+
+namespace engram::models {
+
+namespace {
+
+std::string dump_tree(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  return io::dump_config(read_tree_config(node, source, sets));
+}
+
+std::string train_tree_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  const TreeRunConfig cfg = read_tree_config(node, source, sets);
+  const train::TrainSummary s = train_tree(cfg);
+  return fmt::format("done: {} updates in {:.0f} s{}{}; best dev root accuracy {:.2f}%; evaluate with: engram sentiment "
+                     "eval -m {}",
+                     s.steps, s.seconds, s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "",
+                     100 * s.best_metric, cfg.train.run_dir);
+}
+
+std::unique_ptr<LoadedModel> load_tree(const std::filesystem::path& dir) { return load_tree_model(dir); }
+
+}  // namespace
+
+const Family& tree_family() {
+  static const Family f{TreeModel::kName, "Recursive nets and Tree-LSTMs: sentiment on the Stanford Sentiment Treebank",
+                        &dump_tree, &train_tree_run, &load_tree};
+  return f;
+}
+
+}  // namespace engram::models
