@@ -95,6 +95,16 @@ std::string metrics_text(const Metrics& m) {
 
 }  // namespace
 
+uint64_t batch_seed(uint64_t seed, int epoch, int64_t index) {
+  const uint64_t b = static_cast<uint64_t>(epoch), c = static_cast<uint64_t>(index);
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^ c;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t epoch_seed(uint64_t seed, int epoch) { return batch_seed(seed, epoch, -1); }
+
 void check_trainer_config(const TrainerConfig& c) {
   ENGRAM_CHECK(c.max_epochs > 0 || c.max_steps > 0, "train: max_epochs and max_steps are both 0");
   ENGRAM_CHECK(c.max_epochs >= 0 && c.max_steps >= 0 && c.valid_every >= 0 && c.checkpoint_every >= 0 &&

@@ -64,6 +64,13 @@ struct TrainerConfig {
   }
 };
 
+// The randomness of training as pure functions of (seed, epoch, batch index), so a resumed run
+// draws exactly what an uninterrupted one does, and every task draws it the same way (no task
+// invents its own formula): batch_seed seeds one batch's dropout masks, noise and generated
+// examples; epoch_seed one epoch's data order. splitmix64 of the three words.
+uint64_t batch_seed(uint64_t seed, int epoch, int64_t index);
+uint64_t epoch_seed(uint64_t seed, int epoch);  // batch_seed(seed, epoch, -1)
+
 // Every check the Trainer makes of its config (limits, clipping, the optimizer's and schedule's
 // options), so a family can validate a run completely before it writes anything.
 void check_trainer_config(const TrainerConfig& cfg);

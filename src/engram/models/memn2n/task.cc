@@ -136,7 +136,7 @@ void BabiTrainTask::begin_epoch(int epoch, uint64_t seed) {
   epoch_ = epoch;
   seed_ = seed;
   std::iota(order_.begin(), order_.end(), 0);
-  core::Rng rng(seed * 1000003ull + static_cast<uint64_t>(epoch) * 7919ull + 17);
+  core::Rng rng(train::epoch_seed(seed, epoch));
   rng.shuffle(order_.begin(), order_.end());
 }
 
@@ -145,8 +145,7 @@ train::BatchResult BabiTrainTask::train_batch(int64_t index) {
   const int64_t count = std::min<int64_t>(cfg_.data.batch_size, static_cast<int64_t>(order_.size()) - start);
   ENGRAM_CHECK(count > 0, "babi: batch {} past the end of the epoch", index);
   // RN draws depend on (seed, epoch, batch) only, so a resumed run repeats them.
-  core::Rng rng(seed_ * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch_) * 1000003ull +
-                static_cast<uint64_t>(index));
+  core::Rng rng(train::batch_seed(seed_, epoch_, index));
   const models::Memn2nBatch batch =
       models::make_memn2n_batch(data_.train, std::span<const int32_t>(order_.data() + start, count),
                                 model_.config().memory_size, cfg_.data.random_noise, &rng, model_.min_slots());

@@ -21,14 +21,6 @@ using models::NtmArchitecture;
 using models::NtmTaskKind;
 namespace tasks = engram::data::tasks;
 
-// splitmix64 of a few words: the seed of one generated batch.
-uint64_t mix(uint64_t a, uint64_t b, uint64_t c) {
-  uint64_t z = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^ c;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 class NtmTrainTask : public train::TrainTask {
  public:
   explicit NtmTrainTask(const NtmTrainConfig& cfg)
@@ -68,7 +60,7 @@ class NtmTrainTask : public train::TrainTask {
   }
 
   train::BatchResult train_batch(int64_t index) override {
-    core::Rng rng(mix(seed_, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(index)));
+    core::Rng rng(train::batch_seed(seed_, epoch_, index));
     const tasks::SeqBatch batch = models::make_task_batch(cfg_.ntm.task, cfg_.data.batch_size, rng);
     graph_.reset();
     models::SeqLoss l = models::sequence_loss(graph_, model_.seq(), batch);

@@ -181,7 +181,7 @@ std::vector<std::filesystem::path> Seq2SeqTask::checkpoint_files() const {
 void Seq2SeqTask::begin_epoch(int epoch, uint64_t seed) {
   epoch_ = epoch;
   seed_ = seed;
-  core::Rng rng(seed * 1000003ull + static_cast<uint64_t>(epoch) * 7919ull + 1);
+  core::Rng rng(train::epoch_seed(seed, epoch));
   plan_ = data::plan_batches(train_, {.max_tokens = cfg_.data.max_tokens, .max_sentences = cfg_.data.max_sentences},
                              &rng);
 }
@@ -190,7 +190,7 @@ train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
   ENGRAM_CHECK(index >= 0 && static_cast<size_t>(index) < plan_.size(), "seq2seq: batch {} of {}", index, plan_.size());
   const data::Batch batch = data::collate(train_, plan_[index]);
   // Dropout masks are a pure function of (seed, epoch, batch): a resumed run draws the same ones.
-  core::Rng dropout(seed_ * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(epoch_) << 32) ^ static_cast<uint64_t>(index));
+  core::Rng dropout(train::batch_seed(seed_, epoch_, index));
   graph_.reset();
   Var loss = model_->loss(graph_, batch, &dropout, cfg_.seq2seq.label_smoothing);
   graph_.backward(loss);

@@ -21,14 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// splitmix64 of a few words: the dropout seed of one batch.
-uint64_t mix(uint64_t a, uint64_t b, uint64_t c) {
-  uint64_t z = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^ c;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 TreeRunConfig tree_recipe(const TreeRunConfig& probe) { return default_tree_run_config(probe.tree.cell, probe.data.view); }
 
 }  // namespace
@@ -112,7 +104,7 @@ void TreeTrainTask::begin_epoch(int epoch, uint64_t seed) {
   epoch_ = epoch;
   seed_ = seed;
   std::iota(order_.begin(), order_.end(), 0);
-  core::Rng rng(seed * 1000003ull + static_cast<uint64_t>(epoch) * 7919ull + 23);
+  core::Rng rng(train::epoch_seed(seed, epoch));
   rng.shuffle(order_.begin(), order_.end());
 }
 
@@ -122,7 +114,7 @@ train::BatchResult TreeTrainTask::train_batch(int64_t index) {
   ENGRAM_CHECK(count > 0, "tree: batch {} past the end of the epoch", index);
   batch_.clear();
   for (int64_t i = 0; i < count; ++i) batch_.push_back(data_.train[static_cast<size_t>(order_[start + i])]);
-  core::Rng rng(mix(seed_, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(index)));
+  core::Rng rng(train::batch_seed(seed_, epoch_, index));
   graph_.reset();
   const TreeLoss l = model_.loss(graph_, batch_, cfg_.task.execution, &rng, cfg_.task.l2);
   graph_.backward(l.loss);
