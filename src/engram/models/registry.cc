@@ -11,14 +11,15 @@ namespace engram::models {
 const Family& seq2seq_family();
 const Family& memn2n_family();
 const Family& ntm_family();
+const Family& pointer_family();
 const Family& tree_family();
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::array<const Family*, 4>& table() {
-  static const std::array<const Family*, 4> t = {&seq2seq_family(), &memn2n_family(), &ntm_family(), &tree_family()};
+const std::array<const Family*, 5>& table() {
+  static const std::array<const Family*, 5> t = {&seq2seq_family(), &memn2n_family(), &ntm_family(), &tree_family(), &pointer_family()};
   return t;
 }
 

@@ -1,0 +1,93 @@
+// `engram pointer eval|show`: Pointer Networks on sorting, convex hull and TSP; training is
+// `engram train configs/pointer-*.yaml`. A thin adapter over models/pointer/.
+//   engram pointer eval -m DIR [--n 5,10,20] [--instances N] [--beam K] [--file PATH]   metrics per n
+//   engram pointer show -m DIR --n 20 [--seed S] [--beam K] -o out.svg   predicted vs optimal + attention
+// DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engram/cli/commands.h"
+#include "engram/cli/options.h"
+#include "engram/models/pointer/eval.h"
+#include "engram/models/pointer/show.h"
+#include "engram/viz/heatmap.h"
+
+namespace engram::cli {
+
+namespace {
+
+constexpr int kMaxN = 1000;  // points per generated instance
+
+struct EvalArgs {
+  std::string dir, file;
+  std::vector<int> n = {5, 10, 20};
+  int64_t instances = 1000, seed = 12345;
+  int beam = 1, batch = 128, threads = 1;
+};
+
+void run_eval(const EvalArgs& a) {
+  use_threads(a.threads);
+  auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
+  models::PointerEvalOptions o;
+  o.n = a.n;
+  o.instances = a.instances;
+  o.seed = static_cast<uint64_t>(a.seed);
+  o.file = a.file;
+  o.decode.beam = a.beam;
+  o.decode.batch_size = a.batch;
+  const models::PointerTask task = loaded->model->cfg().task;
+  std::printf("pointer network (%s) on %s, %s; %s\n\n", loaded->dir().string().c_str(), models::pointer_task_name(task),
+              a.beam == 1 ? "greedy" : fmt::format("beam {}", a.beam).c_str(),
+              a.file.empty() ? fmt::format("{} generated instances per n, seed {}", a.instances, a.seed).c_str()
+                             : a.file.c_str());
+  std::fflush(stdout);
+  const auto rows = models::evaluate_pointer(*loaded->model, o);
+  std::fputs(models::pointer_eval_table(task, rows).c_str(), stdout);
+}
+
+struct ShowArgs {
+  std::string dir, out = "pointer.svg";
+  int n = 20, beam = 1, threads = 1;
+  int64_t seed = 1;
+};
+
+void run_show(const ShowArgs& a) {
+  use_threads(a.threads);
+  auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
+  const models::PointerShow s = models::show_pointer(*loaded->model, a.n, static_cast<uint64_t>(a.seed), a.beam);
+  viz::write_svg(a.out, s.svg);
+  std::printf("%s; wrote %s\n", s.summary.c_str(), a.out.c_str());
+}
+
+}  // namespace
+
+void register_pointer(CLI::App& app) {
+  auto* ptr = app.add_subcommand("pointer", "Pointer Networks: sorting, convex hull, TSP (eval, show)");
+  ptr->require_subcommand(1);
+
+  auto ea = std::make_shared<EvalArgs>();
+  auto* eval = ptr->add_subcommand("eval", "the task's metrics per n as a Markdown table");
+  add_model_option(eval, ea->dir);
+  eval->add_option("--n", ea->n, "points per generated instance, e.g. 5,10,20")->delimiter(',')->check(CLI::Range(1, kMaxN));
+  eval->add_option("--instances", ea->instances, "generated instances per n")->check(CLI::Range(1, 1000000));
+  eval->add_option("--seed", ea->seed, "seed of the generated instances")->check(CLI::NonNegativeNumber);
+  eval->add_option("--beam", ea->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  eval->add_option("--batch", ea->batch, "instances decoded together")->check(CLI::Range(1, 4096));
+  eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
+  add_threads_option(eval, ea->threads);
+  eval->callback([ea] { run_eval(*ea); });
+
+  auto sa = std::make_shared<ShowArgs>();
+  auto* show = ptr->add_subcommand("show", "SVG: predicted vs optimal tour / hull / order, and the pointer's attention");
+  add_model_option(show, sa->dir);
+  show->add_option("--n", sa->n, "points")->check(CLI::Range(1, kMaxN));
+  show->add_option("--seed", sa->seed, "seed of the instance")->check(CLI::NonNegativeNumber);
+  show->add_option("--beam", sa->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  add_output_option(show, sa->out, "SVG file to write");
+  add_threads_option(show, sa->threads);
+  show->callback([sa] { run_show(*sa); });
+}
+
+}  // namespace engram::cli

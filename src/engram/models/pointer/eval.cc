@@ -1,0 +1,232 @@
+// Decoding, metrics and the eval table of the pointer tasks; the loaded model directory.
+// Dims: B instances per decoding batch, n points, R output steps.
+#include "engram/models/pointer/eval.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "engram/data/tasks/tsp.h"
+#include "engram/decode/search.h"
+#include "engram/io/checkpoint.h"
+#include "engram/models/pointer/task.h"
+
+namespace engram::models {
+
+namespace tasks = data::tasks;
+
+std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::span<const tasks::PointerInstance> instances,
+                                               const PointerDecodeOptions& options) {
+  ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1, "pointer decoding: beam {} and batch_size {} must be >= 1",
+               options.beam, options.batch_size);
+  std::vector<PointerPrediction> out;
+  out.reserve(instances.size());
+  core::Graph g(false);
+  decode::SearchOptions so;
+  so.beam = options.beam;
+  so.alignments = options.attention;
+  for (size_t first = 0; first < instances.size(); first += options.batch_size) {
+    const size_t count = std::min(instances.size() - first, static_cast<size_t>(options.batch_size));
+    const decode::SourceBatch src = pointer_source(instances.subspan(first, count));
+    // Room for every position and the end: n + 1 steps (the rules end every output by then).
+    so.max_length_ratio = 1.0f;
+    so.max_length_offset = 1;
+    ENGRAM_CHECK(src.steps < decode::kMaxOutputTokens, "pointer decoding: an instance of {} points (at most {})",
+                 src.steps, decode::kMaxOutputTokens - 1);
+    so.max_length = src.steps + 1;
+    for (const auto& list : decode::search(g, model, src, so)) {
+      ENGRAM_CHECK(!list.empty(), "pointer decoding: no hypothesis for instance {}", out.size());
+      const decode::Hypothesis& h = list[0];
+      PointerPrediction p;
+      p.output = pointer_positions(h.ids);
+      p.finished = h.finished;
+      p.log_prob = h.log_prob;
+      p.attention = h.alignment;
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+PointerScore score_pointer(PointerTask task, std::span<const tasks::PointerInstance> instances,
+                           std::span<const PointerPrediction> predictions) {
+  ENGRAM_CHECK(instances.size() == predictions.size(), "pointer score: {} predictions for {} instances",
+               predictions.size(), instances.size());
+  PointerScore s;
+  s.task = task;
+  s.instances = static_cast<int64_t>(instances.size());
+  if (instances.empty()) return s;
+  double exact = 0, valid = 0, coverage = 0, length = 0, reference = 0, gap = 0;
+  int64_t simple = 0;
+  for (size_t i = 0; i < instances.size(); ++i) {
+    const tasks::PointerInstance& in = instances[i];
+    const PointerPrediction& p = predictions[i];
+    const std::span<const float> pts(in.points);
+    switch (task) {
+      case PointerTask::kSort: {
+        std::vector<int> sorted = p.output;
+        std::sort(sorted.begin(), sorted.end());
+        std::vector<int> all(in.size());
+        std::iota(all.begin(), all.end(), 0);
+        valid += p.finished && sorted == all;
+        exact += p.finished && p.output == in.target;
+        break;
+      }
+      case PointerTask::kHull: {
+        exact += p.finished && tasks::same_cycle(p.output, in.target);
+        const std::optional<double> c = p.finished ? tasks::hull_area_coverage(pts, p.output, in.target) : std::nullopt;
+        if (c) coverage += *c, ++simple;
+        break;
+      }
+      case PointerTask::kTsp: {
+        const double ref = tasks::tour_length(pts, in.target);
+        reference += ref;
+        if (p.finished && tasks::is_valid_tour(p.output, in.size())) {
+          const double len = tasks::tour_length(pts, p.output);
+          length += len;
+          gap += ref > 0 ? len / ref - 1.0 : 0.0;
+          valid += 1;
+        }
+        break;
+      }
+    }
+  }
+  const double n = static_cast<double>(instances.size()), nan = std::nan("");
+  s.exact = exact / n;
+  if (task == PointerTask::kHull) {
+    valid = static_cast<double>(simple);
+    s.coverage = simple ? coverage / simple : nan;
+    s.fail = 1.0 - valid / n;
+  }
+  s.valid = valid / n;
+  if (task == PointerTask::kTsp) {
+    s.reference = reference / n;
+    s.length = valid ? length / valid : nan;
+    s.gap = valid ? gap / valid : nan;
+  }
+  return s;
+}
+
+train::Metrics pointer_metrics(const PointerScore& s) {
+  switch (s.task) {
+    case PointerTask::kSort: return {{"acc", s.exact}};
+    case PointerTask::kHull: return {{"acc", s.exact}, {"coverage", s.coverage}, {"fail", s.fail}};
+    case PointerTask::kTsp:
+      return {{"length", s.length}, {"reference", s.reference}, {"gap", s.gap}, {"valid", s.valid}};
+  }
+  return {};
+}
+
+std::vector<tasks::PointerInstance> pointer_test_set(PointerTask task, int n, int64_t instances, uint64_t seed,
+                                                     int tsp_starts) {
+  ENGRAM_CHECK(n >= 1 && instances >= 1, "pointer test set: n {} and instances {} must be >= 1", n, instances);
+  tasks::PointerTaskOptions o;
+  o.task = task;
+  o.min_n = o.max_n = n;
+  o.tsp_exact_max_n = tasks::kHeldKarpMaxN;
+  o.tsp_starts = tsp_starts;
+  return make_pointer_instances(o, seed, 0, instances);
+}
+
+std::vector<PointerEvalRow> evaluate_pointer(const PointerNet& model, const PointerEvalOptions& options) {
+  const PointerTask task = model.cfg().task;
+  std::vector<PointerEvalRow> rows;
+  auto add = [&](int n, std::string reference, std::span<const tasks::PointerInstance> set) {
+    const std::vector<PointerPrediction> p = predict_pointer(model, set, options.decode);
+    rows.push_back({n, std::move(reference), score_pointer(task, set, p)});
+  };
+  if (!options.file.empty()) {
+    std::map<int64_t, std::vector<tasks::PointerInstance>> by_n;
+    tasks::for_each_pointer_line(options.file, tasks::pointer_file_options(task), [&](tasks::PointerInstance&& in) {
+      by_n[in.size()].push_back(std::move(in));
+      return true;
+    });
+    ENGRAM_CHECK(!by_n.empty(), "{}: no instances", options.file);
+    for (const auto& [n, set] : by_n) add(static_cast<int>(n), task == PointerTask::kTsp ? "file" : "", set);
+    return rows;
+  }
+  for (int n : options.n) {
+    const auto set = pointer_test_set(task, n, options.instances, options.seed, options.tsp_starts);
+    add(n, task != PointerTask::kTsp ? "" : n <= tasks::kHeldKarpMaxN ? "Held-Karp" : "heuristic", set);
+  }
+  return rows;
+}
+
+std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow> rows) {
+  auto pct = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.1f}%", 100.0 * v); };
+  std::string out;
+  switch (task) {
+    case PointerTask::kSort: out = "| n | instances | exact sequence |\n|---|---|---|\n"; break;
+    case PointerTask::kHull: out = "| n | instances | exact polygon | area coverage | FAIL |\n|---|---|---|---|---|\n"; break;
+    case PointerTask::kTsp:
+      out = "| n | instances | mean tour length | reference length | reference | mean gap | valid tours |\n"
+            "|---|---|---|---|---|---|---|\n";
+      break;
+  }
+  for (const PointerEvalRow& r : rows) {
+    const PointerScore& s = r.score;
+    switch (task) {
+      case PointerTask::kSort: out += fmt::format("| {} | {} | {} |\n", r.n, s.instances, pct(s.exact)); break;
+      case PointerTask::kHull:
+        out += fmt::format("| {} | {} | {} | {} | {} |\n", r.n, s.instances, pct(s.exact), pct(s.coverage), pct(s.fail));
+        break;
+      case PointerTask::kTsp:
+        out += fmt::format("| {} | {} | {:.4f} | {:.4f} | {} | {} | {} |\n", r.n, s.instances, s.length, s.reference,
+                           r.reference, pct(s.gap), pct(s.valid));
+        break;
+    }
+  }
+  return out;
+}
+
+// ---- the loaded model directory
+
+std::unique_ptr<LoadedPointerModel> load_pointer_model(const std::filesystem::path& dir) {
+  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
+  ENGRAM_CHECK(info.model_name == PointerNet::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
+               info.model_name, PointerNet::kName);
+  PointerConfig cfg;
+  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
+  core::Rng rng(1);
+  auto m = std::make_unique<LoadedPointerModel>();
+  m->model_dir = dir;
+  m->model = std::make_unique<PointerNet>(cfg, rng);
+  io::load_checkpoint(dir, m->model->params());
+  return m;
+}
+
+std::string LoadedPointerModel::input_help() const {
+  return model->cfg().task == PointerTask::kSort
+             ? "v1 v2 ... vn [output ...]: numbers to sort (the paper's line format)"
+             : "x1 y1 x2 y2 ... xn yn [output ...]: points (the paper's line format)";
+}
+
+std::string LoadedPointerModel::run_line(const std::string& line) {
+  const PointerTask task = model->cfg().task;
+  const tasks::PointerFileOptions fo = tasks::pointer_file_options(task);
+  // The line's own 'output ...' is ignored (cut off); a placeholder lets the reader check the rest.
+  size_t cut = line.size();
+  for (size_t pos = line.find("output"); pos != std::string::npos; pos = line.find("output", pos + 6)) {
+    const bool left = pos == 0 || std::isspace(static_cast<unsigned char>(line[pos - 1]));
+    const bool right = pos + 6 == line.size() || std::isspace(static_cast<unsigned char>(line[pos + 6]));
+    if (left && right) {
+      cut = pos;
+      break;
+    }
+  }
+  std::string text(line, 0, cut);
+  text.append(" output 1");
+  tasks::PointerInstance in = tasks::parse_pointer_line(text, fo, "input");
+  in.target.clear();
+  const std::vector<PointerPrediction> p = predict_pointer(*model, std::span(&in, 1));
+  std::string out;
+  for (int j : p[0].output) out += fmt::format("{}{}", out.empty() ? "" : " ", j + 1);
+  if (fo.closed && !p[0].output.empty()) out += fmt::format(" {}", p[0].output[0] + 1);
+  return out;
+}
+
+}  // namespace engram::models

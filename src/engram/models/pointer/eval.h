@@ -1,0 +1,102 @@
+// Decoding and scoring a PointerNet: predictions for instances through the shared search
+// (greedy or beam; the model's masks keep every output valid), the task's metrics, the table
+// `engram pointer eval` prints, and the loaded model directory (LoadedModel) that reads one
+// instance in the paper's line format.
+//   sort: exact-sequence accuracy.
+//   hull: exact-polygon accuracy (the same cyclic sequence as the true hull), area coverage
+//         (area of the predicted polygon / the hull's, mean over the simple ones) and the FAIL
+//         rate (the output is not a simple polygon).
+//   tsp:  mean tour length, mean gap to the reference tour (Held-Karp for n <= 20, else the
+//         2-opt + Or-opt heuristic; a file's own tours), % valid tours.
+// Dims: n points of an instance, R output steps (positions, then the end step).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engram/models/pointer/model.h"
+#include "engram/models/registry.h"
+#include "engram/train/trainer.h"
+
+namespace engram::models {
+
+struct PointerDecodeOptions {
+  int beam = 1;          // 1 = greedy
+  int batch_size = 128;  // instances decoded together
+  bool attention = false;  // keep each step's pointer distribution
+};
+
+struct PointerPrediction {
+  std::vector<int> output;       // 0-based positions (the end class not included)
+  bool finished = false;         // ended with the end class (always, with the task's rules)
+  double log_prob = 0;
+  std::vector<float> attention;  // [R, n] with PointerDecodeOptions::attention, R = output + end
+};
+
+// One prediction per instance, in order.
+std::vector<PointerPrediction> predict_pointer(const PointerNet& model,
+                                               std::span<const data::tasks::PointerInstance> instances,
+                                               const PointerDecodeOptions& options = {});
+
+// The task's metrics over predictions of `instances` (whose targets are the labels / references).
+struct PointerScore {
+  PointerTask task = PointerTask::kSort;
+  int64_t instances = 0;
+  double exact = 0;        // sort: exact sequences; hull: exact polygons (same cycle)
+  double coverage = 0;     // hull: mean area coverage of the simple polygons (NaN if none)
+  double fail = 0;         // hull: share of outputs that are not simple polygons
+  double length = 0;       // tsp: mean tour length of the valid predicted tours
+  double reference = 0;    // tsp: mean length of the reference tours
+  double gap = 0;          // tsp: mean of length / reference - 1 over the valid tours
+  double valid = 0;        // share of valid outputs (tsp: tours; sort: permutations; hull: simple polygons)
+};
+PointerScore score_pointer(PointerTask task, std::span<const data::tasks::PointerInstance> instances,
+                           std::span<const PointerPrediction> predictions);
+// The score as validation metrics (fractions, not percentages): sort {acc}; hull {acc, coverage,
+// fail}; tsp {length, reference, gap, valid}.
+train::Metrics pointer_metrics(const PointerScore& s);
+
+// `engram pointer eval`: generated test sets per n, or a file's instances grouped by n.
+struct PointerEvalOptions {
+  std::vector<int> n = {5, 10, 20};  // generated sets: points per instance
+  int64_t instances = 1000;          // per n
+  uint64_t seed = 12345;             // test stream (independent of the training streams)
+  int tsp_starts = 8;                // tsp references above n = 20: heuristic starts
+  std::string file;                  // instead: instances of a file in the paper's format
+  PointerDecodeOptions decode;
+};
+struct PointerEvalRow {
+  int n = 0;
+  std::string reference;  // tsp: "Held-Karp" | "heuristic" | "file"; else ""
+  PointerScore score;
+};
+// The test set of one n (TSP references: Held-Karp up to 20, the heuristic above).
+std::vector<data::tasks::PointerInstance> pointer_test_set(PointerTask task, int n, int64_t instances, uint64_t seed,
+                                                           int tsp_starts);
+std::vector<PointerEvalRow> evaluate_pointer(const PointerNet& model, const PointerEvalOptions& options);
+// The rows as a Markdown table with the task's columns (percentages with one decimal).
+std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow> rows);
+
+// A loaded "pointer" model directory.
+struct LoadedPointerModel : LoadedModel {
+  std::filesystem::path model_dir;
+  std::unique_ptr<PointerNet> model;
+
+  std::string family() const override { return PointerNet::kName; }
+  const std::filesystem::path& dir() const override { return model_dir; }
+  nn::ParamStore& params() override { return model->params(); }
+  // One instance in the paper's line format ("x1 y1 x2 y2 ..." or "v1 v2 ..." for sorting,
+  // optionally followed by "output ...", which is ignored) -> the predicted 1-based indices
+  // (greedy), closed for hull and TSP (the first index repeated at the end) as the paper's files.
+  std::string run_line(const std::string& line) override;
+  std::string input_help() const override;
+};
+
+// The family's loader (models::load_model calls it); errors name a wrong model kind.
+std::unique_ptr<LoadedPointerModel> load_pointer_model(const std::filesystem::path& dir);
+
+}  // namespace engram::models

@@ -1,0 +1,47 @@
+// The pointer family's registry entry: a PointerTrainConfig run (sorting, convex hull or TSP on
+// generated instances) on the shared Trainer, and a model directory that reads one instance in
+// the paper's line format.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "engram/io/files.h"
+#include "engram/models/pointer/eval.h"
+#include "engram/models/pointer/task.h"
+#include "engram/models/registry.h"
+#include "engram/train/trainer.h"
+
+namespace engram::models {
+
+namespace {
+
+std::string train_pointer(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  const PointerTrainConfig cfg = read_pointer_config(node, source, sets);
+  cfg.pointer.validate();
+  cfg.data.validate();
+  train::check_trainer_config(cfg.train);  // everything checked before anything is written
+  std::filesystem::create_directories(cfg.train.run_dir);
+  io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
+  PointerTrainTask task(cfg);
+  train::Trainer trainer(task, cfg.train);
+  const train::TrainSummary s = trainer.run();
+  return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.4f}; evaluate with: engram pointer eval -m {}",
+                     s.steps, s.seconds, s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "",
+                     task.primary_metric(), s.best_metric, cfg.train.run_dir);
+}
+
+std::string dump_pointer(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  return io::dump_config(read_pointer_config(node, source, sets));
+}
+
+std::unique_ptr<LoadedModel> load_pointer(const std::filesystem::path& dir) { return load_pointer_model(dir); }
+
+}  // namespace
+
+const Family& pointer_family() {
+  static const Family f{PointerNet::kName, "Pointer Networks: sorting, convex hull, TSP (outputs point at inputs)",
+                        &dump_pointer, &train_pointer, &load_pointer};
+  return f;
+}
+
+}  // namespace engram::models

@@ -1,0 +1,162 @@
+// PointerNet as a decode::StepModel: the decoder state and the per-row prefix (which positions
+// each row has pointed at, for the task's rules) live in plain buffers owned by the state, so
+// the search resets the graph every step. The encoded batch (pointer and glimpse keys, the
+// embedded inputs) is copied out once; the keys are re-gathered only when the rows' instance
+// mapping changes (beam expansion and compaction).
+// Dims: B instances, N rows, S positions, V = S + 1 classes, E embedding, H hidden, A attention.
+#include <cmath>
+#include <cstring>
+
+#include "engram/core/ops.h"
+#include "engram/models/pointer/model.h"
+
+namespace engram::models {
+
+namespace {
+
+class PointerState final : public decode::DecodeState {
+ public:
+  int rows() const override { return n; }
+
+  int n = 0;                       // N
+  int instances = 0;               // B
+  int s = 0;                       // S
+  int key_dim = 0;                 // A
+  std::vector<int32_t> lengths;    // [B] points per instance
+  std::vector<float> h, c;         // [N, H] (c: LSTM only)
+  std::vector<int32_t> mem_rows;   // [N] the instance each row decodes
+  std::vector<uint8_t> used;       // [N, S] positions pointed at
+  std::vector<PointerPrefix> prefix;  // [N]
+  std::vector<float> embedded0;    // [S*B, E] row s*B + b
+  std::vector<float> go;           // [E]
+  std::vector<float> keys0, gkeys0, gvalues0;  // [B, V, A], glimpse [B, V, A] and [B, V, H]
+  std::vector<float> keys, gkeys, gvalues;     // the same for the current rows
+};
+
+std::vector<float> copy_of(Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
+
+void store(std::vector<float>& dst, Var v) { dst.assign(v.data(), v.data() + v.numel()); }
+
+// out row i = in row rows[i], rows of `width` elements.
+template <class T>
+void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width) {
+  if (in.empty()) return;
+  std::vector<T> next(rows.size() * width);
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(T) * width);
+  out.swap(next);
+}
+
+Var view(Graph& g, std::vector<float>& buf, core::Shape shape) { return g.input(core::Tensor{buf.data(), shape}); }
+
+PointerState& as_state(decode::DecodeState& s) {
+  auto* st = dynamic_cast<PointerState*>(&s);
+  ENGRAM_CHECK(st != nullptr, "pointer: decode state of another model");
+  return *st;
+}
+
+}  // namespace
+
+std::unique_ptr<decode::DecodeState> PointerNet::encode(Graph& g, const decode::SourceBatch& src) const {
+  core::NoGrad no_grad(g);
+  Encoded enc = encode_batch(g, src);
+  auto st = std::make_unique<PointerState>();
+  st->n = st->instances = src.batch;
+  st->s = src.steps;
+  st->lengths = src.lengths;
+  st->h = copy_of(enc.final_top);
+  if (cfg_.cell == PointerCell::kLstm) st->c.assign(st->h.size(), 0.0f);
+  st->mem_rows.resize(src.batch);
+  for (int b = 0; b < src.batch; ++b) st->mem_rows[b] = b;
+  st->used.assign(static_cast<size_t>(src.batch) * src.steps, 0);
+  st->prefix.assign(src.batch, {});
+  st->embedded0 = copy_of(enc.embedded);
+  const core::Tensor go = store_.value(go_);
+  st->go.assign(go.data, go.data + go.numel());
+  st->keys0 = copy_of(enc.pointer_mem.keys);
+  st->key_dim = enc.pointer_mem.keys.shape()[2];
+  if (glimpse_) {
+    st->gkeys0 = copy_of(enc.glimpse_mem.keys);
+    st->gvalues0 = copy_of(enc.glimpse_mem.values);
+  }
+  st->keys = st->keys0;
+  st->gkeys = st->gkeys0;
+  st->gvalues = st->gvalues0;
+  return st;
+}
+
+decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
+  core::NoGrad no_grad(g);
+  PointerState& st = as_state(state);
+  const int n = st.n, s = st.s, v = s + 1, e = cfg_.embed_dim, h = cfg_.hidden;
+  ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "pointer: {} previous classes for {} rows", prev_ids.size(), n);
+  // The previous step's choices: the decoder's inputs, and the rows' prefixes for the rules.
+  float* x = g.arena().floats(static_cast<size_t>(n) * e);  // [N, E]
+  for (int r = 0; r < n; ++r) {
+    const int32_t c = prev_ids[r], b = st.mem_rows[r];
+    const float* src = st.go.data();
+    if (c != kPointerGo) {
+      ENGRAM_CHECK(c >= 1 && c <= st.lengths[b], "pointer: row {} continues after class {} (instance of {} points; "
+                   "0 = end)", r, c, st.lengths[b]);
+      uint8_t& u = st.used[static_cast<int64_t>(r) * s + c - 1];
+      ENGRAM_CHECK(!u, "pointer: row {} points at position {} twice", r, c - 1);
+      u = 1;
+      if (st.prefix[r].count++ == 0) st.prefix[r].first = c - 1;
+      src = st.embedded0.data() + (static_cast<int64_t>(c - 1) * st.instances + b) * e;
+    }
+    std::memcpy(x + static_cast<int64_t>(r) * e, src, sizeof(float) * e);
+  }
+  float* mask = g.arena().floats(static_cast<size_t>(n) * v);  // [N, V]
+  for (int r = 0; r < n; ++r)
+    pointer_allowed(cfg_.task, st.lengths[st.mem_rows[r]], s, st.prefix[r], st.used.data() + static_cast<int64_t>(r) * s,
+                    mask + static_cast<int64_t>(r) * v);
+  std::vector<nn::RnnState> prev = {
+      {view(g, st.h, {n, h}), st.c.empty() ? Var{} : view(g, st.c, {n, h})}};
+  const std::vector<nn::RnnState> next = decoder_->step(g, g.input(core::Tensor{x, {n, e}}), prev);
+  nn::AttentionMemory pm;
+  pm.keys = view(g, st.keys, {n, v, st.key_dim});
+  pm.values = pm.keys;  // the pointer reads only the keys
+  pm.batch = n;
+  pm.src_len = v;
+  nn::AttentionMemory gm;
+  if (glimpse_) {
+    gm.keys = view(g, st.gkeys, {n, v, static_cast<int>(st.gkeys0.size() / (int64_t{st.instances} * v))});
+    gm.values = view(g, st.gvalues, {n, v, h});
+    gm.batch = n;
+    gm.src_len = v;
+  }
+  Var lp = point(g, pm, gm, next[0].h, mask);  // [N, V]
+  store(st.h, next[0].h);
+  if (!st.c.empty()) store(st.c, next[0].c);
+  // The alignment: the pointer's distribution over the input positions (the end slot left out).
+  core::Tensor align = g.alloc({n, s});
+  for (int r = 0; r < n; ++r)
+    for (int j = 0; j < s; ++j) align.data[static_cast<int64_t>(r) * s + j] = std::exp(lp.data()[int64_t{r} * v + j + 1]);
+  return {lp.value(), align};
+}
+
+void PointerNet::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {
+  PointerState& st = as_state(state);
+  for (int32_t r : rows) ENGRAM_CHECK(r >= 0 && r < st.n, "pointer: reorder row {} outside [0, {})", r, st.n);
+  const int64_t h = cfg_.hidden, s = st.s, v = s + 1;
+  gather(st.h, st.h, rows, h);
+  gather(st.c, st.c, rows, h);
+  gather(st.used, st.used, rows, s);
+  std::vector<PointerPrefix> prefix(rows.size());
+  std::vector<int32_t> mem_rows(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    prefix[i] = st.prefix[rows[i]];
+    mem_rows[i] = st.mem_rows[rows[i]];
+  }
+  st.prefix.swap(prefix);
+  st.n = static_cast<int>(rows.size());
+  if (mem_rows == st.mem_rows) return;  // rows reordered within their instances: keys unchanged
+  st.mem_rows = mem_rows;
+  gather(st.keys0, st.keys, mem_rows, v * st.key_dim);
+  if (glimpse_) {
+    gather(st.gkeys0, st.gkeys, mem_rows, static_cast<int64_t>(st.gkeys0.size()) / st.instances);
+    gather(st.gvalues0, st.gvalues, mem_rows, v * h);
+  }
+}
+
+}  // namespace engram::models

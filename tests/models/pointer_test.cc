@@ -1,0 +1,312 @@
+// PointerNet: finite-difference checks of the teacher-forced model (every task, with and without
+// glimpse and logit clipping, LSTM and GRU), the task rules as masks (greedy and beam never
+// return an invalid tour, a repeated index or an unfinished hull), teacher forcing against
+// stepping, the checkpoint round trip through the registry, the metrics and the picture, and a
+// fixed-seed learnability test (sorting 5 numbers through `engram train`'s family entry).
+// Dims: B batch, S positions, V = S + 1 classes, T output steps, H hidden.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <set>
+
+#include "data/test_util.h"
+#include "engram/core/grad_check.h"
+#include "engram/core/ops.h"
+#include "engram/data/tasks/tsp.h"
+#include "engram/decode/search.h"
+#include "engram/io/checkpoint.h"
+#include "engram/models/pointer/eval.h"
+#include "engram/models/pointer/show.h"
+#include "engram/models/pointer/task.h"
+#include "engram/models/registry.h"
+#include "viz/xml_check.h"
+
+namespace engram::models {
+namespace {
+
+namespace tasks = data::tasks;
+using core::Graph;
+using core::Var;
+using data::testing::TempDir;
+
+struct Variant {
+  std::string name;
+  PointerTask task;
+  PointerCell cell = PointerCell::kLstm;
+  int glimpses = 0;
+  float clip = 0.0f;
+};
+
+std::vector<Variant> variants() {
+  return {{"sort/lstm", PointerTask::kSort},
+          {"hull/lstm/glimpse/clip", PointerTask::kHull, PointerCell::kLstm, 1, 2.0f},
+          {"tsp/gru/glimpse", PointerTask::kTsp, PointerCell::kGru, 1},
+          {"tsp/lstm/clip", PointerTask::kTsp, PointerCell::kLstm, 0, 3.0f}};
+}
+
+PointerConfig tiny_config(const Variant& v, int hidden = 4) {
+  PointerConfig c;
+  c.task = v.task;
+  c.embed_dim = 3;
+  c.hidden = hidden;
+  c.attn_dim = 3;
+  c.glimpses = v.glimpses;
+  c.logit_clip = v.clip;
+  c.cell = v.cell;
+  return c;
+}
+
+// Instances of different sizes (padding and per-row masks exercised), with exact labels.
+std::vector<tasks::PointerInstance> instances(PointerTask task, std::vector<int> sizes, uint64_t seed = 3) {
+  std::vector<tasks::PointerInstance> out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    tasks::PointerTaskOptions o{.task = task, .min_n = sizes[i], .max_n = sizes[i]};
+    out.push_back(tasks::make_pointer_instance(o, seed, i));
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> targets_of(const std::vector<tasks::PointerInstance>& set) {
+  std::vector<std::vector<int>> t;
+  for (const auto& in : set) t.push_back(in.target);
+  return t;
+}
+
+std::vector<core::GradTarget> all_params(nn::ParamStore& store) {
+  std::vector<core::GradTarget> t;
+  for (nn::ParamId id = 0; id < store.count(); ++id)
+    t.push_back({store.name(id), store.value(id).data, store.grad(id).data, store.shape(id).numel()});
+  return t;
+}
+
+Var flat(Var v) { return core::reshape(v, {static_cast<int>(v.numel())}); }
+
+TEST(PointerGradCheck, TeacherForcedDistributionsAndLossEveryVariant) {
+  std::printf("%-28s %12s %8s  %s\n", "pointer variant", "worst err", "checked", "worst element");
+  for (const Variant& v : variants()) {
+    core::Rng rng(5);
+    PointerNet model(tiny_config(v), rng);
+    const auto set = instances(v.task, {4, 3});
+    const decode::SourceBatch src = pointer_source(set);
+    const auto targets = targets_of(set);
+    auto f = [&](Graph& g) {
+      PointerForward fw = model.forward(g, src, targets);
+      // Probabilities (masked classes are exactly 0, so every output is finite) and the NLL.
+      return core::concat({flat(core::exp(fw.log_probs)), flat(model.loss(g, src, targets))}, 0);
+    };
+    const core::GradCheckResult r = core::grad_check(f, all_params(model.params()), {.max_elements = 24});
+    std::printf("%-28s %12.3e %8lld  %s\n", v.name.c_str(), r.max_error, static_cast<long long>(r.checked),
+                r.worst.c_str());
+    EXPECT_GT(r.checked, 0) << v.name;
+    EXPECT_LE(r.max_error, 1e-2) << v.name << ": " << r.worst;
+  }
+}
+
+TEST(PointerRules, MasksOfEachTask) {
+  std::vector<uint8_t> used(5, 0);
+  std::vector<float> m(6);
+  // TSP: city 0 first, then the unvisited, end only after all.
+  pointer_allowed(PointerTask::kTsp, 4, 5, {}, used.data(), m.data());
+  EXPECT_EQ(m, (std::vector<float>{0, 1, 0, 0, 0, 0}));
+  used[0] = used[2] = 1;
+  pointer_allowed(PointerTask::kTsp, 4, 5, {2, 0}, used.data(), m.data());
+  EXPECT_EQ(m, (std::vector<float>{0, 0, 1, 0, 1, 0}));
+  // Sort: end once all n are out.
+  std::fill(used.begin(), used.end(), 1);
+  pointer_allowed(PointerTask::kSort, 4, 5, {4, 0}, used.data(), m.data());
+  EXPECT_EQ(m, (std::vector<float>{1, 0, 0, 0, 0, 0}));
+  // Hull: a first vertex that leaves two higher indices; then higher indices than the first; end
+  // from 3 vertices, or when nothing is left.
+  std::fill(used.begin(), used.end(), 0);
+  pointer_allowed(PointerTask::kHull, 5, 5, {}, used.data(), m.data());
+  EXPECT_EQ(m, (std::vector<float>{0, 1, 1, 1, 0, 0})) << "a first vertex with two higher indices";
+  used[1] = used[3] = 1;
+  pointer_allowed(PointerTask::kHull, 5, 5, {2, 1}, used.data(), m.data());
+  EXPECT_EQ(m, (std::vector<float>{0, 0, 0, 1, 0, 1}));
+  used[4] = 1;
+  pointer_allowed(PointerTask::kHull, 5, 5, {3, 1}, used.data(), m.data());
+  EXPECT_EQ(m, (std::vector<float>{1, 0, 0, 1, 0, 0}));
+  std::fill(used.begin(), used.end(), 0);
+  used[4] = 1;
+  pointer_allowed(PointerTask::kHull, 5, 5, {1, 4}, used.data(), m.data());
+  EXPECT_EQ(m, (std::vector<float>{1, 0, 0, 0, 0, 0})) << "nothing left after the highest index: end";
+  EXPECT_EQ(pointer_classes(std::vector<int>{2, 0}), (std::vector<int32_t>{3, 1, 0}));
+  EXPECT_EQ(pointer_positions(std::vector<int32_t>{3, 1, 0, 2}), (std::vector<int>{2, 0}));
+}
+
+// An untrained model's outputs, greedy and beam: always valid for the task.
+TEST(PointerStepModel, GreedyAndBeamNeverReturnInvalidOutputs) {
+  for (const Variant& v : variants()) {
+    core::Rng rng(11);
+    PointerNet model(tiny_config(v, 8), rng);
+    const auto set = v.task == PointerTask::kHull ? instances(v.task, {3, 9, 5, 7, 4}, 8)
+                                                  : instances(v.task, {1, 2, 7, 5, 3}, 8);
+    const decode::SourceBatch src = pointer_source(set);
+    Graph g(false);
+    auto check = [&](const decode::Hypothesis& h, size_t i, const std::string& what) {
+      const int n = static_cast<int>(set[i].size());
+      const std::vector<int> out = pointer_positions(h.ids);
+      EXPECT_EQ(out.size(), h.ids.size()) << what << ": the end class inside an output";
+      EXPECT_TRUE(h.finished) << what << " instance " << i << ": no end position";
+      EXPECT_TRUE(std::isfinite(h.score)) << what;
+      EXPECT_EQ(std::set<int>(out.begin(), out.end()).size(), out.size()) << what << ": an index repeated";
+      for (int j : out) EXPECT_TRUE(j >= 0 && j < n) << what;
+      switch (v.task) {
+        case PointerTask::kSort: EXPECT_EQ(static_cast<int>(out.size()), n) << what; break;
+        case PointerTask::kTsp: EXPECT_TRUE(tasks::is_valid_tour(out, n)) << what << " n=" << n; break;
+        case PointerTask::kHull:
+          EXPECT_GE(static_cast<int>(out.size()), std::min(3, n)) << what;
+          for (size_t k = 1; k < out.size(); ++k) EXPECT_GT(out[k], out[0]) << what;
+          break;
+      }
+    };
+    const auto greedy = decode::greedy_search(g, model, src, {});
+    for (size_t i = 0; i < greedy.size(); ++i) check(greedy[i], i, v.name + " greedy");
+    for (int k : {1, 3, 8}) {
+      const auto beams = decode::beam_search(g, model, src, {.beam = k, .n_best = k});
+      for (size_t i = 0; i < beams.size(); ++i) {
+        ASSERT_FALSE(beams[i].empty()) << v.name;
+        for (const auto& h : beams[i]) check(h, i, v.name + " beam " + std::to_string(k));
+        if (k == 1) EXPECT_EQ(beams[i][0].ids, greedy[i].ids) << v.name << ": beam 1 != greedy";
+      }
+    }
+  }
+}
+
+// Σ log p(target) from teacher forcing equals stepping the StepModel with the targets fed back.
+TEST(PointerStepModel, TeacherForcedLogProbEqualsStepping) {
+  for (const Variant& v : variants()) {
+    core::Rng rng(7);
+    PointerNet model(tiny_config(v, 8), rng);
+    const auto set = instances(v.task, {6, 4, 5});
+    const decode::SourceBatch src = pointer_source(set);
+    Graph g(false);
+    PointerForward fw = model.forward(g, src, targets_of(set));
+    const int b = src.batch, vcls = src.steps + 1;
+    std::vector<double> forced(b, 0.0);
+    for (int t = 0; t < fw.steps; ++t)
+      for (int i = 0; i < b; ++i) {
+        const int32_t c = fw.targets[static_cast<size_t>(t) * b + i];
+        if (c >= 0) forced[i] += fw.log_probs.data()[(static_cast<int64_t>(t) * b + i) * vcls + c];
+      }
+    for (int i = 0; i < b; ++i) {  // one instance at a time (reorder to its row)
+      Graph rg(false);
+      std::unique_ptr<decode::DecodeState> s = model.encode(rg, src);
+      const std::vector<int32_t> row = {i};
+      model.reorder(*s, row);
+      int32_t prev = model.go_id();
+      double stepped = 0;
+      for (int32_t c : pointer_classes(set[i].target)) {
+        rg.reset();
+        const decode::StepOutput o = model.step(rg, *s, std::span(&prev, 1));
+        stepped += o.log_probs.data[c];
+        // The alignment is the pointer's distribution over the input positions.
+        double total = std::exp(o.log_probs.data[kPointerEnd]);
+        for (int j = 0; j < src.steps; ++j) total += o.alignment.data[j];
+        EXPECT_NEAR(total, 1.0, 1e-5);
+        prev = c;
+      }
+      EXPECT_NEAR(stepped, forced[i], 1e-4 * (1 + std::abs(forced[i]))) << v.name << " instance " << i;
+    }
+  }
+}
+
+TEST(PointerCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
+  TempDir dir;
+  core::Rng rng(9);
+  const Variant v{"hull", PointerTask::kHull, PointerCell::kLstm, 1, 10.0f};
+  PointerNet model(tiny_config(v, 8), rng);
+  const std::string path = dir.file("ckpt");
+  io::save_checkpoint(path, {.model_name = model.name(), .config = model.config(), .params = &model.params()});
+  std::unique_ptr<LoadedModel> m = load_model(path);
+  EXPECT_EQ(m->family(), "pointer");
+  LoadedPointerModel& p = model_as<LoadedPointerModel>(*m, "pointer");
+  EXPECT_EQ(p.model->cfg().glimpses, 1);
+  EXPECT_FLOAT_EQ(p.model->cfg().logit_clip, 10.0f);
+  ASSERT_EQ(p.params().numel(), model.params().numel());
+  EXPECT_TRUE(std::equal(model.params().values(), model.params().values() + model.params().numel(),
+                         p.params().values()));
+  // run_line: the paper's line format, 1-based, closed; the line's own output is ignored.
+  const auto set = instances(PointerTask::kHull, {8});
+  const std::string line = tasks::format_pointer_line(set[0], tasks::pointer_file_options(PointerTask::kHull));
+  const std::vector<PointerPrediction> pred = predict_pointer(model, set);
+  std::string expected;
+  for (int j : pred[0].output) expected += std::to_string(j + 1) + " ";
+  expected += std::to_string(pred[0].output[0] + 1);
+  EXPECT_EQ(m->run_line(line), expected);
+  EXPECT_EQ(m->run_line(line.substr(0, line.find(" output"))), expected);
+  EXPECT_THROW(m->run_line("0.1 0.2 0.3"), Error);  // an odd number of coordinates
+  EXPECT_THROW(m->run_line(""), Error);
+}
+
+TEST(PointerMetrics, ScoresAndTable) {
+  const auto sort = instances(PointerTask::kSort, {5, 5});
+  std::vector<PointerPrediction> p(2);
+  p[0].output = sort[0].target, p[0].finished = true;
+  p[1].output = sort[1].target, p[1].finished = true;
+  std::swap(p[1].output[0], p[1].output[1]);
+  EXPECT_DOUBLE_EQ(score_pointer(PointerTask::kSort, sort, p).exact, 0.5);
+  const auto tsp = instances(PointerTask::kTsp, {6});
+  std::vector<PointerPrediction> q(1);
+  q[0].output = tsp[0].target, q[0].finished = true;
+  PointerScore s = score_pointer(PointerTask::kTsp, tsp, q);
+  EXPECT_NEAR(s.gap, 0.0, 1e-12);
+  EXPECT_DOUBLE_EQ(s.valid, 1.0);
+  const auto hull = instances(PointerTask::kHull, {10});
+  std::vector<PointerPrediction> h(1);
+  h[0].output = hull[0].target, h[0].finished = true;
+  std::rotate(h[0].output.begin(), h[0].output.begin() + 1, h[0].output.end());  // same cycle
+  s = score_pointer(PointerTask::kHull, hull, h);
+  EXPECT_DOUBLE_EQ(s.exact, 1.0);
+  EXPECT_NEAR(s.coverage, 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(s.fail, 0.0);
+  h[0].output.resize(2);  // a segment is no polygon
+  EXPECT_DOUBLE_EQ(score_pointer(PointerTask::kHull, hull, h).fail, 1.0);
+  const std::vector<PointerEvalRow> rows = {{5, "Held-Karp", score_pointer(PointerTask::kTsp, tsp, q)}};
+  const std::string table = pointer_eval_table(PointerTask::kTsp, rows);
+  EXPECT_NE(table.find("| 5 | 1 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.0%"), std::string::npos) << table;
+}
+
+TEST(PointerShow, SvgIsWellFormedWithBothPanelsAndTheHeatmap) {
+  for (PointerTask task : {PointerTask::kTsp, PointerTask::kSort, PointerTask::kHull}) {
+    core::Rng rng(2);
+    PointerNet model(tiny_config({"", task}, 8), rng);
+    const PointerShow s = show_pointer(model, 7, 3, 2);
+    ASSERT_FALSE(s.prediction.attention.empty());
+    EXPECT_EQ(s.prediction.attention.size() % 7, 0u);
+    const viz::testing::XmlElement root = viz::testing::parse_xml(s.svg);
+    EXPECT_EQ(root.name, "svg");
+    EXPECT_EQ(root.find_all("svg").size(), 2u) << "the heatmap nested in the picture";
+    EXPECT_GE(root.find_all("circle").size(), 14u) << "the points in both panels";
+    EXPECT_NE(s.summary.find("n = 7"), std::string::npos) << s.summary;
+  }
+}
+
+// Sorting 5 numbers learnt to > 90% exact sequences in seconds, through the family's train entry
+// (engram train), then loaded from the run directory.
+TEST(PointerLearnability, SortsFiveNumbers) {
+  TempDir dir;
+  const auto t0 = std::chrono::steady_clock::now();
+  const YAML::Node node = YAML::Load("model: pointer\n");
+  const std::vector<std::string> sets = {
+      "data.task=sort", "data.min_n=5", "data.max_n=5", "data.batch_size=64", "data.batches_per_epoch=100",
+      "data.valid_instances=200", "pointer.hidden=64", "pointer.embed_dim=32", "train.max_epochs=8",
+      "train.optimizer.lr=0.003", "train.clip.global_norm=2", "train.log_every=1000",
+      "train.run_dir=" + dir.file("run")};
+  const std::string summary = family("pointer").train(node, "<test>", sets);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::unique_ptr<LoadedPointerModel> m = load_model_as<LoadedPointerModel>(dir.file("run"), "pointer");
+  const auto test = pointer_test_set(PointerTask::kSort, 5, 500, 99, 8);
+  const PointerScore s = score_pointer(PointerTask::kSort, test, predict_pointer(*m->model, test));
+  std::printf("sort 5: %.1f%% exact after %.1f s (%s)\n", 100 * s.exact, secs, summary.c_str());
+  EXPECT_GT(s.exact, 0.90);
+}
+
+}  // namespace
+}  // namespace engram::models
