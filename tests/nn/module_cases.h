@@ -27,5 +27,6 @@ std::vector<ModuleCase> basic_module_cases();  // Linear, Embedding, Attention, 
 std::vector<ModuleCase> rnn_module_cases();    // LSTM / GRU layers
 std::vector<ModuleCase> memn2n_module_cases(); // MemN2N hop (PE / TE, both tyings; memn2n_hop_test.cc)
 std::vector<ModuleCase> seq_module_cases();    // encoder, attention decoder, pointer output, score features
+std::vector<ModuleCase> copy_module_cases();   // pointer-generator copy mixture (module_cases_copy.cc)
 
 }  // namespace engram::nn

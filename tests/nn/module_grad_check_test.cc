@@ -35,7 +35,7 @@ core::GradCheckResult check_module(const ModuleCase& c) {
 
 TEST(ModuleGradCheck, EveryModuleMatchesFiniteDifferences) {
   std::vector<ModuleCase> cases;
-  for (auto family : {basic_module_cases, rnn_module_cases, memn2n_module_cases, seq_module_cases}) {
+  for (auto family : {basic_module_cases, rnn_module_cases, memn2n_module_cases, seq_module_cases, copy_module_cases}) {
     auto rows = family();
     cases.insert(cases.end(), rows.begin(), rows.end());
   }

@@ -4,8 +4,8 @@
 //                  u_j = vᵀ tanh(W1 e_j + W2 d) for encoder state e_j and decoder state d,
 //                  optionally clipped to C tanh(u) (Bello et al. 2016), masked (padding, or
 //                  positions a task forbids at this step), then log-softmax over positions.
-// The copy mixture over an extended vocabulary (See et al. 2017) belongs here too; it is built
-// with the copy mechanism. All differentiable in the readout / query, the memory and every parameter.
+// The third, the copy mixture over an extended vocabulary (See et al. 2017), is nn/copy_output.h.
+// All differentiable in the readout / query, the memory and every parameter.
 // Dims: R rows, P readout width, V vocabulary, N decoder rows, S input positions, H memory width,
 // Hq query width, A attention width.
 #pragma once
