@@ -381,5 +381,49 @@ TEST(Trainer, ConfigIsCheckedCompletelyBeforeTraining) {
   EXPECT_NO_THROW(check_trainer_config(base_config(temp_run("check"))));
 }
 
+
+// Phases: a task with a phase before the main one (as MemN2N's linear start) runs both in one
+// run directory; a kill in the phase, at its end or in the main phase resumes to parameters
+// bit-identical to an uninterrupted run, and best/ is the main phase's.
+struct PhasedTask : RegressionTask {
+  std::vector<TrainPhase> phases() const override { return {{.name = "warmup", .max_epochs = 3, .lr = 0.02f}}; }
+  void begin_phase(int p) override { phases_begun.push_back(p); }
+  std::vector<int> phases_begun;
+};
+
+TEST(Trainer, PhasesRunInOneResumableRun) {
+  const fs::path full_dir = temp_run("phases-full");
+  TrainerConfig cfg = base_config(full_dir);
+  cfg.max_epochs = 4;
+  cfg.checkpoint_every = 5;
+  PhasedTask full;
+  const TrainSummary fs_ = Trainer(full, cfg).run();
+  EXPECT_EQ(fs_.steps, (3 + 4) * 8);
+  EXPECT_EQ(fs_.phase, 1);
+  EXPECT_EQ(full.phases_begun, (std::vector<int>{0, 1}));
+  const nlohmann::json best = io::read_checkpoint_info(full_dir / "best").trainer;
+  EXPECT_EQ(best.at("phase").get<int>(), 1);
+  for (int64_t kill_at : {13, 24, 26, 47}) {  // in the phase, at its end (step 24), just after, in the main phase
+    const fs::path dir = temp_run("phases-killed");
+    cfg.run_dir = dir.string();
+    {
+      PhasedTask first;
+      Trainer t(first, cfg);
+      t.on_step = [kill_at](int64_t step) {
+        if (step == kill_at) throw std::runtime_error("killed");
+      };
+      EXPECT_THROW(t.run(), std::runtime_error);
+    }
+    PhasedTask resumed;
+    const TrainSummary s = Trainer(resumed, cfg).run();
+    EXPECT_TRUE(s.resumed);
+    EXPECT_EQ(s.steps, 56) << "killed at " << kill_at;
+    EXPECT_EQ(std::memcmp(resumed.store_.values(), full.store_.values(), sizeof(float) * full.store_.numel()), 0)
+        << "killed at " << kill_at;
+    fs::remove_all(dir);
+  }
+  fs::remove_all(full_dir);
+}
+
 }  // namespace
 }  // namespace engram::train

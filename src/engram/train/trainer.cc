@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -153,215 +154,271 @@ TrainSummary Trainer::run() {
   const fs::path dir = cfg_.run_dir;
   fs::create_directories(dir);
   nn::ParamStore& params = task_.params();
-  Updater updater(task_, cfg_);
-  optim::Optimizer* opt = &updater.optimizer();
-  const bool plateau_mode = cfg_.schedule.is_plateau();
-  std::unique_ptr<optim::LrSchedule> schedule;
-  optim::ReduceOnPlateau plateau = optim::make_plateau(
-      plateau_mode ? cfg_.schedule : optim::ScheduleConfig{.name = "plateau", .maximize = task_.higher_is_better()},
-      cfg_.optimizer.lr);
-  if (!plateau_mode) schedule = optim::make_schedule(cfg_.schedule, cfg_.optimizer.lr);
+  const std::vector<TrainPhase> pre = task_.phases();  // phases before the main one
+  const int main_phase = static_cast<int>(pre.size());
+  for (const TrainPhase& ph : pre)
+    ENGRAM_CHECK(ph.max_epochs >= 1 && ph.patience >= 0 && std::isfinite(ph.lr) && ph.lr >= 0,
+                 "trainer: phase '{}' needs max_epochs >= 1, patience >= 0 and lr >= 0", ph.name);
 
   TrainSummary sum;
+  // ---- the position (phase, step within it, epoch, batch) and the phase's best / patience
+  int phase = 0;
+  int64_t offset = 0;  // steps of the phases before this one (metrics count steps over the whole run)
   int64_t step = 0;
   int start_epoch = 0;
   int64_t start_index = 0;
   bool has_best = false;
   double best = 0;
   int bad_validations = 0;
+  nlohmann::json plateau_state, extra_state;
 
   // ---- resume
   const fs::path last_dir = dir / "last", best_dir = dir / "best";
   io::remove_checkpoint_leftovers(last_dir);  // and recover last/ from an interrupted swap
   io::remove_checkpoint_leftovers(best_dir);
   double prior_seconds = 0;  // training seconds of earlier sessions (resume)
+  std::optional<io::CheckpointInfo> resumed;
   if (fs::exists(last_dir)) {
-    io::CheckpointInfo info = io::load_checkpoint(last_dir, params, opt);
-    ENGRAM_CHECK(info.model_name == task_.model_name(), "run dir {} holds a '{}' model, not '{}'", dir.string(),
-                 info.model_name, task_.model_name());
-    const nlohmann::json& t = info.trainer;
+    resumed = io::read_checkpoint_info(last_dir);
+    ENGRAM_CHECK(resumed->model_name == task_.model_name(), "run dir {} holds a '{}' model, not '{}'", dir.string(),
+                 resumed->model_name, task_.model_name());
+    const nlohmann::json& t = resumed->trainer;
     ENGRAM_CHECK(t.is_object() && t.contains("step"), "{}: trainer.json lacks the training position", last_dir.string());
-    step = t.at("step").get<int64_t>();
+    // A checkpoint without a phase predates phases: it is in the main phase.
+    phase = t.value("phase", main_phase);
+    ENGRAM_CHECK(phase >= 0 && phase <= main_phase, "{}: phase {} of a task with {} phases", last_dir.string(), phase,
+                 main_phase + 1);
+    offset = t.value("offset", int64_t{0});
+    step = t.at("step").get<int64_t>() - offset;
     start_epoch = t.at("epoch").get<int>();
     start_index = t.at("next_batch").get<int64_t>();
     has_best = t.value("has_best", false);
     best = t.value("best", 0.0);
     bad_validations = t.value("bad_validations", 0);
-    if (t.contains("plateau")) plateau.load_state_scalars(scalars_from_json(t.at("plateau")));
-    if (t.contains("extra")) task_.load_extra_state(t.at("extra"));
+    if (t.contains("plateau")) plateau_state = t.at("plateau");
+    if (t.contains("extra")) extra_state = t.at("extra");
     prior_seconds = t.value("elapsed_s", 0.0);
     sum.resumed = true;
   }
   // Lines logged after the checkpoint resumed from would be logged again: keep each step once.
-  if (sum.resumed) truncate_metrics_after(dir / "metrics.jsonl", step);
+  if (sum.resumed) truncate_metrics_after(dir / "metrics.jsonl", offset + step);
   MetricsLog metrics(dir / "metrics.jsonl");
   ProgressLine progress;
-  if (sum.resumed) {
-    // A run that already reached its step or epoch limit, or stopped early, is finished: running
-    // it again changes nothing (raise train.max_steps / max_epochs to train further).
-    const bool steps_done = cfg_.max_steps > 0 && step >= cfg_.max_steps;
-    const bool epochs_done = cfg_.max_epochs > 0 && start_epoch >= cfg_.max_epochs;
-    const bool stopped_early = cfg_.patience > 0 && bad_validations >= cfg_.patience;
-    if (steps_done || epochs_done || stopped_early) {
-      progress.print(fmt::format("{} is finished at step {} ({}); nothing to do", dir.string(), step,
-                                 steps_done ? "train.max_steps" : epochs_done ? "train.max_epochs" : "early stopping"));
-      sum.steps = step;
-      sum.epochs_done = start_epoch;
-      sum.best_metric = best;
-      sum.early_stopped = stopped_early;
-      sum.seconds = 0;
-      return sum;
-    }
-    progress.print(fmt::format("resuming {} at step {} (epoch {}, batch {})", dir.string(), step, start_epoch + 1,
-                               start_index));
-  }
-
   const int64_t per_epoch = task_.batches_per_epoch();
   ENGRAM_CHECK(per_epoch > 0, "trainer: the task has no training batches");
-  const int64_t total_steps = cfg_.max_steps > 0 ? cfg_.max_steps : per_epoch * cfg_.max_epochs;
 
-  int64_t last_saved_step = -1;
-  auto trainer_state = [&](int epoch, int64_t next_batch) {
-    nlohmann::json t;
-    t["step"] = step;
-    t["epoch"] = epoch;
-    t["next_batch"] = next_batch;
-    t["has_best"] = has_best;
-    t["best"] = best;
-    t["bad_validations"] = bad_validations;
-    t["plateau"] = scalars_to_json(plateau.state_scalars());
-    t["seed"] = cfg_.seed;
-    t["extra"] = task_.extra_state();
-    t["elapsed_s"] = prior_seconds + seconds_since(t0);
-    return t;
-  };
-  auto save = [&](const fs::path& where, int epoch, int64_t next_batch, bool with_optimizer) {
-    io::CheckpointData d;
-    d.model_name = task_.model_name();
-    d.config = task_.model_config();
-    d.params = &params;
-    d.optimizer = with_optimizer ? opt : nullptr;
-    d.trainer = trainer_state(epoch, next_batch);
-    d.files = task_.checkpoint_files();
-    io::save_checkpoint(where, d);
-    if (with_optimizer) last_saved_step = step;
-  };
-  // Position after the batch just done: (epoch, index + 1), rolled over at the epoch's end.
-  auto position_after = [&](int epoch, int64_t index) {
-    return index + 1 >= per_epoch ? std::pair<int, int64_t>{epoch + 1, 0} : std::pair<int, int64_t>{epoch, index + 1};
-  };
-
-  bool stop = false;
-  auto validate = [&](int epoch, int64_t index) {
-    Metrics m = task_.validate();
-    const std::string key = task_.primary_metric();
-    ENGRAM_CHECK(m.count(key), "validation did not report the primary metric '{}'", key);
-    const double v = m.at(key);
-    const bool improved = !has_best || (task_.higher_is_better() ? v > best : v < best);
-    if (improved) {
-      best = v;
-      has_best = true;
-      bad_validations = 0;
-    } else {
-      ++bad_validations;
+  bool stop_run = false;  // a time limit: the run ends resumable, wherever it is
+  for (; phase <= main_phase && !stop_run; ++phase) {
+    const bool is_main = phase == main_phase;
+    task_.begin_phase(phase);
+    // This phase's limits and learning rate: the main phase is the config's; an earlier phase has
+    // its epochs, patience and a constant lr.
+    TrainerConfig pc = cfg_;
+    if (!is_main) {
+      pc.max_epochs = pre[phase].max_epochs;
+      pc.max_steps = 0;
+      pc.patience = pre[phase].patience;
+      pc.optimizer.lr = pre[phase].lr;
+      pc.schedule = optim::ScheduleConfig{.name = "constant"};
     }
-    if (plateau_mode) opt->set_lr(plateau.observe(v));
-    task_.after_validation(m);
-    // elapsed_s: training wall clock so far, earlier sessions of a resumed run included.
-    nlohmann::json j = {{"event", "valid"}, {"step", step}, {"epoch", epoch + 1}, {"lr", opt->lr()},
-                        {"elapsed_s", prior_seconds + seconds_since(t0)}};
-    for (const auto& [k, val] : m) j[k] = val;
-    metrics.write(j);
-    sum.last_valid = m;
-    auto [e, i] = position_after(epoch, index);
-    if (improved) save(best_dir, e, i, false);
-    if (cfg_.checkpoint_every == 0) save(last_dir, e, i, true);
-    progress.print(fmt::format("valid step {}  {}{}", step, metrics_text(m), improved ? "  (best)" : ""));
-    if (cfg_.patience > 0 && bad_validations >= cfg_.patience) {
-      progress.print(fmt::format("early stopping: {} validations without improvement", bad_validations));
-      sum.early_stopped = true;
-      stop = true;
+    Updater updater(task_, pc);  // a fresh optimizer per phase
+    optim::Optimizer* opt = &updater.optimizer();
+    const bool plateau_mode = pc.schedule.is_plateau();
+    std::unique_ptr<optim::LrSchedule> schedule;
+    optim::ReduceOnPlateau plateau = optim::make_plateau(
+        plateau_mode ? pc.schedule : optim::ScheduleConfig{.name = "plateau", .maximize = task_.higher_is_better()},
+        pc.optimizer.lr);
+    if (!plateau_mode) schedule = optim::make_schedule(pc.schedule, pc.optimizer.lr);
+    if (resumed) {  // the checkpoint is of this phase: its parameters, optimizer, plateau and task state
+      io::load_checkpoint(last_dir, params, opt);
+      if (plateau_state.is_object()) plateau.load_state_scalars(scalars_from_json(plateau_state));
+      if (!extra_state.is_null()) task_.load_extra_state(extra_state);
+      resumed.reset();
+      // A phase that already reached its limits, or stopped early, is done; a finished run
+      // run again changes nothing (raise train.max_steps / max_epochs to train further).
+      const bool steps_done = pc.max_steps > 0 && step >= pc.max_steps;
+      const bool epochs_done = pc.max_epochs > 0 && start_epoch >= pc.max_epochs;
+      const bool stopped_early = pc.patience > 0 && bad_validations >= pc.patience;
+      if (steps_done || epochs_done || stopped_early) {
+        if (is_main) {
+          progress.print(fmt::format("{} is finished at step {} ({}); nothing to do", dir.string(), offset + step,
+                                     steps_done ? "train.max_steps" : epochs_done ? "train.max_epochs" : "early stopping"));
+          sum.phase = phase;
+          sum.steps = offset + step;
+          sum.epochs_done = start_epoch;
+          sum.best_metric = best;
+          sum.early_stopped = stopped_early;
+          return sum;
+        }
+        offset += step;
+        step = 0, start_epoch = 0, start_index = 0, has_best = false, best = 0, bad_validations = 0;
+        continue;
+      }
+      progress.print(fmt::format("resuming {} at step {} (epoch {}, batch {}{})", dir.string(), offset + step,
+                                 start_epoch + 1, start_index, is_main ? "" : ", phase " + pre[phase].name));
+    } else if (!is_main) {
+      progress.print(fmt::format("phase {}: up to {} epochs at lr {:.3g}", pre[phase].name, pc.max_epochs,
+                                 pc.optimizer.lr));
     }
-  };
+    const int64_t total_steps = pc.max_steps > 0 ? pc.max_steps : per_epoch * pc.max_epochs;
 
-  double window_loss = 0;
-  int64_t window_units = 0, window_steps = 0;
-  int bad_in_row = 0;  // consecutive non-finite batches (the NaN guard)
-  auto window_t0 = Clock::now();
-  const int64_t start_step = step;
-  int epoch = start_epoch;
-  for (; epoch < cfg_.max_epochs || cfg_.max_epochs == 0; ++epoch) {
-    if (stop) break;
-    task_.begin_epoch(epoch, cfg_.seed);
-    int64_t index = epoch == start_epoch ? start_index : 0;
-    for (; index < per_epoch; ++index) {
-      if (!plateau_mode) opt->set_lr(schedule->lr(step));
-      const Updater::Result u = updater.update(index);
-      const BatchResult& r = u.batch;
-      if (u.skipped) {
-        const double norm = u.grad_norm;
-        const std::string& where = u.bad_param;
-        progress.print(fmt::format("warning: step {} (epoch {}, batch {}): non-finite loss {} or gradient norm {}{}; "
-                                   "update skipped", step + 1, epoch + 1, index, r.loss_sum, norm,
-                                   where.empty() ? "" : " (first in " + where + ")"));
-        metrics.write({{"event", "nan"}, {"step", step + 1}, {"epoch", epoch + 1}, {"batch", index}, {"param", where}});
-        ++bad_in_row;
-        ENGRAM_CHECK(cfg_.max_bad_steps == 0 || bad_in_row < cfg_.max_bad_steps,
-                     "stopped: {} batches in a row had a non-finite loss or gradient (the last at step {}{}); "
-                     "lower the learning rate or clip harder (train.clip)", bad_in_row, step + 1,
-                     where.empty() ? "" : ", parameter " + where);
+    int64_t last_saved_step = -1;
+    auto trainer_state = [&](int epoch, int64_t next_batch) {
+      nlohmann::json t;
+      t["phase"] = phase;
+      t["offset"] = offset;
+      t["step"] = offset + step;
+      t["epoch"] = epoch;
+      t["next_batch"] = next_batch;
+      t["has_best"] = has_best;
+      t["best"] = best;
+      t["bad_validations"] = bad_validations;
+      t["plateau"] = scalars_to_json(plateau.state_scalars());
+      t["seed"] = cfg_.seed;
+      t["extra"] = task_.extra_state();
+      t["elapsed_s"] = prior_seconds + seconds_since(t0);
+      return t;
+    };
+    auto save = [&](const fs::path& where, int epoch, int64_t next_batch, bool with_optimizer) {
+      io::CheckpointData d;
+      d.model_name = task_.model_name();
+      d.config = task_.model_config();
+      d.params = &params;
+      d.optimizer = with_optimizer ? opt : nullptr;
+      d.trainer = trainer_state(epoch, next_batch);
+      d.files = task_.checkpoint_files();
+      io::save_checkpoint(where, d);
+      if (with_optimizer) last_saved_step = step;
+    };
+    // Position after the batch just done: (epoch, index + 1), rolled over at the epoch's end.
+    auto position_after = [&](int epoch, int64_t index) {
+      return index + 1 >= per_epoch ? std::pair<int, int64_t>{epoch + 1, 0} : std::pair<int, int64_t>{epoch, index + 1};
+    };
+
+    bool stop = false;
+    auto validate = [&](int epoch, int64_t index) {
+      Metrics m = task_.validate();
+      const std::string key = task_.primary_metric();
+      ENGRAM_CHECK(m.count(key), "validation did not report the primary metric '{}'", key);
+      const double v = m.at(key);
+      const bool improved = !has_best || (task_.higher_is_better() ? v > best : v < best);
+      if (improved) {
+        best = v;
+        has_best = true;
+        bad_validations = 0;
       } else {
-        bad_in_row = 0;
+        ++bad_validations;
       }
-      ++step;
-      window_loss += r.loss_sum;
-      window_units += r.units;
-      ++window_steps;
-      if (on_step) on_step(step);
-      if (step % cfg_.log_every == 0) {
-        const double secs = seconds_since(window_t0);
-        const double loss = window_units ? window_loss / window_units : 0;
-        const double rate = secs > 0 ? window_units / secs : 0;
-        const double eta = (total_steps - step) * (secs / std::max<int64_t>(window_steps, 1));
-        const bool ppl = task_.reports_perplexity();
-        progress.update(fmt::format("step {}  epoch {}  loss {:.4f}{}  {:.0f} units/s  lr {:.3g}  ETA {}", step,
-                                    epoch + 1, loss,
-                                    ppl ? fmt::format("  ppl {:.2f}", std::exp(std::min(loss, 50.0))) : "", rate,
-                                    opt->lr(), format_duration(eta)));
-        nlohmann::json line = {{"event", "train"}, {"step", step}, {"epoch", epoch + 1}, {"loss", loss}};
-        if (ppl) line["ppl"] = std::exp(std::min(loss, 50.0));
-        line["units_per_s"] = rate;
-        line["lr"] = opt->lr();
-        metrics.write(line);
-        window_loss = 0;
-        window_units = window_steps = 0;
-        window_t0 = Clock::now();
+      if (plateau_mode) opt->set_lr(plateau.observe(v));
+      task_.after_validation(m);
+      // elapsed_s: training wall clock so far, earlier sessions of a resumed run included.
+      nlohmann::json j = {{"event", "valid"}, {"step", offset + step}, {"epoch", epoch + 1}, {"lr", opt->lr()},
+                          {"elapsed_s", prior_seconds + seconds_since(t0)}};
+      if (!is_main) j["phase"] = pre[phase].name;
+      for (const auto& [k, val] : m) j[k] = val;
+      metrics.write(j);
+      sum.last_valid = m;
+      auto [e, i] = position_after(epoch, index);
+      if (improved && is_main) save(best_dir, e, i, false);  // best/ is the main phase's
+      if (pc.checkpoint_every == 0) save(last_dir, e, i, true);
+      progress.print(fmt::format("valid step {}  {}{}", offset + step, metrics_text(m), improved ? "  (best)" : ""));
+      if (pc.patience > 0 && bad_validations >= pc.patience) {
+        progress.print(fmt::format("{}: {} validations without improvement", is_main ? "early stopping" : "end of phase",
+                                   bad_validations));
+        if (is_main) sum.early_stopped = true;
+        stop = true;
       }
-      if (cfg_.valid_every > 0 && step % cfg_.valid_every == 0) validate(epoch, index);
-      if (cfg_.checkpoint_every > 0 && step % cfg_.checkpoint_every == 0) {
-        auto [e, i] = position_after(epoch, index);
-        save(last_dir, e, i, true);
-      }
-      const bool out_of_time = cfg_.max_minutes > 0 && seconds_since(t0) > cfg_.max_minutes * 60;
-      if ((cfg_.max_steps > 0 && step >= cfg_.max_steps) || out_of_time) {
-        if (out_of_time) progress.print(fmt::format("time limit of {} minutes reached", cfg_.max_minutes));
-        const bool just_validated = cfg_.valid_every > 0 && step % cfg_.valid_every == 0;
-        if (!just_validated) validate(epoch, index);
-        if (last_saved_step != step) {
+    };
+
+    double window_loss = 0;
+    int64_t window_units = 0, window_steps = 0;
+    int bad_in_row = 0;  // consecutive non-finite batches (the NaN guard)
+    auto window_t0 = Clock::now();
+    const int64_t start_step = step;
+    int epoch = start_epoch;
+    for (; epoch < pc.max_epochs || pc.max_epochs == 0; ++epoch) {
+      if (stop) break;
+      task_.begin_epoch(epoch, cfg_.seed);
+      int64_t index = epoch == start_epoch ? start_index : 0;
+      for (; index < per_epoch; ++index) {
+        if (!plateau_mode) opt->set_lr(schedule->lr(step));
+        const Updater::Result u = updater.update(index);
+        const BatchResult& r = u.batch;
+        if (u.skipped) {
+          const double norm = u.grad_norm;
+          const std::string& where = u.bad_param;
+          progress.print(fmt::format("warning: step {} (epoch {}, batch {}): non-finite loss {} or gradient norm {}{}; "
+                                     "update skipped", offset + step + 1, epoch + 1, index, r.loss_sum, norm,
+                                     where.empty() ? "" : " (first in " + where + ")"));
+          metrics.write({{"event", "nan"}, {"step", offset + step + 1}, {"epoch", epoch + 1}, {"batch", index},
+                         {"param", where}});
+          ++bad_in_row;
+          ENGRAM_CHECK(pc.max_bad_steps == 0 || bad_in_row < pc.max_bad_steps,
+                       "stopped: {} batches in a row had a non-finite loss or gradient (the last at step {}{}); "
+                       "lower the learning rate or clip harder (train.clip)", bad_in_row, offset + step + 1,
+                       where.empty() ? "" : ", parameter " + where);
+        } else {
+          bad_in_row = 0;
+        }
+        ++step;
+        window_loss += r.loss_sum;
+        window_units += r.units;
+        ++window_steps;
+        if (on_step) on_step(offset + step);
+        if (step % pc.log_every == 0) {
+          const double secs = seconds_since(window_t0);
+          const double loss = window_units ? window_loss / window_units : 0;
+          const double rate = secs > 0 ? window_units / secs : 0;
+          const double eta = (total_steps - step) * (secs / std::max<int64_t>(window_steps, 1));
+          const bool ppl = task_.reports_perplexity();
+          progress.update(fmt::format("step {}  epoch {}  loss {:.4f}{}  {:.0f} units/s  lr {:.3g}  ETA {}",
+                                      offset + step, epoch + 1, loss,
+                                      ppl ? fmt::format("  ppl {:.2f}", std::exp(std::min(loss, 50.0))) : "", rate,
+                                      opt->lr(), format_duration(eta)));
+          nlohmann::json line = {{"event", "train"}, {"step", offset + step}, {"epoch", epoch + 1}, {"loss", loss}};
+          if (!is_main) line["phase"] = pre[phase].name;
+          if (ppl) line["ppl"] = std::exp(std::min(loss, 50.0));
+          line["units_per_s"] = rate;
+          line["lr"] = opt->lr();
+          metrics.write(line);
+          window_loss = 0;
+          window_units = window_steps = 0;
+          window_t0 = Clock::now();
+        }
+        if (pc.valid_every > 0 && step % pc.valid_every == 0) validate(epoch, index);
+        if (pc.checkpoint_every > 0 && step % pc.checkpoint_every == 0) {
           auto [e, i] = position_after(epoch, index);
           save(last_dir, e, i, true);
         }
-        stop = true;
+        const bool out_of_time = cfg_.max_minutes > 0 && seconds_since(t0) > cfg_.max_minutes * 60;
+        if ((pc.max_steps > 0 && step >= pc.max_steps) || out_of_time) {
+          if (out_of_time) progress.print(fmt::format("time limit of {} minutes reached", cfg_.max_minutes));
+          const bool just_validated = pc.valid_every > 0 && step % pc.valid_every == 0;
+          if (!just_validated) validate(epoch, index);
+          if (last_saved_step != step) {
+            auto [e, i] = position_after(epoch, index);
+            save(last_dir, e, i, true);
+          }
+          stop = true;
+          stop_run = stop_run || out_of_time;
+        }
+        if (stop) break;
       }
       if (stop) break;
+      if (pc.valid_every == 0) validate(epoch, per_epoch - 1);
     }
-    if (stop) break;
-    if (cfg_.valid_every == 0) validate(epoch, per_epoch - 1);
+    if (!stop && step > start_step && last_saved_step != step) save(last_dir, epoch, 0, true);
+    sum.phase = phase;
+    sum.steps = offset + step;
+    sum.epochs_done = epoch;
+    if (is_main) sum.best_metric = best;
+    if (!is_main && !stop_run) {  // on to the next phase, from the parameters this one ends with
+      offset += step;
+      step = 0, start_epoch = 0, start_index = 0, has_best = false, best = 0, bad_validations = 0;
+      plateau_state = nullptr;
+      extra_state = nullptr;
+    }
   }
-  if (!stop && step > start_step && last_saved_step != step) save(last_dir, epoch, 0, true);
-  sum.steps = step;
-  sum.epochs_done = epoch;
-  sum.best_metric = best;
   sum.seconds = seconds_since(t0);
   return sum;
 }

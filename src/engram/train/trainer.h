@@ -3,6 +3,8 @@
 // metrics JSONL, and resume. The model side is a TrainTask: it owns data order and the forward +
 // backward of one batch; the Trainer owns everything around it.
 //
+// Phases (TrainTask::phases) run in order inside one run: trainer.json records the phase, so a
+// resumed run continues in the phase it was in.
 // Run directory layout (DIR = TrainerConfig::run_dir):
 //   DIR/last/      checkpoint after the most recent save (params + optimizer + trainer.json)
 //   DIR/best/      checkpoint with the best validation metric so far (params + trainer.json)
@@ -84,6 +86,17 @@ struct BatchResult {
 // Validation metrics by name; the task names which one decides "best".
 using Metrics = std::map<std::string, double>;
 
+// A training phase before the main one (MemN2N's linear start): its own epochs, patience and
+// constant learning rate, a fresh optimizer, epochs and steps counted from 0 (so its data order
+// and draws are those of a run of its own), validation on the task's primary metric of the phase;
+// best/ is kept for the main phase only. The main phase is the Trainer's config.
+struct TrainPhase {
+  std::string name;   // "linear_start"
+  int max_epochs = 1;
+  int patience = 0;   // end the phase after this many validations without improvement (0 = never)
+  float lr = 0;
+};
+
 class TrainTask {
  public:
   virtual ~TrainTask() = default;
@@ -109,7 +122,11 @@ class TrainTask {
   // is a usable model directory.
   virtual std::vector<std::filesystem::path> checkpoint_files() const { return {}; }
   virtual void load_extra_state(const nlohmann::json&) {}
-  // Told after each validation (e.g. to end MemN2N's linear start); optional.
+  // Phases before the main one, in order (one resumable run goes through all of them, then the
+  // main phase); begin_phase(p) is called as phase p starts (p == phases().size(): the main one).
+  virtual std::vector<TrainPhase> phases() const { return {}; }
+  virtual void begin_phase(int phase) {}
+  // Told after each validation; optional.
   virtual void after_validation(const Metrics&) {}
   // Whether the loss per unit is a cross-entropy in nats, so exp(loss) is a perplexity worth
   // showing (not for the NTM's bits per sequence).
@@ -140,6 +157,7 @@ class Updater {
 };
 
 struct TrainSummary {
+  int phase = 0;       // the phase the run ended in (TrainTask::phases().size() = the main one)
   int64_t steps = 0;
   int epochs_done = 0;
   double best_metric = 0;

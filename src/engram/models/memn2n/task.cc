@@ -156,6 +156,24 @@ train::BatchResult BabiTrainTask::train_batch(int64_t index) {
   return {loss.data()[0], count};
 }
 
+std::vector<train::TrainPhase> BabiTrainTask::phases() const {
+  const LinearStartConfig& ls = cfg_.task.linear_start;
+  if (!ls.enabled) return {};
+  return {{.name = "linear_start", .max_epochs = ls.max_epochs, .patience = ls.patience, .lr = ls.lr}};
+}
+
+void BabiTrainTask::begin_phase(int phase) { linear_start_ = cfg_.task.linear_start.enabled && phase == 0; }
+
+void BabiTrainTask::after_validation(const train::Metrics&) {
+  if (linear_start_) ++ls_epochs_;  // validation runs once an epoch
+}
+
+nlohmann::json BabiTrainTask::extra_state() const { return {{"linear_start_epochs", ls_epochs_}}; }
+
+void BabiTrainTask::load_extra_state(const nlohmann::json& j) {
+  if (j.is_object()) ls_epochs_ = j.value("linear_start_epochs", 0);
+}
+
 train::Metrics BabiTrainTask::validate() {
   const auto scores = models::evaluate_memn2n(model_, data_.valid, 256, linear_start_);
   const models::Memn2nScore& all = scores.at(0);
@@ -167,12 +185,6 @@ train::Metrics BabiTrainTask::validate() {
 namespace {
 
 void write_json(const fs::path& path, const nlohmann::json& j) { io::write_file_atomic(path, j.dump(2) + "\n"); }
-
-nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  ENGRAM_CHECK(in.good(), "cannot read {}", path.string());
-  return nlohmann::json::parse(in);
-}
 
 // Copies directory src to dst atomically (a temp copy renamed into place; dst replaced).
 void copy_dir(const fs::path& src, const fs::path& dst) {
@@ -198,33 +210,9 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
   models::Memn2n model(mc, init_rng);
   BabiSeedResult res;
   res.seed = seed;
-  double seconds = 0;
-
-  const fs::path ls_dir = run_dir / "linear_start", ls_done = ls_dir / "done.json";
-  if (cfg.task.linear_start.enabled) {
-    if (!fs::exists(ls_done)) {
-      BabiTrainTask task(cfg, model, data, /*linear_start=*/true, files);
-      train::TrainerConfig tc = cfg.train;
-      tc.run_dir = ls_dir.string();
-      tc.seed = static_cast<uint64_t>(seed);
-      tc.max_epochs = cfg.task.linear_start.max_epochs;
-      tc.max_steps = 0;
-      tc.patience = cfg.task.linear_start.patience;
-      tc.optimizer.lr = cfg.task.linear_start.lr;
-      tc.schedule = optim::ScheduleConfig{.name = "constant"};
-      const train::TrainSummary s = train::Trainer(task, tc).run();
-      seconds += s.seconds;
-      if (!s.early_stopped && s.epochs_done < tc.max_epochs) {  // stopped by a time limit
-        res.seconds = seconds;
-        res.valid_error = 1.0;
-        return res;
-      }
-      write_json(ls_done, {{"epochs", s.epochs_done}, {"steps", s.steps}, {"seconds", s.seconds}});
-    }
-    res.linear_start_epochs = read_json(ls_done).value("epochs", 0);
-    if (!fs::exists(run_dir / "last")) io::load_checkpoint(ls_dir / "last", model.params());
-  }
-
+  // One run: the linear-start phase (no memory softmax, constant lr), then the main phase (lr
+  // decayed every lr_decay_epochs); resumable in either. Run directories of the layout before
+  // phases (RUN/seed-S/linear_start/ + done.json) resume in their main phase.
   BabiTrainTask task(cfg, model, data, /*linear_start=*/false, files);
   train::TrainerConfig tc = cfg.train;
   tc.run_dir = run_dir.string();
@@ -233,8 +221,10 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
                                       .every = std::max<int64_t>(1, cfg.task.lr_decay_epochs * task.batches_per_epoch()),
                                       .gamma = cfg.task.lr_decay};
   const train::TrainSummary s = train::Trainer(task, tc).run();
-  res.seconds = seconds + s.seconds;
-  res.valid_error = s.best_metric;
+  res.seconds = s.seconds;
+  res.linear_start_epochs = task.linear_start_epochs();
+  // A run stopped by a time limit before its main phase has no valid error to select it by.
+  res.valid_error = s.phase < static_cast<int>(task.phases().size()) ? 1.0 : s.best_metric;
   res.best = run_dir / "best";
   return res;
 }

@@ -134,12 +134,21 @@ class BabiTrainTask : public train::TrainTask {
   std::string primary_metric() const override { return linear_start_ ? "loss" : "error"; }
   bool higher_is_better() const override { return false; }
   std::vector<std::filesystem::path> checkpoint_files() const override;
+  // Linear start (when enabled) as a phase before the main one: no memory softmax, its own epochs,
+  // patience and lr; its epoch count is kept with the checkpoint (extra_state).
+  std::vector<train::TrainPhase> phases() const override;
+  void begin_phase(int phase) override;
+  void after_validation(const train::Metrics& m) override;
+  nlohmann::json extra_state() const override;
+  void load_extra_state(const nlohmann::json& j) override;
+  int linear_start_epochs() const { return ls_epochs_; }
 
  private:
   BabiConfig cfg_;
   models::Memn2n& model_;
   const BabiData& data_;
   bool linear_start_;
+  int ls_epochs_ = 0;  // epochs of linear start done
   std::vector<std::filesystem::path> files_;
   std::vector<int32_t> order_;  // [train samples] this epoch's order
   int epoch_ = 0;
