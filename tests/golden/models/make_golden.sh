@@ -43,6 +43,14 @@ trap 'rm -rf "$work"' EXIT
   --set train.optimizer.lr=0.01 --set train.optimizer.eps=1e-8 --set train.optimizer.momentum=0 \
   --set train.log_every=1000 --set train.seed=1 --set train.run_dir="$work/ntm" >/dev/null
 
+"$engram" train "$root/configs/sst-treelstm-fine.yaml" --threads 1 --set data.dir="$data/sst" \
+  --set tree.embed=12 --set tree.hidden=12 --set data.max_vocab=400 --set train.max_epochs=1 --set train.seed=1 \
+  --set train.log_every=1000 --set train.run_dir="$work/tree" >/dev/null
+"$engram" train "$root/configs/pointer-sort.yaml" --threads 1 --set pointer.hidden=16 --set pointer.embed_dim=8 \
+  --set data.min_n=4 --set data.max_n=6 --set data.batch_size=32 --set data.batches_per_epoch=100 \
+  --set data.valid_instances=100 --set train.max_epochs=0 --set train.max_steps=800 --set train.seed=1 \
+  --set train.log_every=1000 --set train.run_dir="$work/pointer" >/dev/null
+
 # Only what loading needs: no optimizer state, trainer.json (it holds the wall time) or metrics.
 install_model() {  # install_model FAMILY SOURCE_DIR FILE...
   local family=$1 src=$2
@@ -54,6 +62,9 @@ install_model() {  # install_model FAMILY SOURCE_DIR FILE...
 install_model seq2seq "$work/seq2seq/best" config.yaml model.safetensors src.vocab.txt tgt.vocab.txt
 install_model memn2n "$work/memn2n/task-1/model" config.yaml model.safetensors vocab.txt data.yaml
 install_model ntm "$work/ntm/best" config.yaml model.safetensors
+install_model tree "$work/tree/best" config.yaml model.safetensors vocab.txt data.yaml
+install_model pointer "$work/pointer/best" config.yaml model.safetensors
+sed -i 's|^dir: [^#]*#|dir: ""  #|' "$here/tree/data.yaml"
 # data.yaml's dir is only eval's default data directory (load_babi_model reads the model's tasks
 # and batching from it, never the directory); '' = $ENGRAM_DATA_DIR/babi/en at eval time, so the
 # golden copy names no path of the machine that made it.
@@ -89,7 +100,22 @@ cat >"$here/ntm/cases.tsv" <<'EOF'
 2
 8 1 4
 EOF
+cat >"$here/tree/cases.tsv" <<'EOF'
+(3 (2 It) (4 (4 rocks)))
+(1 (2 The) (1 (1 movie) (0 (0 stinks))))
+a gorgeous , witty , seductive movie .
+the plot is dull and the acting is worse .
+(2 (2 It) (2 (2 is) (2 (2 a) (2 film))))
+an intelligent and moving drama
+EOF
+cat >"$here/pointer/cases.tsv" <<'EOF'
+0.5 0.1 0.9 0.3
+0.25 0.75 0.5 0.125 0.875
+0.9 0.8 0.7 0.6 0.5 0.4
+0.11 0.99 0.42 0.63
+0.3 0.2 0.1 0.6 0.5 0.4 output 3 2 1 6 5 4
+EOF
 
 ENGRAM_UPDATE_GOLDEN=1 "$test_models" --gtest_filter='GoldenModels.*' >/dev/null
 "$test_models" --gtest_filter='GoldenModels.*'
-du -b "$here"/seq2seq "$here"/memn2n "$here"/ntm
+du -b "$here"/seq2seq "$here"/memn2n "$here"/ntm "$here"/tree "$here"/pointer
