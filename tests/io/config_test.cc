@@ -244,6 +244,20 @@ TEST(Config, DuplicateKeysAndDeepNestingAreErrors) {
     EXPECT_NE(std::string(e.what()).find("deeper than 64"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(parse_yaml("a: {b: [1, 2], c: {d: 3}}\n", "ok.yaml"));
+  // A "billion laughs" document: 10 levels of aliases repeating the level below ten times (10^10
+  // nodes once expanded) is refused in bounded time (fuzzing found the walk exponential).
+  std::string laughs = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 10; ++i) {
+    laughs += fmt::format("l{}: &l{} [", i, i);
+    for (int k = 0; k < 10; ++k) laughs += fmt::format("{}*l{}", k ? ", " : "", i - 1);
+    laughs += "]\n";
+  }
+  try {
+    parse_yaml(laughs, "laughs.yaml");
+    ADD_FAILURE() << "an exponential alias document was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 1000000 nodes"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -170,10 +170,15 @@ std::string yaml_text(const YAML::Node& node) {
 namespace {
 
 // A key given twice in one map is an error (yaml-cpp would keep the first silently); so is a
-// document nested deeper than kMaxDepth (bounded recursion, whatever the input).
+// document nested deeper than kMaxDepth (bounded recursion, whatever the input) or with more than
+// kMaxNodes nodes once its aliases are expanded (a "billion laughs" document of a few hundred
+// bytes would otherwise cost exponential time here and in every walk of it).
 constexpr int kMaxDepth = 64;
-void check_keys(const YAML::Node& node, const std::string& source, int depth) {
+constexpr int64_t kMaxNodes = 1'000'000;
+void check_keys(const YAML::Node& node, const std::string& source, int depth, int64_t& nodes) {
   ENGRAM_CHECK(depth <= kMaxDepth, "{}: YAML nested deeper than {} levels", source, kMaxDepth);
+  ENGRAM_CHECK(++nodes <= kMaxNodes, "{}: YAML of more than {} nodes (counting each alias as what it repeats)",
+               source, kMaxNodes);
   if (node.IsMap()) {
     std::set<std::string> seen;
     for (const auto& kv : node) {
@@ -182,10 +187,10 @@ void check_keys(const YAML::Node& node, const std::string& source, int depth) {
         ENGRAM_CHECK(seen.insert(key).second, "{}: line {}: duplicate key '{}'", source, kv.first.Mark().line + 1,
                      key);
       }
-      check_keys(kv.second, source, depth + 1);
+      check_keys(kv.second, source, depth + 1, nodes);
     }
   } else if (node.IsSequence()) {
-    for (const auto& item : node) check_keys(item, source, depth + 1);
+    for (const auto& item : node) check_keys(item, source, depth + 1, nodes);
   }
 }
 
@@ -194,7 +199,8 @@ void check_keys(const YAML::Node& node, const std::string& source, int depth) {
 YAML::Node parse_yaml(const std::string& text, const std::string& source) {
   try {
     YAML::Node root = YAML::Load(text);
-    check_keys(root, source, 0);
+    int64_t nodes = 0;
+    check_keys(root, source, 0, nodes);
     return root;
   } catch (const YAML::Exception& e) {
     throw Error(fmt::format("{}: YAML error at line {}, column {}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg));
@@ -208,7 +214,8 @@ YAML::Node load_yaml_file(const std::filesystem::path& file) {
                "{}: a config file of more than 16 MiB", file.string());
   try {
     YAML::Node root = YAML::LoadFile(file.string());
-    check_keys(root, file.string(), 0);
+    int64_t nodes = 0;
+    check_keys(root, file.string(), 0, nodes);
     return root;
   } catch (const YAML::BadFile&) {
     throw Error(fmt::format("{}: cannot read config file", file.string()));
