@@ -200,6 +200,30 @@ TEST_F(CheckpointErrors, NonFiniteWeightsAreRefusedAndOverwriteNothing) {
   }
 }
 
+// An optimizer state whose step is not a whole number >= 0 is refused before anything is copied
+// (fuzzing found the parameters overwritten before the step was checked).
+TEST_F(CheckpointErrors, BadOptimizerStepOverwritesNothing) {
+  const fs::path f = dir() / "optimizer.safetensors";
+  std::string bytes = testing::read_bytes(f);
+  const auto at = bytes.find("\"step\":\"");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = bytes.find('"', at + 8);
+  bytes.replace(at + 8, end - (at + 8), "1.5");  // the header's JSON: same length or not, re-pad below
+  // Keep the 8-byte header length consistent: rewrite it for the new header size.
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  n += 3 - (end - (at + 8));
+  std::memcpy(bytes.data(), &n, 8);
+  testing::write_bytes(f, bytes);
+  nn::ParamStore s;
+  build(s, 2.0f);
+  const float before = s.value(0).data[0];
+  optim::Adam opt(s);
+  expect_message(error_of([&] { load_checkpoint(dir(), s, &opt); }), {"invalid step count 1.5"});
+  EXPECT_EQ(s.value(0).data[0], before);
+  EXPECT_EQ(opt.steps(), 0);
+}
+
 TEST_F(CheckpointErrors, UnknownTopLevelConfigKey) {
   const fs::path cfg = dir() / "config.yaml";
   testing::write_bytes(cfg, testing::read_bytes(cfg) + "extra: 1\n");

@@ -349,12 +349,13 @@ CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, o
     model_values.push_back(read_checked(model, *model_entries[i], param_refs[i].shape.numel(), param_refs[i].name));
   for (size_t i = 0; i < state.size(); ++i)
     state_values.push_back(read_checked(*opt_file, *state_entries[i], state[i].shape.numel(), state[i].name));
+  // The scalars are checked (and set) first: what follows cannot fail, so a refused checkpoint
+  // leaves the parameters and the optimizer's tensors as they were.
+  if (optimizer) optimizer->load_state_scalars(scalars);
   for (size_t i = 0; i < param_refs.size(); ++i)
     std::copy(model_values[i].begin(), model_values[i].end(), param_refs[i].data);
-  if (optimizer) {
+  if (optimizer)
     for (size_t i = 0; i < state.size(); ++i) std::copy(state_values[i].begin(), state_values[i].end(), state[i].data);
-    optimizer->load_state_scalars(scalars);
-  }
   return info;
 }
 

@@ -62,8 +62,11 @@ void Optimizer::load_state_scalars(const std::map<std::string, double>& scalars)
   ENGRAM_CHECK(it != scalars.end(), "{} optimizer state has no 'step' scalar", kind());
   ENGRAM_CHECK(it->second >= 0 && it->second == std::floor(it->second) && it->second < 9.007199254740992e15,
                "{} optimizer state has an invalid step count {}", kind(), it->second);
+  auto lr = scalars.find("lr");
+  ENGRAM_CHECK(lr == scalars.end() || (std::isfinite(lr->second) && lr->second >= 0),
+               "{} optimizer state has an invalid learning rate {}", kind(), lr == scalars.end() ? 0.0 : lr->second);
   step_ = static_cast<int64_t>(it->second);
-  if (auto lr = scalars.find("lr"); lr != scalars.end()) set_lr(static_cast<float>(lr->second));
+  if (lr != scalars.end()) set_lr(static_cast<float>(lr->second));
 }
 
 }  // namespace engram::optim
