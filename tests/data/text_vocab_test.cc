@@ -1,6 +1,9 @@
 // Line reading (UTF-8 validation, CRLF, gzip), tokenising helpers and the word Vocab.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "data/test_util.h"
 #include "engram/core/error.h"
 #include "engram/data/text.h"
@@ -59,6 +62,22 @@ TEST_F(CorpusTest, GzipInput) {
     EXPECT_NE(err.find("gzip-compressed input"), std::string::npos) << err;
     EXPECT_NE(err.find("gunzip -k " + p), std::string::npos) << err;
   }
+}
+
+// A gzip file cut short is an error, not fewer lines (fuzzing found it read as a clean end of
+// file): every prefix of the real val.en.gz, from the header on, is refused.
+TEST_F(CorpusTest, TruncatedGzipIsAnError) {
+  if (!gzip_supported()) GTEST_SKIP() << "*** SKIPPING: this build has no zlib ***";
+  std::ifstream in(path("multi30k/raw/val.en.gz"), std::ios::binary);
+  const std::string bytes(std::istreambuf_iterator<char>(in), {});
+  ASSERT_GT(bytes.size(), 1000u);
+  testing::TempDir tmp;
+  for (size_t keep : {size_t{10}, size_t{11}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 1}) {
+    const std::string cut = tmp.write("cut.gz", bytes.substr(0, keep));
+    const std::string err = error_of([&] { read_lines(cut); });
+    EXPECT_NE(err.find("truncated or damaged gzip data"), std::string::npos) << keep << " bytes: " << err;
+  }
+  EXPECT_EQ(read_lines(tmp.write("whole.gz", bytes)).size(), 1014u);
 }
 
 TEST(Vocab, SpecialTokensAndBuildOrder) {

@@ -56,6 +56,8 @@ std::string read_raw(const std::string& path) {
   return std::move(ss).str();
 }
 
+constexpr size_t kMaxGunzipBytes = size_t{4} << 30;  // a decompression bomb stops here (docs/limits.md)
+
 std::string gunzip_file(const std::string& path) {
 #if defined(ENGRAM_WITH_ZLIB) && ENGRAM_WITH_ZLIB
   gzFile f = gzopen(path.c_str(), "rb");
@@ -72,8 +74,14 @@ std::string gunzip_file(const std::string& path) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
+    ENGRAM_CHECK(out.size() <= kMaxGunzipBytes, "{}: decompresses to more than {} bytes (the limit of one file)",
+                 path, kMaxGunzipBytes);
   }
+  // A stream cut short reads as a clean end of file; zlib only says so through gzerror.
+  int errnum = Z_OK;
+  const std::string msg = gzerror(f, &errnum);
   gzclose(f);
+  ENGRAM_CHECK(errnum == Z_OK || errnum == Z_STREAM_END, "{}: truncated or damaged gzip data ({})", path, msg);
   return out;
 #else
   ENGRAM_CHECK(false,
