@@ -1,39 +1,41 @@
 #!/usr/bin/env bash
 # MemN2N training speed on bAbI 1k (20 tasks jointly), engram vs PyTorch (DESIGN.md "Benchmarking
-# fairly"): `engram babi speed` and bench/pytorch/memn2n.py (the training recipe's model: D 50, K 3
-# hops, adjacent tying, the authors' PE (pe_global), TE with random noise, memories padded to 50
-# slots with the empty ones in the softmax (null slots), summed cross-entropy, clip 40, SGD; same
-# data and batches) interleaved A B A B, REPS times each; prints medians with min-max spreads and
-# the speed-up as Markdown (stdout and $OUT). PyTorch runs with 1 and 2 threads and its better one
-# is the bar; its batches are built before its clock starts (engram's inside the timed loop).
+# fairly"): build/bench/memn2n_speed (bench/memn2n_speed.cc) and bench/pytorch/memn2n.py (the
+# training recipe's model: D 50, K 3 hops, adjacent tying, the authors' PE (pe_global), TE with
+# random noise, memories padded to 50 slots with the empty ones in the softmax (null slots),
+# summed cross-entropy, clip 40, SGD; same data and batches) interleaved A B A B, REPS times each;
+# prints medians with min-max spreads and the speed-up as Markdown (stdout and $OUT). PyTorch runs
+# with 1 and 2 threads and its better one is the bar; its batches are built before its clock
+# starts (engram's inside the timed loop).
 #
 # Usage: bench/memn2n_speed.sh
 # Environment (all optional):
-#   ENGRAM_BIN=path    the engram binary (default build/engram)
+#   BUILD=dir          build directory holding bench/memn2n_speed (default build)
 #   DATA=dir           bAbI directory (default ${ENGRAM_DATA_DIR:-../shared/data}/babi/en)
 #   REPS=N             repetitions per side (default 5)
 #   BATCH=N            batch size (default 32)
 #   STEPS=N            timed updates per measurement (default 1000 engram / TORCH_STEPS 200 PyTorch)
-#   OUT=file           Markdown output (default memn2n_speed_last.md next to ENGRAM_BIN)
+#   OUT=file           Markdown output (default $BUILD/memn2n_speed_last.md)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bin=${ENGRAM_BIN:-build/engram}
+build=${BUILD:-build}
+bin=$build/bench/memn2n_speed
 data=${DATA:-${ENGRAM_DATA_DIR:-$root/../shared/data}/babi/en}
 reps=${REPS:-5}
 batch=${BATCH:-32}
 steps=${STEPS:-1000}
 torch_steps=${TORCH_STEPS:-200}
-out=${OUT:-$(dirname "$bin")/memn2n_speed_last.md}
+out=${OUT:-$build/memn2n_speed_last.md}
 python=/usr/bin/python3
 libdir=/usr/lib/x86_64-linux-gnu
-[ -x "$bin" ] || { echo "memn2n_speed.sh: $bin missing (build it, or set ENGRAM_BIN)" >&2; exit 1; }
+[ -x "$bin" ] || { echo "memn2n_speed.sh: $bin missing (build it, or set BUILD)" >&2; exit 1; }
 [ -d "$data" ] || { echo "memn2n_speed.sh: bAbI directory $data missing (set DATA)" >&2; exit 1; }
 "$python" -c 'import torch' 2>/dev/null || { echo "memn2n_speed.sh: $python cannot import torch" >&2; exit 1; }
 
 engram_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-pthread"
-            "$bin" babi speed --data "$data" --batch "$batch" --steps "$steps" --threads 1)
+            "$bin" --data "$data" --batch "$batch" --steps "$steps" --threads 1)
 torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-openmp"
            OPENBLAS_CORETYPE=SkylakeX "$python" bench/pytorch/memn2n.py --data "$data" --batch "$batch"
            --threads 1,2 --steps "$torch_steps" --warmup 20)

@@ -1,37 +1,39 @@
 #!/usr/bin/env bash
 # NTM training speed, engram vs PyTorch, on the copy task (DESIGN.md "Benchmarking fairly"):
-# `engram ntm speed` and bench/pytorch/ntm.py (the same model, maths, data schedule and update)
-# interleaved A B A B, REPS times each; prints medians with min-max spreads and the speed-up as
-# Markdown (stdout and $OUT). PyTorch runs with 1 and 2 threads and its better one is the bar.
+# build/bench/ntm_speed (bench/ntm_speed.cc) and bench/pytorch/ntm.py (the same model, maths,
+# data schedule and update) interleaved A B A B, REPS times each; prints medians with min-max
+# spreads and the speed-up as Markdown (stdout and $OUT). PyTorch runs with 1 and 2 threads and
+# its better one is the bar.
 #
 # Usage: bench/ntm_speed.sh
 # Environment (all optional):
-#   ENGRAM_BIN=path    the engram binary (default build/engram)
+#   BUILD=dir          build directory holding bench/ntm_speed (default build)
 #   REPS=N             repetitions per side (default 5)
 #   BATCHES=1,16       batch sizes
 #   STEPS=N            timed updates per measurement (default 100 engram / TORCH_STEPS 40 PyTorch;
 #                      multiples of 20 so every length 1..20 is done equally often)
 #   TORCH_THREADS=1,2  PyTorch thread counts (its best is the bar; on a loaded machine 2 OpenMP
 #                      threads spin-wait and only slow it down, so 1 may be all that is worth timing)
-#   OUT=file           Markdown output (default ntm_speed_last.md next to ENGRAM_BIN)
+#   OUT=file           Markdown output (default $BUILD/ntm_speed_last.md)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bin=${ENGRAM_BIN:-build/engram}
+build=${BUILD:-build}
+bin=$build/bench/ntm_speed
 reps=${REPS:-5}
 batches=${BATCHES:-1,16}
 steps=${STEPS:-100}
 torch_steps=${TORCH_STEPS:-40}
 torch_threads=${TORCH_THREADS:-1,2}
-out=${OUT:-$(dirname "$bin")/ntm_speed_last.md}
+out=${OUT:-$build/ntm_speed_last.md}
 python=/usr/bin/python3
 libdir=/usr/lib/x86_64-linux-gnu
-[ -x "$bin" ] || { echo "ntm_speed.sh: $bin missing (build it, or set ENGRAM_BIN)" >&2; exit 1; }
+[ -x "$bin" ] || { echo "ntm_speed.sh: $bin missing (build it, or set BUILD)" >&2; exit 1; }
 "$python" -c 'import torch' 2>/dev/null || { echo "ntm_speed.sh: $python cannot import torch" >&2; exit 1; }
 
 engram_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-pthread"
-            "$bin" ntm speed --batch "$batches" --steps "$steps" --warmup 20 --threads 1)
+            "$bin" --batch "$batches" --steps "$steps" --warmup 20 --threads 1)
 torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-openmp"
            OPENBLAS_CORETYPE=SkylakeX "$python" bench/pytorch/ntm.py --batch "$batches" --threads "$torch_threads"
            --steps "$torch_steps" --warmup 5)

@@ -1,28 +1,29 @@
 #!/usr/bin/env bash
 # Seq2seq training and decoding speed, engram vs PyTorch (issue 3; DESIGN.md "Benchmarking
-# fairly"): `engram seq2seq speed` and bench/pytorch/seq2seq.py, the same architecture (bi-GRU
-# encoder 512 per direction, GRU decoder 512, additive attention, embeddings 256, vocab 8k,
-# batch 64, lengths 20), interleaved A B A B, REPS times each. Prints medians with min-max
-# spreads, the speed-ups, and the training step's GFLOP/s next to the machine's sgemm peak
-# (build/bench/blas_bench at 2048^3, dispatch, same thread count, measured in the same run).
+# fairly"): build/bench/seq2seq_speed (bench/seq2seq_speed.cc) and bench/pytorch/seq2seq.py, the
+# same architecture (bi-GRU encoder 512 per direction, GRU decoder 512, additive attention,
+# embeddings 256, vocab 8k, batch 64, lengths 20), interleaved A B A B, REPS times each. Prints
+# medians with min-max spreads, the speed-ups, and the training step's GFLOP/s next to the
+# machine's sgemm peak (build/bench/blas_bench at 2048^3, dispatch, same thread count, measured in
+# the same run).
 # Each side runs with 1 and 2 threads; each side's better thread count is its number.
 #
 # Usage: bench/seq2seq_speed.sh
 # Environment (all optional):
-#   ENGRAM_BIN=path   the engram binary (default build/engram)
+#   BUILD=dir         build directory holding bench/seq2seq_speed and bench/blas_bench (default build)
 #   REPS=N            repetitions per side (default 5)
 #   THREADS=1,2       thread counts tried on both sides
 #   STEPS=N           timed training steps per measurement (default 3)
 #   SENTENCES=N       sentences decoded per measurement (default 64)
 #   PRECISION=list    decoding precisions on both sides (default fp32,bf16; bf16: engram's
 #                     --precision bf16, PyTorch's model cast to bfloat16)
-#   OUT=file          Markdown output (default seq2seq_speed_last.md next to ENGRAM_BIN)
+#   OUT=file          Markdown output (default $BUILD/seq2seq_speed_last.md)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bin=${ENGRAM_BIN:-build/engram}
-build=$(dirname "$bin")
+build=${BUILD:-build}
+bin=$build/bench/seq2seq_speed
 reps=${REPS:-5}
 threads=${THREADS:-1,2}
 steps=${STEPS:-3}
@@ -31,7 +32,7 @@ precision=${PRECISION:-fp32,bf16}
 out=${OUT:-$build/seq2seq_speed_last.md}
 python=/usr/bin/python3
 libdir=/usr/lib/x86_64-linux-gnu
-[ -x "$bin" ] || { echo "seq2seq_speed.sh: $bin missing (build it, or set ENGRAM_BIN)" >&2; exit 1; }
+[ -x "$bin" ] || { echo "seq2seq_speed.sh: $bin missing (build it, or set BUILD)" >&2; exit 1; }
 [ -x "$build/bench/blas_bench" ] || { echo "seq2seq_speed.sh: $build/bench/blas_bench missing" >&2; exit 1; }
 "$python" -c 'import torch' 2>/dev/null || { echo "seq2seq_speed.sh: $python cannot import torch" >&2; exit 1; }
 
@@ -47,7 +48,7 @@ t0=$(date +%s)
 for rep in $(seq "$reps"); do
   for t in ${threads//,/ }; do
     echo "rep $rep/$reps: engram, $t thread(s)" >&2
-    "${engram_env[@]}" "$bin" seq2seq speed --threads "$t" --steps "$steps" --sentences "$sentences" \
+    "${engram_env[@]}" "$bin" --threads "$t" --steps "$steps" --sentences "$sentences" \
       --precision "$precision" > "$tmp/engram-$rep-t$t.txt"
   done
   echo "rep $rep/$reps: pytorch" >&2
@@ -57,7 +58,7 @@ for rep in $(seq "$reps"); do
     --benchmark_min_time=0.5 --benchmark_format=json > "$tmp/peak-$rep.json" 2>/dev/null
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-engram_example="${engram_env[*]} $bin seq2seq speed --threads T --steps $steps --sentences $sentences --precision $precision"
+engram_example="${engram_env[*]} $bin --threads T --steps $steps --sentences $sentences --precision $precision"
 
 "$python" - "$tmp" "$reps" "$threads" "$load0" "$load1" "$(( $(date +%s) - t0 ))" "$engram_example" \
   "${torch_cmd[*]}" <<'EOF' | tee "$out"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The PyTorch side of `bench/memn2n_speed.sh`: an End-To-End Memory Network of the same
-configuration as `engram babi speed` (models/memn2n.h), trained on the bAbI 1k tasks jointly,
+configuration as `build/bench/memn2n_speed` (models/memn2n/), trained on the bAbI 1k tasks jointly,
 measured in training questions per second.
 
 Same model, data and update: vocabulary over the train and test files of all 20 tasks, memory =

@@ -2,7 +2,7 @@
 """The PyTorch side of `bench/ntm_speed.sh`: a Neural Turing Machine of the same configuration as
 engram's (models/ntm.h) trained on the copy task, measured in training sequences per second.
 
-Same model, maths and update as `engram ntm speed`: LSTM controller (100 units) fed [x_t; r_{t-1}],
+Same model, maths and update as `build/bench/ntm_speed`: LSTM controller (100 units) fed [x_t; r_{t-1}],
 one read and one write head on a 128 x 20 memory initialised to 1e-6, heads addressing the memory
 before the step's write, raw head parameters [key | beta^ | g^ | s^ (3) | gamma^] through softplus /
 sigmoid / softmax / 1 + softplus, cosine content addressing, interpolation, circular shift -1..1,

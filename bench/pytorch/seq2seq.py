@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The PyTorch side of `bench/seq2seq_speed.sh`: the attention encoder-decoder of `engram seq2seq
-speed` (models/seq2seq.h, Bahdanau style), trained and decoded on random token data.
+"""The PyTorch side of `bench/seq2seq_speed.sh`: the attention encoder-decoder of
+`build/bench/seq2seq_speed` (models/seq2seq/, Bahdanau style), trained and decoded on random token data.
 
 Same architecture and maths: source embedding E -> bidirectional GRU (U units per direction,
 outputs [S, B, C = 2U]); decoder initial state tanh(W_bridge [h_fwd; h_bwd]); additive attention

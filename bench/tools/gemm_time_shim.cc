@@ -3,7 +3,7 @@
 // total and the 16 most expensive shapes to stderr. Calls made inside engram's own column split
 // (blas_split.cc) are timed per block and thread, so use it with --threads 1.
 //   g++ -O2 -shared -fPIC bench/tools/gemm_time_shim.cc -o /tmp/gemm_time_shim.so -ldl
-//   LD_PRELOAD=/tmp/gemm_time_shim.so build/engram seq2seq speed --threads 1 --what train --steps 3 --warmup 0
+//   LD_PRELOAD=/tmp/gemm_time_shim.so build/bench/seq2seq_speed --threads 1 --what train --steps 3 --warmup 0
 #include <dlfcn.h>
 
 #include <chrono>

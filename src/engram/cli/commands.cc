@@ -10,7 +10,6 @@ void register_commands(CLI::App& app) {
   register_babi(app);
   register_seq2seq(app);
   register_ntm(app);
-  register_seq2seq_speed(app);
   register_sentiment(app);
   register_pointer(app);
 }

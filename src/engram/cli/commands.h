@@ -11,8 +11,7 @@ void register_eval(CLI::App& app);
 void register_plot(CLI::App& app);
 void register_babi(CLI::App& app);
 void register_seq2seq(CLI::App& app);  // train, translate, attention (cli/train.cc)
-void register_ntm(CLI::App& app);      // ntm train|eval|show|speed (cli/ntm.cc)
-void register_seq2seq_speed(CLI::App& app);  // seq2seq speed (cli/seq2seq_speed.cc)
+void register_ntm(CLI::App& app);      // ntm eval|show (cli/ntm.cc)
 void register_sentiment(CLI::App& app);      // sentiment eval|show|speed (cli/sentiment.cc)
 void register_pointer(CLI::App& app);  // pointer eval|show (cli/pointer.cc)
 

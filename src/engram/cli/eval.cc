@@ -2,294 +2,21 @@
 // one or more reference files (one segment per line) and prints the result the way sacreBLEU's
 // `--format text` does ("BLEU|nrefs:1|...|version:2.0.0+engram = 48.5 82.4/50.0/... (BP = ...)"),
 // or its default JSON with --json. Score decimals follow sacreBLEU's --width (default 1).
-// A thin adapter over eval/ (bleu.h, chrf.h, rouge.h, accuracy.h).
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cstdlib>
+// A thin adapter over eval/report.h.
 #include <cstdio>
-#include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 #include "engram/cli/commands.h"
-#include "engram/core/error.h"
 #include "engram/data/text.h"
-#include "engram/eval/accuracy.h"
-#include "engram/eval/bleu.h"
-#include "engram/eval/chrf.h"
-#include "engram/eval/rouge.h"
+#include "engram/eval/report.h"
 
 namespace engram::cli {
-
-namespace {
-
-struct EvalArgs {
-  std::string metric;             // bleu | chrf | chrf++ | rouge | acc
-  std::string hyp;                // path, "-" = stdin
-  std::vector<std::string> refs;  // paths
-  bool json = false;
-  bool score_only = false;
-  bool short_signature = false;
-  int width = 1;                  // decimals (sacreBLEU's --width)
-  bool lowercase = false;         // bleu / chrf: case-insensitive
-  std::string tokenize = "13a";   // bleu: 13a | none
-  std::string smooth = "exp";     // bleu: exp | floor | add-k | none
-  double smooth_value = -1;       // bleu: < 0 = sacreBLEU's default for the method
-  bool normalize = false;         // acc: collapse whitespace and lowercase before comparing
-  std::string by_length;          // source file: also score each source-length bucket
-  std::string buckets = "10,20,30";  // bucket upper bounds in source words (last bucket open)
-};
-
-std::vector<std::string> read_segments(const std::string& path) {
-  if (path != "-") return data::read_lines(path);
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const size_t bad = data::find_invalid_utf8(line);
-    ENGRAM_CHECK(bad == std::string::npos, "<stdin>:{}: invalid UTF-8 (byte 0x{:02X} at column {})",
-                 lines.size() + 1, static_cast<unsigned char>(line[bad]), bad + 1);
-    lines.push_back(std::move(line));
-  }
-  return lines;
-}
-
-// sacreBLEU's Score.format: "NAME|SIG = SCORE VERBOSE" (text), "SCORE" (score only), or the JSON
-// object {"name", "score", "signature", "verbose_score"?, one key per signature field}.
-std::string format_score(const std::string& name, double score, const std::string& signature,
-                         const std::string& verbose, const EvalArgs& a) {
-  const std::string sc = fmt::format("{:.{}f}", score, a.width);
-  if (a.score_only) return sc;
-  if (a.json) {
-    nlohmann::ordered_json j;
-    j["name"] = name;
-    j["score"] = std::stod(sc);
-    j["signature"] = signature;
-    if (!verbose.empty()) j["verbose_score"] = verbose;
-    for (size_t pos = 0; pos <= signature.size();) {
-      size_t end = signature.find('|', pos);
-      if (end == std::string::npos) end = signature.size();
-      const std::string field = signature.substr(pos, end - pos);
-      const size_t colon = field.find(':');
-      if (colon != std::string::npos) j[field.substr(0, colon)] = field.substr(colon + 1);
-      pos = end + 1;
-    }
-    return j.dump(1);
-  }
-  std::string line = fmt::format("{}|{} = {}", name, signature, sc);
-  if (!verbose.empty()) line += " " + verbose;
-  return line;
-}
-
-std::string eval_bleu(const std::vector<std::string>& hyps,
-                      const std::vector<std::vector<std::string>>& refs, const EvalArgs& a) {
-  eval::BleuOptions o;
-  o.lowercase = a.lowercase;
-  o.tokenize = a.tokenize == "none" ? eval::BleuTokenizer::kNone : eval::BleuTokenizer::k13a;
-  o.smooth = a.smooth == "floor"   ? eval::BleuSmooth::kFloor
-             : a.smooth == "add-k" ? eval::BleuSmooth::kAddK
-             : a.smooth == "none"  ? eval::BleuSmooth::kNone
-                                   : eval::BleuSmooth::kExp;
-  if (a.smooth_value >= 0) o.smooth_value = a.smooth_value;
-  const eval::BleuScore s = eval::corpus_bleu(hyps, refs, o);
-  std::string prec;
-  for (size_t i = 0; i < s.precisions.size(); ++i) {
-    prec += fmt::format("{}{:.1f}", i ? "/" : "", s.precisions[i]);
-  }
-  const std::string verbose = fmt::format("{} (BP = {:.3f} ratio = {:.3f} hyp_len = {} ref_len = {})",
-                                          prec, s.bp, s.ratio, s.sys_len, s.ref_len);
-  std::string signature = s.signature;
-  if (a.short_signature) {
-    // corpus_bleu's nrefs (fixed or "var") is the first field of its signature.
-    const std::string nrefs = signature.substr(6, signature.find('|') - 6);
-    signature = eval::bleu_signature(o, nrefs == "var" ? -1 : std::stoi(nrefs), true);
-  }
-  return format_score("BLEU", s.score, signature, verbose, a);
-}
-
-std::string eval_chrf(const std::vector<std::string>& hyps,
-                      const std::vector<std::vector<std::string>>& refs, const EvalArgs& a) {
-  eval::ChrfOptions o = a.metric == "chrf++" ? eval::chrf_plus_plus_options() : eval::ChrfOptions{};
-  o.lowercase = a.lowercase;
-  const eval::ChrfScore s = eval::corpus_chrf(hyps, refs, o);
-  std::string signature = s.signature;
-  if (a.short_signature) {
-    const std::string nrefs = signature.substr(6, signature.find('|') - 6);
-    signature = eval::chrf_signature(o, nrefs == "var" ? -1 : std::stoi(nrefs), true);
-  }
-  return format_score(s.name, s.score, signature, "", a);
-}
-
-// ROUGE-1/2/L, 0-100. With several references each segment keeps, per type, the reference with
-// the best F1 (rouge_score's multi-reference convention); the corpus value is the segment mean.
-std::string eval_rouge(const std::vector<std::string>& hyps,
-                       const std::vector<std::vector<std::string>>& refs, const EvalArgs& a) {
-  eval::RougeResult r;
-  if (refs.size() == 1) {
-    r = eval::corpus_rouge(hyps, refs[0]);
-  } else {
-    auto add = [](eval::RougeScore& sum, const eval::RougeScore& s) {
-      sum.precision += s.precision, sum.recall += s.recall, sum.f1 += s.f1;
-    };
-    for (size_t i = 0; i < hyps.size(); ++i) {
-      eval::RougeResult best;
-      bool first = true;
-      for (const auto& stream : refs) {
-        const eval::RougeResult s = eval::sentence_rouge(hyps[i], stream[i]);
-        if (first || s.rouge1.f1 > best.rouge1.f1) best.rouge1 = s.rouge1;
-        if (first || s.rouge2.f1 > best.rouge2.f1) best.rouge2 = s.rouge2;
-        if (first || s.rouge_l.f1 > best.rouge_l.f1) best.rouge_l = s.rouge_l;
-        first = false;
-      }
-      add(r.rouge1, best.rouge1), add(r.rouge2, best.rouge2), add(r.rouge_l, best.rouge_l);
-    }
-    for (auto* s : {&r.rouge1, &r.rouge2, &r.rouge_l}) {
-      s->precision /= hyps.size(), s->recall /= hyps.size(), s->f1 /= hyps.size();
-    }
-  }
-  const std::pair<const char*, const eval::RougeScore*> types[] = {
-      {"ROUGE-1", &r.rouge1}, {"ROUGE-2", &r.rouge2}, {"ROUGE-L", &r.rouge_l}};
-  auto num = [&](double v) { return fmt::format("{:.{}f}", 100 * v, a.width); };
-  if (a.score_only) return fmt::format("{} {} {}", num(r.rouge1.f1), num(r.rouge2.f1), num(r.rouge_l.f1));
-  if (a.json) {
-    nlohmann::ordered_json j;
-    j["name"] = "ROUGE";
-    for (const auto& [name, s] : types) {
-      j[name] = {{"precision", std::stod(num(s->precision))},
-                 {"recall", std::stod(num(s->recall))},
-                 {"f1", std::stod(num(s->f1))}};
-    }
-    j["nrefs"] = std::to_string(refs.size());
-    return j.dump(1);
-  }
-  std::string out;
-  for (const auto& [name, s] : types) {
-    out += fmt::format("{}{}|nrefs:{} = {} (P = {} R = {})", out.empty() ? "" : "\n", name,
-                       refs.size(), num(s->f1), num(s->precision), num(s->recall));
-  }
-  return out;
-}
-
-// Exact string match against any reference ("--normalize": whitespace-collapsed, lowercased).
-std::string eval_acc(const std::vector<std::string>& hyps,
-                     const std::vector<std::vector<std::string>>& refs, const EvalArgs& a) {
-  size_t correct = 0;
-  for (size_t i = 0; i < hyps.size(); ++i) {
-    const bool hit = std::any_of(refs.begin(), refs.end(), [&](const std::vector<std::string>& stream) {
-      return a.normalize ? eval::exact_match({hyps[i]}, {stream[i]}) == 1.0
-                         : eval::accuracy({hyps[i]}, {stream[i]}) == 1.0;
-    });
-    correct += hit;
-  }
-  const double score = 100.0 * correct / hyps.size();
-  const std::string name = a.normalize ? "ExactMatch" : "Accuracy";
-  const std::string sc = fmt::format("{:.{}f}", score, a.width);
-  if (a.score_only) return sc;
-  if (a.json) {
-    nlohmann::ordered_json j;
-    j["name"] = name;
-    j["score"] = std::stod(sc);
-    j["correct"] = correct;
-    j["total"] = hyps.size();
-    j["nrefs"] = std::to_string(refs.size());
-    return j.dump(1);
-  }
-  return fmt::format("{}|nrefs:{} = {} ({}/{})", name, refs.size(), sc, correct, hyps.size());
-}
-
-// Words of a line (runs of ASCII whitespace).
-int word_count(const std::string& line) {
-  int n = 0;
-  bool in_word = false;
-  for (unsigned char ch : line) {
-    const bool space = ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
-    n += !space && !in_word;
-    in_word = !space;
-  }
-  return n;
-}
-
-// The metric on each source-length bucket, as a Markdown table (bucket, segments, score): the
-// seeds' claim that a fixed context loses information on long inputs, measured.
-std::string by_length_table(const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
-                            const EvalArgs& a) {
-  const std::vector<std::string> src = read_segments(a.by_length);
-  ENGRAM_CHECK(src.size() == hyps.size(), "eval: --by-length {} has {} lines but the hypotheses have {}", a.by_length,
-               src.size(), hyps.size());
-  std::vector<int> bounds;
-  for (size_t pos = 0; pos <= a.buckets.size();) {
-    size_t end = a.buckets.find(',', pos);
-    if (end == std::string::npos) end = a.buckets.size();
-    const std::string field = a.buckets.substr(pos, end - pos);
-    char* stop = nullptr;
-    const long v = std::strtol(field.c_str(), &stop, 10);
-    ENGRAM_CHECK(!field.empty() && *stop == '\0' && v > 0 && (bounds.empty() || v > bounds.back()),
-                 "eval: --buckets '{}' must be increasing positive integers, e.g. 10,20,30", a.buckets);
-    bounds.push_back(static_cast<int>(v));
-    pos = end + 1;
-  }
-  EvalArgs quiet = a;
-  quiet.score_only = true;
-  quiet.json = false;
-  std::string out = fmt::format("| source words | segments | {} |\n|---|---|---|\n", a.metric == "bleu" ? "BLEU" : a.metric);
-  for (size_t b = 0; b <= bounds.size(); ++b) {
-    const int lo = b == 0 ? 1 : bounds[b - 1] + 1, hi = b < bounds.size() ? bounds[b] : 0;
-    std::vector<std::string> h;
-    std::vector<std::vector<std::string>> r(refs.size());
-    for (size_t i = 0; i < hyps.size(); ++i) {
-      const int n = word_count(src[i]);
-      if (n < lo || (hi > 0 && n > hi)) continue;
-      h.push_back(hyps[i]);
-      for (size_t k = 0; k < refs.size(); ++k) r[k].push_back(refs[k][i]);
-    }
-    const std::string range = hi > 0 ? fmt::format("{}-{}", lo, hi) : fmt::format("{}+", lo);
-    if (h.empty()) {
-      out += fmt::format("| {} | 0 | - |\n", range);
-      continue;
-    }
-    const std::string score = a.metric == "bleu" ? eval_bleu(h, r, quiet) : eval_chrf(h, r, quiet);
-    out += fmt::format("| {} | {} | {} |\n", range, h.size(), score);
-  }
-  return out;
-}
-
-void run_eval(const EvalArgs& a) {
-  const std::vector<std::string> hyps = read_segments(a.hyp);
-  const std::string hyp_name = a.hyp == "-" ? "<stdin>" : a.hyp;
-  ENGRAM_CHECK(!hyps.empty(), "eval: {} has no lines to score", hyp_name);
-  std::vector<std::vector<std::string>> refs;
-  for (const auto& path : a.refs) {
-    ENGRAM_CHECK(path != "-" || a.hyp != "-", "eval: stdin can be the hypothesis or a reference, not both");
-    refs.push_back(read_segments(path));
-    auto lines = [](size_t n) { return fmt::format("{} line{}", n, n == 1 ? "" : "s"); };
-    ENGRAM_CHECK(refs.back().size() == hyps.size(), "eval: {} has {} but {} has {}", hyp_name,
-                 lines(hyps.size()), path == "-" ? "<stdin>" : path, lines(refs.back().size()));
-  }
-  std::string out;
-  if (a.metric == "bleu") out = eval_bleu(hyps, refs, a);
-  else if (a.metric == "chrf" || a.metric == "chrf++") out = eval_chrf(hyps, refs, a);
-  else if (a.metric == "rouge") out = eval_rouge(hyps, refs, a);
-  else out = eval_acc(hyps, refs, a);
-  if (!a.by_length.empty()) {
-    ENGRAM_CHECK(a.metric == "bleu" || a.metric == "chrf" || a.metric == "chrf++",
-                 "eval: --by-length works with bleu and chrf, not {}", a.metric);
-    out += "\n\n" + by_length_table(hyps, refs, a);
-    out.pop_back();
-  }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
-}
-
-}  // namespace
 
 void register_eval(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "eval", "score a hypothesis file against reference files (sacreBLEU-compatible BLEU, chrF)");
-  auto a = std::make_shared<EvalArgs>();
+  auto a = std::make_shared<eval::MetricReportOptions>();
   cmd->add_option("metric", a->metric, "bleu | chrf | chrf++ | rouge | acc")
       ->required()
       ->check(CLI::IsMember({"bleu", "chrf", "chrf++", "rouge", "acc"}));
@@ -315,7 +42,12 @@ void register_eval(CLI::App& app) {
                   "source file aligned with HYP: also print the score of each source-length bucket (Markdown)");
   cmd->add_option("--buckets", a->buckets, "bucket upper bounds in source words, e.g. 10,20,30 (last bucket open)")
       ->capture_default_str();
-  cmd->callback([a] { run_eval(*a); });
+  cmd->callback([a] {
+    const std::string out = eval::metric_report(*a, data::read_lines_or_stdin);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  });
 }
 
 }  // namespace engram::cli

@@ -2,6 +2,7 @@
 #include "engram/data/text.h"
 
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "engram/core/error.h"
@@ -121,6 +122,20 @@ std::vector<std::string> read_lines(const std::string& path) {
                  path, lines.size() + 1, static_cast<unsigned char>(line[bad]), bad + 1);
     lines.emplace_back(line);
     start = end + 1;
+  }
+  return lines;
+}
+
+std::vector<std::string> read_lines_or_stdin(const std::string& path) {
+  if (path != "-") return read_lines(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t bad = find_invalid_utf8(line);
+    ENGRAM_CHECK(bad == std::string::npos, "<stdin>:{}: invalid UTF-8 (byte 0x{:02X} at column {})",
+                 lines.size() + 1, static_cast<unsigned char>(line[bad]), bad + 1);
+    lines.push_back(std::move(line));
   }
   return lines;
 }

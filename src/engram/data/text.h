@@ -23,6 +23,9 @@ bool gzip_supported();
 // engram::Error "PATH: cannot open ..." or "PATH:LINE: invalid UTF-8 (byte 0xFF at column 7)".
 std::vector<std::string> read_lines(const std::string& path);
 
+// read_lines(path), or for "-" the lines of standard input (no gzip; errors name "<stdin>:LINE").
+std::vector<std::string> read_lines_or_stdin(const std::string& path);
+
 // Writes lines joined by '\n' (with a final '\n'); throws on I/O failure.
 void write_lines(const std::string& path, const std::vector<std::string>& lines);
 

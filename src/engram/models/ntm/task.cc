@@ -1,6 +1,5 @@
 // NTM tasks on the shared Trainer: the paper's recipe, the TrainTask adapter (generated batches
-// as a pure function of (seed, epoch, batch), so resuming replays the same data), the NaN guard
-// and the training-speed loop.
+// as a pure function of (seed, epoch, batch), so resuming replays the same data) and the NaN guard.
 // Dims: B batch, T steps.
 #include "engram/models/ntm/task.h"
 
@@ -169,56 +168,6 @@ train::TrainSummary train_ntm(const NtmTrainConfig& cfg) {
   std::fflush(stdout);
   train::Trainer trainer(task, cfg.train);
   return trainer.run();
-}
-
-namespace {
-
-// The speed measurement's batches: copy-task lengths cycling min_len .. max_len (the schedule of
-// bench/pytorch/ntm.py), from a fixed data seed; forward + backward only (the Updater does the rest).
-class NtmSpeedTask : public train::TrainTask {
- public:
-  NtmSpeedTask(const NtmTrainConfig& cfg, int batch)
-      : cfg_(cfg), batch_(batch), init_(cfg.train.seed), model_(cfg.ntm, init_), graph_(true, size_t{1} << 24) {}
-  nn::ParamStore& params() override { return model_.params(); }
-  std::string model_name() const override { return model_.name(); }
-  YAML::Node model_config() const override { return model_.config(); }
-  int64_t batches_per_epoch() const override { return 1; }
-  void begin_epoch(int, uint64_t) override {}
-  train::BatchResult train_batch(int64_t i) override {
-    const models::NtmTaskConfig& task = cfg_.ntm.task;
-    const int length = task.min_len + static_cast<int>(i % (task.max_len - task.min_len + 1));
-    const tasks::SeqBatch b =
-        models::make_task_batch_at(task, length, (task.min_repeat + task.max_repeat) / 2, batch_, data_);
-    graph_.reset();
-    models::SeqLoss l = models::sequence_loss(graph_, model_.seq(), b);
-    ENGRAM_CHECK(!l.non_finite, "speed: non-finite weighting at step {}", l.non_finite->step);
-    graph_.backward(l.loss);
-    return {l.bits * batch_, batch_};
-  }
-  train::Metrics validate() override { return {}; }
-  std::string primary_metric() const override { return "bits"; }
-  bool higher_is_better() const override { return false; }
-
- private:
-  NtmTrainConfig cfg_;
-  int batch_;
-  core::Rng init_;
-  models::NtmTaskModel model_;
-  core::Graph graph_;
-  core::Rng data_{7};
-};
-
-}  // namespace
-
-double ntm_training_speed(const NtmTrainConfig& cfg, int batch, int steps, int warmup) {
-  ENGRAM_CHECK(batch >= 1 && steps >= 1 && warmup >= 0, "speed: batch {}, steps {}, warmup {}", batch, steps, warmup);
-  NtmSpeedTask task(cfg, batch);
-  train::Updater updater(task, cfg.train);  // the run's update: clipping (train.clip) and the optimizer
-  for (int i = 0; i < warmup; ++i) updater.update(i);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < steps; ++i) updater.update(i);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return static_cast<double>(steps) * batch / secs;
 }
 
 }  // namespace engram::models

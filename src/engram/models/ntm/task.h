@@ -1,7 +1,7 @@
 // The NTM paper's tasks on the shared Trainer: the run configuration (model + task + training as
 // in the paper: RMSProp with momentum 0.9, lr 1e-4, gradients clipped element-wise to +-10,
-// batch size option), the TrainTask adapter with the NaN guard, and the training-speed
-// measurement behind `engram ntm speed`.
+// batch size option) and the TrainTask adapter with the NaN guard (training speed:
+// bench/ntm_speed.cc).
 // Run directory (trainer.run_dir): last/, best/ (model directories), metrics.jsonl.
 // Dims: B batch, T steps.
 #pragma once
@@ -84,10 +84,5 @@ NtmTrainConfig read_ntm_config(const YAML::Node& node, const std::string& source
 
 // Trains (resuming from train.run_dir/last if present); prints progress. Returns the summary.
 train::TrainSummary train_ntm(const NtmTrainConfig& cfg);
-
-// Training throughput: `steps` updates (forward + backward + clipping + RMSProp step) of batch
-// `batch`, copy-task lengths cycling 1, 2, ..., max_len (the same schedule as bench/pytorch/ntm.py),
-// after `warmup` untimed updates. Returns sequences per second.
-double ntm_training_speed(const NtmTrainConfig& cfg, int batch, int steps, int warmup);
 
 }  // namespace engram::models

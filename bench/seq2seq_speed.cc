@@ -1,10 +1,12 @@
-// `engram seq2seq speed`: training and decoding speed of a Seq2Seq configuration on random token
-// data of fixed lengths (the workload of bench/seq2seq_speed.sh, mirrored by
+// Seq2seq training and decoding speed of a Seq2Seq configuration on random token data of fixed
+// lengths (the workload of bench/seq2seq_speed.sh, mirrored by
 // bench/pytorch/seq2seq.py). Training = train::Updater (forward + backward + global-norm clipping
 // + Adam, the update training runs) on one batch; the GEMM FLOPs of a step are counted from the shapes and reported as GFLOP/s.
 // Decoding = greedy and beam search over `--sentences` sources, batched and one at a time, each
 // hypothesis capped at the target length, with a freshly initialised model (random weights rarely
 // pick <eos>, so every search runs the full length on both sides; the tokens per output say so).
+//   build/bench/seq2seq_speed [--batch 64] [--src-len 20] [--tgt-len 20] [--vocab 8000] [--steps 5]
+//       [--what train,greedy,beam] [--precision fp32,bf16] [--threads 1] [--set cell=lstm ...]
 // Dims: B batch, S source len, T target steps, E embedding, H decoder hidden, C encoder width,
 // G decoder gates, A attention width, P readout width, V target vocab.
 #include <algorithm>
@@ -16,7 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "engram/cli/commands.h"
+#include "speed_options.h"
+#include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/core/rng.h"
 #include "engram/data/vocab.h"
@@ -25,9 +28,9 @@
 #include "engram/models/seq2seq/model.h"
 #include "engram/train/trainer.h"
 
-namespace engram::cli {
-
 namespace {
+
+using namespace engram;
 
 using Clock = std::chrono::steady_clock;
 
@@ -125,7 +128,6 @@ void run_speed(const SpeedArgs& a) {
                "seq2seq speed: --batch, --src-len, --steps, --sentences, --beam must be >= 1 and --tgt-len >= 2");
   models::Seq2SeqConfig cfg = default_config(a.vocab);
   for (const std::string& s : a.sets) io::apply_override(cfg, s);
-  core::kernels::set_blas_threads(a.threads);
   core::Rng rng(1);
   models::Seq2Seq model(cfg, rng);
   std::printf("seq2seq: %s, %d params, B %d, S %d, T %d, V %d; BLAS %s with %d thread%s\n",
@@ -227,11 +229,11 @@ void run_speed(const SpeedArgs& a) {
 
 }  // namespace
 
-void register_seq2seq_speed(CLI::App& app) {
-  auto* grp = app.add_subcommand("seq2seq", "seq2seq utilities: speed");
-  grp->require_subcommand(1);
+int main(int argc, char** argv) {
+  CLI::App app{"seq2seq training and decoding speed on random data (bench/seq2seq_speed.sh)", "seq2seq_speed"};
+  app.option_defaults()->always_capture_default();
   auto a = std::make_shared<SpeedArgs>();
-  auto* speed = grp->add_subcommand("speed", "training and decoding speed on random data (bench/seq2seq_speed.sh)");
+  CLI::App* speed = &app;
   speed->add_option("--batch", a->batch, "training batch (sentences)");
   speed->add_option("--src-len", a->src_len, "source tokens per sentence");
   speed->add_option("--tgt-len", a->tgt_len, "target steps per sentence (incl. <eos>); decoding cap");
@@ -248,7 +250,5 @@ void register_seq2seq_speed(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember({"fp32", "bf16"}));
   speed->add_option("--set", a->sets, "override a model key, e.g. --set cell=lstm")->take_all();
-  speed->callback([a] { run_speed(*a); });
+  return engram::bench::speed_main(app, argc, argv, a->threads, [&] { run_speed(*a); });
 }
-
-}  // namespace engram::cli

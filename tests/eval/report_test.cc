@@ -1,0 +1,73 @@
+// `engram eval`'s report (eval/report.h) on in-memory "files": the sacreBLEU text line, score
+// only, JSON, ROUGE's three lines, the by-length table and the input checks. Expected strings are
+// the engram binary's output before the report moved out of cli/ (unchanged byte for byte).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "engram/core/error.h"
+#include "engram/eval/report.h"
+
+namespace engram::eval {
+namespace {
+
+const std::map<std::string, std::vector<std::string>> kFiles = {
+    {"hyp", {"the cat sat on the mat", "a dog runs"}},
+    {"ref", {"the cat sat on the mat", "a dog ran"}},
+    {"src", {"die katze sass auf der matte", "ein hund"}},
+    {"one", {"x"}},
+};
+
+std::vector<std::string> read(const std::string& path) { return kFiles.at(path); }
+
+MetricReportOptions options(const std::string& metric) {
+  MetricReportOptions o;
+  o.metric = metric;
+  o.hyp = "hyp";
+  o.refs = {"ref"};
+  return o;
+}
+
+TEST(MetricReport, BleuLineAndTable) {
+  const std::string line = "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.0.0+engram = 88.4 "
+                           "88.9/85.7/80.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 9 ref_len = 9)";
+  EXPECT_EQ(metric_report(options("bleu"), read), line);
+  MetricReportOptions o = options("bleu");
+  o.by_length = "src";
+  o.buckets = "3";
+  EXPECT_EQ(metric_report(o, read), line + "\n\n| source words | segments | BLEU |\n|---|---|---|\n"
+                                           "| 1-3 | 1 | 0.0 |\n| 4+ | 1 | 100.0 |");
+}
+
+TEST(MetricReport, ScoreOnlyJsonRouge) {
+  MetricReportOptions chrf = options("chrf");
+  chrf.score_only = true;
+  chrf.width = 2;
+  EXPECT_EQ(metric_report(chrf, read), "88.85");
+  MetricReportOptions acc = options("acc");
+  acc.json = true;
+  EXPECT_EQ(metric_report(acc, read),
+            "{\n \"name\": \"Accuracy\",\n \"score\": 50.0,\n \"correct\": 1,\n \"total\": 2,\n \"nrefs\": \"1\"\n}");
+  EXPECT_EQ(metric_report(options("rouge"), read), "ROUGE-1|nrefs:1 = 83.3 (P = 83.3 R = 83.3)\n"
+                                                   "ROUGE-2|nrefs:1 = 75.0 (P = 75.0 R = 75.0)\n"
+                                                   "ROUGE-L|nrefs:1 = 83.3 (P = 83.3 R = 83.3)");
+}
+
+TEST(MetricReport, InputChecks) {
+  MetricReportOptions o = options("bleu");
+  o.refs = {"one"};
+  EXPECT_THROW(metric_report(o, read), Error);  // 2 lines against 1
+  o = options("rouge");
+  o.by_length = "src";
+  EXPECT_THROW(metric_report(o, read), Error);  // by-length is for bleu and chrf
+  o = options("bleu");
+  o.by_length = "src";
+  o.buckets = "5,3";
+  EXPECT_THROW(metric_report(o, read), Error);  // buckets must increase
+  o = options("bleu");
+  o.hyp = o.refs[0] = "-";
+  EXPECT_THROW(metric_report(o, [](const std::string&) { return std::vector<std::string>{"a"}; }), Error);
+}
+
+}  // namespace
+}  // namespace engram::eval
