@@ -53,6 +53,37 @@ TEST(MetricReport, ScoreOnlyJsonRouge) {
                                                    "ROUGE-L|nrefs:1 = 83.3 (P = 83.3 R = 83.3)");
 }
 
+// Options that do not apply to the chosen metric are errors naming the option (hardening
+// issue: they used to be ignored).
+TEST(MetricReport, OptionsForAnotherMetricAreErrors) {
+  auto error_of = [](const MetricReportOptions& o) -> std::string {
+    try {
+      metric_report(o, read);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  MetricReportOptions o = options("chrf");
+  o.tokenize = "none";
+  EXPECT_EQ(error_of(o), "eval: --tokenize applies to bleu only, not to chrf");
+  o = options("rouge");
+  o.lowercase = true;
+  EXPECT_EQ(error_of(o), "eval: --lowercase applies to bleu and chrf only, not to rouge");
+  o = options("bleu");
+  o.normalize = true;
+  EXPECT_EQ(error_of(o), "eval: --normalize applies to acc only, not to bleu");
+  o = options("acc");
+  o.smooth_value = 0.5;
+  EXPECT_EQ(error_of(o), "eval: --smooth-value applies to bleu only, not to acc");
+  o = options("bleu");
+  o.buckets = "5";
+  EXPECT_EQ(error_of(o), "eval: --buckets applies to --by-length only, not to bleu");
+  o = options("chrf");
+  o.lowercase = true;
+  EXPECT_EQ(error_of(o).find("eval:"), std::string::npos) << "chrf takes --lowercase";
+}
+
 TEST(MetricReport, InputChecks) {
   MetricReportOptions o = options("bleu");
   o.refs = {"one"};

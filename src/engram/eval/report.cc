@@ -232,6 +232,18 @@ std::string metric_report(const MetricReportOptions& a, const SegmentReader& rea
                  lines(hyps.size()), path == "-" ? "<stdin>" : path, lines(refs.back().size()));
   }
   std::string out;
+  // An option that does not apply to the metric is an error, not silently ignored.
+  const MetricReportOptions defaults;
+  const bool bleu = a.metric == "bleu", chrf = a.metric == "chrf" || a.metric == "chrf++";
+  auto only = [&](bool given, const char* flag, bool applies, const char* to) {
+    ENGRAM_CHECK(!given || applies, "eval: {} applies to {} only, not to {}", flag, to, a.metric);
+  };
+  only(a.tokenize != defaults.tokenize, "--tokenize", bleu, "bleu");
+  only(a.smooth != defaults.smooth, "--smooth-method", bleu, "bleu");
+  only(a.smooth_value >= 0, "--smooth-value", bleu, "bleu");
+  only(a.lowercase, "--lowercase", bleu || chrf, "bleu and chrf");
+  only(a.normalize, "--normalize", a.metric == "acc", "acc");
+  only(a.buckets != defaults.buckets && a.by_length.empty(), "--buckets", false, "--by-length");
   if (a.metric == "bleu") out = eval_bleu(hyps, refs, a);
   else if (a.metric == "chrf" || a.metric == "chrf++") out = eval_chrf(hyps, refs, a);
   else if (a.metric == "rouge") out = eval_rouge(hyps, refs, a);
