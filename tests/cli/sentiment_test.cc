@@ -1,7 +1,7 @@
-// `engram sentiment eval|show|speed` on a tree model trained in-process on a tiny SST-shaped
+// `engram sentiment eval|show` on a tree model trained in-process on a tiny SST-shaped
 // directory: eval prints root and all-node accuracy (fine, and a fine model on the binary view),
 // show writes a well-formed SVG with one circle per node for a tree and for a plain sentence,
-// speed times both executions; bad input is an error.
+// bad input is an error. (The training-speed loop is build/bench/tree_speed.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -58,11 +58,6 @@ TEST(SentimentCli, EvalShowAndSpeedOnATinyModel) {
   EXPECT_THROW(run({"sentiment", "show", "-m", run_dir, "(3 (2 It)", "-o", (dir / "x.svg").string()}), Error);
   EXPECT_THROW(run({"sentiment", "eval", "-m", run_dir, "--split", "valid"}), Error);
   EXPECT_THROW(run({"sentiment", "eval", "-m", run_dir, "--view", "ternary"}), Error);
-
-  const std::string speed = run({"sentiment", "speed", "--set", "data.dir=" + (dir / "sst").string(), "--set",
-                                 "tree.embed=8", "--set", "tree.hidden=8", "--set", "data.batch_size=2"});
-  EXPECT_NE(speed.find("level: "), std::string::npos) << speed;
-  EXPECT_NE(speed.find("node: "), std::string::npos) << speed;
 }
 
 }  // namespace

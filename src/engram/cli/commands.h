@@ -12,7 +12,7 @@ void register_plot(CLI::App& app);
 void register_babi(CLI::App& app);
 void register_seq2seq(CLI::App& app);  // train, translate, attention (cli/train.cc)
 void register_ntm(CLI::App& app);      // ntm eval|show (cli/ntm.cc)
-void register_sentiment(CLI::App& app);      // sentiment eval|show|speed (cli/sentiment.cc)
+void register_sentiment(CLI::App& app);  // sentiment eval|show (cli/sentiment.cc)
 void register_pointer(CLI::App& app);  // pointer eval|show (cli/pointer.cc)
 
 }  // namespace engram::cli

@@ -1,8 +1,8 @@
-// `engram sentiment eval|show|speed`: recursive nets and Tree-LSTMs on the Stanford Sentiment
+// `engram sentiment eval|show`: recursive nets and Tree-LSTMs on the Stanford Sentiment
 // Treebank; training is `engram train configs/sst-*.yaml`. A thin adapter over models/tree/.
 //   engram sentiment eval -m DIR [--split test] [--view fine|binary]    root and all-node accuracy
 //   engram sentiment show -m DIR "(3 (2 It) (4 (4 rocks)))" -o tree.svg  (or a plain sentence)
-//   engram sentiment speed [CONFIG.yaml] [--set k=v] [--execution level,node]   s per SST epoch
+// Training speed per epoch: build/bench/tree_speed.
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
 #include <fmt/format.h>
 
@@ -53,39 +53,6 @@ void run_show(const ShowArgs& a) {
   std::printf("tree written to %s\n", a.out.c_str());
 }
 
-struct SpeedArgs {
-  std::string config;
-  std::vector<std::string> sets;
-  std::string executions = "level,node";
-  int64_t batches = 0, warmup = 2;
-  int threads = 1;
-};
-
-void run_speed(const SpeedArgs& a) {
-  use_threads(a.threads);
-  YAML::Node node;
-  node["model"] = "tree";
-  if (!a.config.empty()) node = io::load_yaml_file(a.config);
-  const models::TreeRunConfig cfg = models::read_tree_config(node, a.config.empty() ? "<defaults>" : a.config, a.sets);
-  std::printf("%s cell, embed %d, hidden %d, %s view, batch %d, %s lr %g, BLAS %s with %d thread%s\n",
-              models::tree_cell_name(cfg.tree.cell), cfg.tree.embed, cfg.tree.hidden,
-              data::sentiment_view_name(cfg.data.view).data(), cfg.data.batch_size, cfg.train.optimizer.name.c_str(),
-              cfg.train.optimizer.lr, core::kernels::blas_backend(), a.threads, a.threads == 1 ? "" : "s");
-  size_t pos = 0;
-  while (pos <= a.executions.size()) {
-    const size_t end = std::min(a.executions.find(',', pos), a.executions.size());
-    const std::string name = a.executions.substr(pos, end - pos);
-    pos = end + 1;
-    ENGRAM_CHECK(name == "level" || name == "node", "--execution: '{}' is not level or node", name);
-    const models::TreeExecution exec = name == "level" ? models::TreeExecution::kByLevel : models::TreeExecution::kPerNode;
-    const models::TreeEpochTiming t = models::time_tree_epoch(cfg, exec, a.batches, a.warmup);
-    std::printf("%s: %.1f s per training epoch (%lld trees in %lld timed updates%s)\n", name.c_str(), t.seconds,
-                static_cast<long long>(t.trees), static_cast<long long>(t.batches),
-                a.batches > 0 ? ", scaled to the epoch" : "");
-    std::fflush(stdout);
-  }
-}
-
 }  // namespace
 
 void register_sentiment(CLI::App& app) {
@@ -108,16 +75,6 @@ void register_sentiment(CLI::App& app) {
   add_output_option(show, sa->out, "SVG file to write");
   add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });
-
-  auto pa = std::make_shared<SpeedArgs>();
-  auto* speed = cmd->add_subcommand("speed", "seconds per SST training epoch (forward + backward + update)");
-  speed->add_option("config", pa->config, "run config (model: tree; default: the Tree-LSTM fine recipe)");
-  speed->add_option("--set", pa->sets, "override a config key, e.g. --set tree.cell=rnn (repeatable)");
-  speed->add_option("--execution", pa->executions, "executions to time: level,node");
-  speed->add_option("--batches", pa->batches, "time this many updates and scale to the epoch (0 = the whole epoch)");
-  speed->add_option("--warmup", pa->warmup, "untimed updates first");
-  add_threads_option(speed, pa->threads);
-  speed->callback([pa] { run_speed(*pa); });
 }
 
 }  // namespace engram::cli
