@@ -24,19 +24,24 @@ runs=(
 
 for entry in "${runs[@]}"; do
   IFS='|' read -r family config sets <<< "$entry"
+  t0=$(date +%s%N)
   # shellcheck disable=SC2086
   "$bin" train "$src/$config" $sets --threads 1 --set train.run_dir="$tmp/$family-full" > "$tmp/$family-full.log" 2>&1 ||
     { fail "$family: uninterrupted run failed"; tail -3 "$tmp/$family-full.log"; continue; }
+  full_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   model=$tmp/$family-full/last/model.safetensors
   [ "$family" = memn2n ] && model=$tmp/$family-full/task-1/seed-1/last/model.safetensors
-  # Killed runs: SIGKILL after a random 0.05-0.25 s, resumed (the same command) until one finishes.
+  # Killed runs: SIGKILL at a random moment (the first within the first half of the uninterrupted
+  # run's time, later ones anywhere in it), resumed with the same command until one finishes.
   dir=$tmp/$family-killed kills=0 done=0
   for attempt in $(seq 1 200); do
     # shellcheck disable=SC2086
     # shellcheck disable=SC2086
     "$bin" train "$src/$config" $sets --threads 1 --set train.run_dir="$dir" > "$tmp/$family-killed.log" 2>&1 &
     pid=$!
-    sleep "0.$(( (RANDOM % 20) + 5 ))"
+    span=$(( attempt == 1 ? full_ms / 2 : full_ms ))
+    delay_ms=$(( 20 + RANDOM % (span > 20 ? span : 20) ))
+    sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
     kill -KILL "$pid" 2> /dev/null
     wait "$pid" 2> /dev/null
     rc=$?
