@@ -78,5 +78,25 @@ checks=$((checks + 1))
 ls "$tmp/disk2" | grep -q "tmp-" && fail "full disk: a temporary checkpoint directory was left behind"
 "$bin" ntm eval -m "$tmp/disk" --lengths 3 --sequences 4 > /dev/null 2>&1 || fail "the checkpoint before the full disk does not load"
 
+# A read-only run directory (as an unprivileged user: root writes anywhere): training into it is a
+# one-line error; a model in it still loads and evaluates.
+if command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
+  ro=$tmp/readonly
+  mkdir -p "$ro" && cp -r "$tmp/disk/last" "$ro/model" && chmod -R a+rX "$tmp" && chmod 755 "$ro"
+  as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  checks=$((checks + 1))
+  # shellcheck disable=SC2086
+  "${as_nobody[@]}" "$bin" train "$src/configs/ntm-copy.yaml" $ntm_sets --set train.max_steps=10 \
+    --set train.run_dir="$ro" > /dev/null 2> "$tmp/ro.err"
+  rc=$?
+  { [ $rc -eq 1 ] && [ "$(wc -l < "$tmp/ro.err")" -eq 1 ] && grep -q "^engram: error: cannot open .*Permission denied" "$tmp/ro.err"; } ||
+    fail "read-only run directory: exit $rc, stderr: $(head -2 "$tmp/ro.err")"
+  checks=$((checks + 1))
+  "${as_nobody[@]}" "$bin" ntm eval -m "$ro/model" --lengths 3 --sequences 4 > /dev/null 2>&1 ||
+    fail "a model in a read-only directory does not load"
+else
+  echo "*** read-only run directory check not run: needs root and setpriv to act as an unprivileged user ***"
+fi
+
 echo "fault_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]
