@@ -16,6 +16,7 @@
 
 #include "data/test_util.h"
 #include "engram/core/grad_check.h"
+#include "engram/nn/grad_targets.h"
 #include "engram/core/ops.h"
 #include "engram/data/tasks/tsp.h"
 #include "engram/decode/search.h"
@@ -77,13 +78,6 @@ std::vector<std::vector<int>> targets_of(const std::vector<tasks::PointerInstanc
   return t;
 }
 
-std::vector<core::GradTarget> all_params(nn::ParamStore& store) {
-  std::vector<core::GradTarget> t;
-  for (nn::ParamId id = 0; id < store.count(); ++id)
-    t.push_back({store.name(id), store.value(id).data, store.grad(id).data, store.shape(id).numel()});
-  return t;
-}
-
 Var flat(Var v) { return core::reshape(v, {static_cast<int>(v.numel())}); }
 
 TEST(PointerGradCheck, TeacherForcedDistributionsAndLossEveryVariant) {
@@ -99,7 +93,7 @@ TEST(PointerGradCheck, TeacherForcedDistributionsAndLossEveryVariant) {
       // Probabilities (masked classes are exactly 0, so every output is finite) and the NLL.
       return core::concat({flat(core::exp(fw.log_probs)), flat(model.loss(g, src, targets))}, 0);
     };
-    const core::GradCheckResult r = core::grad_check(f, all_params(model.params()), {.max_elements = 24});
+    const core::GradCheckResult r = core::grad_check(f, nn::grad_targets(model.params()), {.max_elements = 24});
     std::printf("%-28s %12.3e %8lld  %s\n", v.name.c_str(), r.max_error, static_cast<long long>(r.checked),
                 r.worst.c_str());
     EXPECT_GT(r.checked, 0) << v.name;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "engram/core/grad_check.h"
+#include "engram/nn/grad_targets.h"
 #include "engram/core/ops.h"
 #include "engram/data/vocab.h"
 #include "engram/io/checkpoint.h"
@@ -76,13 +77,6 @@ data::Batch tiny_batch() {
   return data::collate(ex, idx);
 }
 
-std::vector<core::GradTarget> all_params(nn::ParamStore& store) {
-  std::vector<core::GradTarget> t;
-  for (nn::ParamId id = 0; id < store.count(); ++id)
-    t.push_back({store.name(id), store.value(id).data, store.grad(id).data, store.shape(id).numel()});
-  return t;
-}
-
 Var flat(Var v) { return core::reshape(v, {static_cast<int>(v.numel())}); }
 
 TEST(Seq2SeqGradCheck, TeacherForcedLogitsEveryVariant) {
@@ -98,7 +92,7 @@ TEST(Seq2SeqGradCheck, TeacherForcedLogitsEveryVariant) {
       for (Var a : align) parts.push_back(flat(a));
       return core::concat(parts, 0);
     };
-    core::GradCheckResult r = core::grad_check(f, all_params(model.params()), {.max_elements = 24});
+    core::GradCheckResult r = core::grad_check(f, nn::grad_targets(model.params()), {.max_elements = 24});
     std::printf("%-36s %12.3e %8lld  %s\n", v.name.c_str(), r.max_error, static_cast<long long>(r.checked),
                 r.worst.c_str());
     EXPECT_GT(r.checked, 0) << v.name;
@@ -126,7 +120,7 @@ TEST(Seq2SeqGradCheck, DecoderStepEveryAttentionVariant) {
     if (has_feed) shapes.push_back({b, feed});
     core::Rng in_rng(9);
     std::vector<std::vector<float>> values(shapes.size()), grads(shapes.size());
-    auto targets = all_params(model.params());
+    auto targets = nn::grad_targets(model.params());
     for (size_t k = 0; k < shapes.size(); ++k) {
       values[k].resize(shapes[k].numel());
       grads[k].resize(shapes[k].numel());
