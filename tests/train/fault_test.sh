@@ -33,21 +33,28 @@ for entry in "${runs[@]}"; do
   [ "$family" = memn2n ] && model=$tmp/$family-full/task-1/seed-1/last/model.safetensors
   # Killed runs: SIGKILL at a random moment (the first within the first half of the uninterrupted
   # run's time, later ones anywhere in it), resumed with the same command until one finishes.
+  # A run faster than its uninterrupted twin (the machine's load changes) may end before the first
+  # kill: it starts again from scratch with half the time, up to six times.
   dir=$tmp/$family-killed kills=0 done=0
-  for attempt in $(seq 1 200); do
-    # shellcheck disable=SC2086
-    # shellcheck disable=SC2086
-    "$bin" train "$src/$config" $sets --threads 1 --set train.run_dir="$dir" > "$tmp/$family-killed.log" 2>&1 &
-    pid=$!
-    span=$(( attempt == 1 ? full_ms / 2 : full_ms ))
-    delay_ms=$(( 20 + RANDOM % (span > 20 ? span : 20) ))
-    sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
-    kill -KILL "$pid" 2> /dev/null
-    wait "$pid" 2> /dev/null
-    rc=$?
-    if [ $rc -eq 0 ]; then done=1; break; fi
-    [ $rc -eq 137 ] || { fail "$family: killed run exited $rc"; tail -3 "$tmp/$family-killed.log"; break; }
-    kills=$((kills + 1))
+  for trial in 1 2 3 4 5 6; do
+    rm -rf "$dir"
+    kills=0 done=0
+    for attempt in $(seq 1 200); do
+      # shellcheck disable=SC2086
+      "$bin" train "$src/$config" $sets --threads 1 --set train.run_dir="$dir" > "$tmp/$family-killed.log" 2>&1 &
+      pid=$!
+      span=$(( attempt == 1 ? full_ms / 2 : full_ms ))
+      delay_ms=$(( 5 + RANDOM % (span > 5 ? span : 5) ))
+      sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+      kill -KILL "$pid" 2> /dev/null
+      wait "$pid" 2> /dev/null
+      rc=$?
+      if [ $rc -eq 0 ]; then done=1; break; fi
+      [ $rc -eq 137 ] || { fail "$family: killed run exited $rc"; tail -3 "$tmp/$family-killed.log"; break 2; }
+      kills=$((kills + 1))
+    done
+    [ $done -eq 1 ] && [ $kills -eq 0 ] && { full_ms=$((full_ms / 2)); continue; }
+    break
   done
   checks=$((checks + 1))
   if [ $done -ne 1 ]; then
