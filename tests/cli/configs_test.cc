@@ -30,6 +30,7 @@ TEST(Configs, EveryShippedConfigLoads) {
                                : name.rfind("babi-", 0) == 0 ? "memn2n"
                                : name.rfind("sst-", 0) == 0  ? "tree"
                                : name.rfind("pointer-", 0) == 0 ? "pointer"
+                               : name.rfind("fsdd-", 0) == 0 ? "speech"
                                                               : "seq2seq";
     std::string out;
     try {

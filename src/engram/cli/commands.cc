@@ -12,6 +12,7 @@ void register_commands(CLI::App& app) {
   register_ntm(app);
   register_sentiment(app);
   register_pointer(app);
+  register_speech(app);
 }
 
 }  // namespace engram::cli

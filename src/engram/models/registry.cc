@@ -13,13 +13,14 @@ const Family& memn2n_family();
 const Family& ntm_family();
 const Family& pointer_family();
 const Family& tree_family();
+const Family& speech_family();
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::array<const Family*, 5>& table() {
-  static const std::array<const Family*, 5> t = {&seq2seq_family(), &memn2n_family(), &ntm_family(), &tree_family(), &pointer_family()};
+const std::array<const Family*, 6>& table() {
+  static const std::array<const Family*, 6> t = {&seq2seq_family(), &memn2n_family(), &ntm_family(), &tree_family(), &pointer_family(), &speech_family()};
   return t;
 }
 

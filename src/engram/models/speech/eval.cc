@@ -1,0 +1,154 @@
+// Transcription, the edit-distance metrics and the loaded model directory.
+#include "engram/models/speech/eval.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engram/decode/search.h"
+#include "engram/io/checkpoint.h"
+#include "engram/viz/heatmap.h"
+
+namespace engram::models {
+
+std::vector<std::vector<int>> transcribe(const SpeechModel& model, std::span<const data::audio::Features> utts,
+                                         const SpeechDecodeOptions& options) {
+  ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
+               "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
+               options.max_length);
+  std::vector<std::vector<int>> out;
+  out.reserve(utts.size());
+  core::Graph g(false);
+  decode::SearchOptions so;
+  so.beam = options.beam;
+  so.max_length = options.max_length;
+  so.max_length_ratio = 0.0f;
+  so.max_length_offset = options.max_length;
+  for (size_t first = 0; first < utts.size(); first += options.batch_size) {
+    const size_t n = std::min<size_t>(options.batch_size, utts.size() - first);
+    std::vector<const data::audio::Features*> part;
+    for (size_t i = 0; i < n; ++i) part.push_back(&utts[first + i]);
+    const decode::SourceBatch src = speech_source(part);
+    const auto hyps = decode::search(g, model, src, so);
+    for (const auto& h : hyps) out.emplace_back(h[0].ids.begin(), h[0].ids.end());
+  }
+  return out;
+}
+
+int64_t edit_distance(std::span<const int> a, std::span<const int> b) {
+  std::vector<int64_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int64_t>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int64_t>(i);
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    prev.swap(cur);
+  }
+  return prev[b.size()];
+}
+
+SpeechScore score_speech(std::span<const std::vector<int>> refs, std::span<const std::vector<int>> hyps) {
+  ENGRAM_CHECK(refs.size() == hyps.size(), "speech: {} references and {} hypotheses", refs.size(), hyps.size());
+  SpeechScore s;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    ++s.utterances;
+    s.ref_tokens += static_cast<int64_t>(refs[i].size());
+    s.errors += edit_distance(refs[i], hyps[i]);
+    s.exact += refs[i] == hyps[i] ? 1 : 0;
+  }
+  return s;
+}
+
+train::Metrics speech_metrics(const SpeechScore& s) { return {{"ter", s.ter()}, {"seq_acc", s.seq_acc()}}; }
+
+std::string digits_text(std::span<const int> digits) {
+  std::string out;
+  for (int d : digits) {
+    if (!out.empty()) out.push_back(' ');
+    out += std::to_string(d);
+  }
+  return out;
+}
+
+std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir) {
+  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
+  ENGRAM_CHECK(info.model_name == SpeechModel::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
+               info.model_name, SpeechModel::kName);
+  SpeechConfig cfg;
+  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
+  core::Rng rng(1);
+  auto m = std::make_unique<LoadedSpeechModel>();
+  m->model_dir = dir;
+  m->model = std::make_unique<SpeechModel>(cfg, rng);
+  m->fbank = std::make_unique<data::audio::FbankComputer>(cfg.features);
+  io::load_checkpoint(dir, m->model->params());
+  return m;
+}
+
+std::string LoadedSpeechModel::input_help() const {
+  return fmt::format("FILE.wav: a 16-bit PCM mono recording at {} Hz (spoken digits)",
+                     model->cfg().features.sample_rate);
+}
+
+std::string LoadedSpeechModel::transcribe_file(const std::string& path, int beam) const {
+  const data::audio::Features f = speech_features(model->cfg(), *fbank, data::audio::read_wav(path));
+  SpeechDecodeOptions o;
+  o.beam = beam;
+  return digits_text(transcribe(*model, std::span(&f, 1), o)[0]);
+}
+
+SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, int beam) {
+  const SpeechModel& model = *loaded.model;
+  const SpeechConfig& cfg = model.cfg();
+  const data::audio::Waveform wave = data::audio::read_wav(wav_path);
+  const data::audio::Features frames = loaded.fbank->compute(wave);
+  ENGRAM_CHECK(frames.frames >= 1, "speech show: {} is shorter than one analysis window", wav_path);
+  const data::audio::Features stacked = stack_frames(frames, cfg.stack);
+  const std::vector<const data::audio::Features*> one = {&stacked};
+  const decode::SourceBatch src = speech_source(one);
+  core::Graph g(false);
+  decode::SearchOptions so;
+  so.beam = beam;
+  so.max_length = 16;
+  so.max_length_ratio = 0.0f;
+  so.max_length_offset = 16;
+  so.alignments = true;
+  const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];
+  const std::vector<int> digits(h.ids.begin(), h.ids.end());
+  const int t = static_cast<int>(frames.frames), m = frames.mel_bins;
+  const int per_step = cfg.stack << cfg.pyramid;  // frames per encoder output step
+  const int rows = static_cast<int>(h.alignment.size()) / std::max(1, h.src_len);
+  viz::Heatmap hm;
+  hm.title = fmt::format("{}: \"{}\"", std::filesystem::path(wav_path).filename().string(), digits_text(digits));
+  hm.cols = t;
+  hm.rows = rows + m;
+  hm.show_values = false;
+  hm.values.assign(static_cast<size_t>(hm.rows) * t, 0.0f);
+  for (int r = 0; r < rows; ++r) {
+    hm.row_labels.push_back(r < static_cast<int>(digits.size()) ? std::to_string(digits[r]) : "<eos>");
+    const float* a = h.alignment.data() + static_cast<size_t>(r) * h.src_len;
+    const float peak = std::max(1e-12f, *std::max_element(a, a + h.src_len));
+    for (int f = 0; f < t; ++f) hm.values[static_cast<size_t>(r) * t + f] = a[std::min(f / per_step, h.src_len - 1)] / peak;
+  }
+  float lo = frames.data[0], hi = frames.data[0];
+  for (int f = 0; f < t; ++f)
+    for (int k = 0; k < m; ++k) lo = std::min(lo, frames.at(f, k)), hi = std::max(hi, frames.at(f, k));
+  for (int k = m - 1; k >= 0; --k) {
+    const int r = rows + (m - 1 - k);
+    hm.row_labels.push_back(k % 5 == 0 ? fmt::format("mel {}", k) : "");
+    for (int f = 0; f < t; ++f)
+      hm.values[static_cast<size_t>(r) * t + f] = hi > lo ? (frames.at(f, k) - lo) / (hi - lo) : 0.0f;
+  }
+  for (int f = 0; f < t; ++f) hm.col_labels.push_back(f % 10 == 0 ? fmt::format("{:g} ms", f * cfg.features.frame_shift_ms) : "");
+  return {viz::heatmap_svg(hm), digits_text(digits)};
+}
+
+std::string LoadedSpeechModel::run_line(const std::string& line) {
+  std::string path = line;
+  while (!path.empty() && std::isspace(static_cast<unsigned char>(path.back()))) path.pop_back();
+  while (!path.empty() && std::isspace(static_cast<unsigned char>(path.front()))) path.erase(path.begin());
+  ENGRAM_CHECK(!path.empty(), "speech: run_line takes the path of a WAV file");
+  return transcribe_file(path, 1);
+}
+
+}  // namespace engram::models

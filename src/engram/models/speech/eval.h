@@ -1,0 +1,75 @@
+// Decoding and scoring a SpeechModel: transcriptions through the shared search (greedy or
+// beam), the token (digit) error rate by edit distance and the sequence accuracy, and the loaded
+// model directory whose run_line takes a WAV path and returns the digits heard.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engram/models/registry.h"
+#include "engram/models/speech/model.h"
+#include "engram/train/trainer.h"
+
+namespace engram::models {
+
+struct SpeechDecodeOptions {
+  int beam = 1;          // 1 = greedy
+  int batch_size = 64;   // utterances decoded together
+  int max_length = 16;   // output digits at most
+};
+
+// One digit sequence per utterance (stacked features, as speech_features gives them).
+std::vector<std::vector<int>> transcribe(const SpeechModel& model, std::span<const data::audio::Features> utts,
+                                         const SpeechDecodeOptions& options = {});
+
+// Levenshtein distance between two token sequences.
+int64_t edit_distance(std::span<const int> a, std::span<const int> b);
+
+struct SpeechScore {
+  int64_t utterances = 0;
+  int64_t ref_tokens = 0;
+  int64_t errors = 0;       // Σ edit distances
+  int64_t exact = 0;        // sequences equal to the reference
+  double ter() const { return ref_tokens ? double(errors) / double(ref_tokens) : 0.0; }
+  double seq_acc() const { return utterances ? double(exact) / double(utterances) : 0.0; }
+};
+SpeechScore score_speech(std::span<const std::vector<int>> refs, std::span<const std::vector<int>> hyps);
+// {"ter": token error rate, "seq_acc": exact sequences} as fractions.
+train::Metrics speech_metrics(const SpeechScore& s);
+
+// Digits as text: "7", "3 1 4".
+std::string digits_text(std::span<const int> digits);
+
+// A loaded "speech" model directory.
+struct LoadedSpeechModel : LoadedModel {
+  std::filesystem::path model_dir;
+  std::unique_ptr<SpeechModel> model;
+  std::unique_ptr<data::audio::FbankComputer> fbank;
+
+  std::string family() const override { return SpeechModel::kName; }
+  const std::filesystem::path& dir() const override { return model_dir; }
+  nn::ParamStore& params() override { return model->params(); }
+  // A WAV path (16-bit PCM mono at the model's rate) -> the digits transcribed (greedy).
+  std::string run_line(const std::string& line) override;
+  std::string input_help() const override;
+  // The same with a beam.
+  std::string transcribe_file(const std::string& path, int beam = 1) const;
+};
+
+// `engram speech show`: one recording's log-mel spectrogram (frames as columns, the highest mel
+// bin on top, scaled to [0, 1]) with each output token's attention above it (one row per digit
+// and <eos>, spread over the frames its encoder step covers, scaled to its row maximum), as one
+// SVG heatmap; `text` is the transcription.
+struct SpeechShow {
+  std::string svg;
+  std::string text;
+};
+SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, int beam = 1);
+
+std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir);
+
+}  // namespace engram::models

@@ -1,0 +1,47 @@
+// The speech family's registry entry: an attention-based recognizer of spoken digits (FSDD) on
+// the shared Trainer, and a model directory whose run_line transcribes a WAV file.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "engram/io/files.h"
+#include "engram/models/registry.h"
+#include "engram/models/speech/eval.h"
+#include "engram/models/speech/task.h"
+#include "engram/train/trainer.h"
+
+namespace engram::models {
+
+namespace {
+
+std::string train_speech(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  const SpeechTrainConfig cfg = read_speech_config(node, source, sets);
+  cfg.speech.validate();
+  cfg.data.validate();
+  train::check_trainer_config(cfg.train);
+  std::filesystem::create_directories(cfg.train.run_dir);
+  io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
+  SpeechTrainTask task(cfg);
+  train::Trainer trainer(task, cfg.train);
+  const train::TrainSummary s = trainer.run();
+  return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.4f}; transcribe with: engram speech transcribe -m {} "
+                     "FILE.wav",
+                     s.steps, s.seconds, s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "",
+                     task.primary_metric(), s.best_metric, cfg.train.run_dir);
+}
+
+std::string dump_speech(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  return io::dump_config(read_speech_config(node, source, sets));
+}
+
+std::unique_ptr<LoadedModel> load_speech(const std::filesystem::path& dir) { return load_speech_model(dir); }
+
+}  // namespace
+
+const Family& speech_family() {
+  static const Family f{SpeechModel::kName, "attention-based speech recognition of spoken digits (FSDD)",
+                        &dump_speech, &train_speech, &load_speech};
+  return f;
+}
+
+}  // namespace engram::models

@@ -1,0 +1,240 @@
+// SpeechTrainTask: FSDD listing and split, features once, batches, loss and validation.
+#include "engram/models/speech/task.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <numeric>
+
+#include "engram/core/ops.h"
+#include "engram/models/speech/eval.h"
+
+namespace engram::models {
+
+namespace fs = std::filesystem;
+namespace audio = data::audio;
+
+namespace {
+
+void note(std::FILE* log, const std::string& text) {
+  if (!log) return;
+  std::fprintf(log, "%s\n", text.c_str());
+  std::fflush(log);
+}
+
+std::string resolve_dir(const std::string& path) {
+  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path)) return path;
+  const char* env = std::getenv("ENGRAM_DATA_DIR");
+  const fs::path p = (env && *env ? fs::path(env) : fs::path("../shared/data")) / path;
+  return fs::exists(p) ? p.string() : path;
+}
+
+// A fixed subset of at most `max` (0 = all), in the listing's order.
+std::vector<audio::FsddRecording> subset(std::vector<audio::FsddRecording> recs, int64_t max, uint64_t seed) {
+  if (max <= 0 || static_cast<int64_t>(recs.size()) <= max) return recs;
+  std::vector<int64_t> idx(recs.size());
+  std::iota(idx.begin(), idx.end(), int64_t{0});
+  core::Rng rng(seed);
+  rng.shuffle(idx.begin(), idx.end());
+  idx.resize(static_cast<size_t>(max));
+  std::sort(idx.begin(), idx.end());
+  std::vector<audio::FsddRecording> out;
+  for (int64_t i : idx) out.push_back(recs[i]);
+  return out;
+}
+
+}  // namespace
+
+SpeechTrainConfig read_speech_config(const YAML::Node& node, const std::string& source,
+                                     const std::vector<std::string>& sets) {
+  return parse_run_config<SpeechTrainConfig>(node, source, sets);
+}
+
+void SpeechDataConfig::validate() const {
+  ENGRAM_CHECK(batch_size >= 1 && valid_beam >= 1 && max_train >= 0 && max_test >= 0,
+               "speech data: batch_size {} and valid_beam {} must be >= 1, max_train {} and max_test {} >= 0",
+               batch_size, valid_beam, max_train, max_test);
+  spec_augment.validate();
+  ENGRAM_CHECK(train_strings >= 0 && test_strings >= 0 && min_digits >= 1 && max_digits >= min_digits &&
+                   max_digits <= 15 && gap_ms >= 0,
+               "speech data: train_strings {} and test_strings {} must be >= 0, 1 <= min_digits {} <= max_digits {} "
+               "<= 15, gap_ms {} >= 0",
+               train_strings, test_strings, min_digits, max_digits, gap_ms);
+}
+
+std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const std::vector<audio::FsddRecording>& recs,
+                                                int64_t count, int min_digits, int max_digits, float gap_ms,
+                                                uint64_t seed) {
+  ENGRAM_CHECK(!recs.empty(), "speech: digit strings from no recordings");
+  std::map<std::string, std::vector<size_t>> by_speaker;
+  for (size_t i = 0; i < recs.size(); ++i) by_speaker[recs[i].speaker].push_back(i);
+  std::vector<const std::vector<size_t>*> speakers;
+  for (const auto& [name, list] : by_speaker) speakers.push_back(&list);
+  const audio::FbankComputer fbank(cfg.features);
+  std::map<size_t, audio::Waveform> cache;
+  const auto wave = [&](size_t i) -> const audio::Waveform& {
+    auto it = cache.find(i);
+    if (it == cache.end()) it = cache.emplace(i, audio::read_wav(recs[i].path)).first;
+    return it->second;
+  };
+  const size_t gap = static_cast<size_t>(cfg.features.sample_rate * gap_ms / 1000.0f);
+  core::Rng rng(seed);
+  std::vector<SpeechUtterance> out;
+  for (int64_t n = 0; n < count; ++n) {
+    const std::vector<size_t>& pool = *speakers[rng.below(speakers.size())];
+    const int len = min_digits + static_cast<int>(rng.below(static_cast<uint64_t>(max_digits - min_digits + 1)));
+    audio::Waveform joined;
+    SpeechUtterance u;
+    for (int k = 0; k < len; ++k) {
+      const size_t i = pool[rng.below(pool.size())];
+      const audio::Waveform& w = wave(i);
+      joined.sample_rate = w.sample_rate;
+      if (k > 0) joined.samples.insert(joined.samples.end(), gap, 0.0f);
+      joined.samples.insert(joined.samples.end(), w.samples.begin(), w.samples.end());
+      u.digits.push_back(recs[i].digit);
+      if (k > 0) u.path.push_back('+');
+      u.path.append(recs[i].path);
+    }
+    u.features = speech_features(cfg, fbank, joined);
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
+                                                    const std::vector<audio::FsddRecording>& recs) {
+  const audio::FbankComputer fbank(cfg.features);
+  std::vector<SpeechUtterance> out;
+  out.reserve(recs.size());
+  for (const auto& r : recs)
+    out.push_back({speech_features(cfg, fbank, audio::read_wav(r.path)), {r.digit}, r.path});
+  return out;
+}
+
+SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
+  ENGRAM_CHECK(cfg_.model == SpeechModel::kName, "speech training: config names model '{}'", cfg_.model);
+  cfg_.data.validate();
+  cfg_.speech.validate();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string dir = resolve_dir(cfg_.data.dir);
+  std::vector<audio::FsddRecording> tr, te;
+  for (const auto& r : audio::list_fsdd(dir)) {
+    const bool test = cfg_.data.test_speaker.empty() ? r.is_test() : r.speaker == cfg_.data.test_speaker;
+    (test ? te : tr).push_back(r);
+  }
+  ENGRAM_CHECK(!tr.empty() && !te.empty(), "speech: {} gives {} training and {} test recordings{}", dir, tr.size(),
+               te.size(),
+               cfg_.data.test_speaker.empty() ? "" : fmt::format(" (test speaker '{}')", cfg_.data.test_speaker));
+  tr = subset(std::move(tr), cfg_.data.max_train, cfg_.data.subset_seed);
+  te = subset(std::move(te), cfg_.data.max_test, cfg_.data.subset_seed + 1);
+  const SpeechDataConfig& d = cfg_.data;
+  train_ = d.train_strings > 0 ? make_digit_strings(cfg_.speech, tr, d.train_strings, d.min_digits, d.max_digits,
+                                                    d.gap_ms, d.string_seed)
+                               : load_speech_utterances(cfg_.speech, tr);
+  test_ = d.test_strings > 0 ? make_digit_strings(cfg_.speech, te, d.test_strings, d.min_digits, d.max_digits,
+                                                  d.gap_ms, d.string_seed + 1)
+                             : load_speech_utterances(cfg_.speech, te);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  note(log, fmt::format("data: FSDD {} ({}): {} training, {} test {}; features in {:.1f} s", dir,
+                        cfg_.data.test_speaker.empty() ? "upstream split"
+                                                       : fmt::format("test speaker {}", cfg_.data.test_speaker),
+                        train_.size(), test_.size(),
+                        d.train_strings > 0 || d.test_strings > 0
+                            ? fmt::format("utterances ({}-{} digit strings)", d.min_digits, d.max_digits)
+                            : std::string("recordings"),
+                        secs));
+  init();
+  note(log, fmt::format("model: speech, {} {} attention, encoder {} x {}{} + {} pyramidal, stack {}, {} parameters",
+                        io::to_yaml(cfg_.speech)["cell"].as<std::string>(),
+                        io::to_yaml(cfg_.speech)["attention"].as<std::string>(), cfg_.speech.encoder_layers,
+                        cfg_.speech.encoder_units, cfg_.speech.bidirectional ? " (bi)" : "", cfg_.speech.pyramid, cfg_.speech.stack,
+                        model_->params().numel()));
+}
+
+SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::vector<SpeechUtterance> train,
+                                 std::vector<SpeechUtterance> test)
+    : cfg_(cfg), train_(std::move(train)), test_(std::move(test)) {
+  cfg_.data.validate();
+  ENGRAM_CHECK(!train_.empty() && !test_.empty(), "speech: {} training and {} test utterances", train_.size(),
+               test_.size());
+  init();
+}
+
+void SpeechTrainTask::init() {
+  core::Rng rng(cfg_.train.seed);
+  model_ = std::make_unique<SpeechModel>(cfg_.speech, rng);
+  batches_ = (static_cast<int64_t>(train_.size()) + cfg_.data.batch_size - 1) / cfg_.data.batch_size;
+  begin_epoch(0, cfg_.train.seed);
+}
+
+void SpeechTrainTask::begin_epoch(int epoch, uint64_t seed) {
+  epoch_ = epoch;
+  seed_ = seed;
+  order_.resize(train_.size());
+  std::iota(order_.begin(), order_.end(), int64_t{0});
+  core::Rng rng(train::epoch_seed(seed, epoch));
+  rng.shuffle(order_.begin(), order_.end());
+}
+
+train::BatchResult SpeechTrainTask::train_batch(int64_t index) {
+  ENGRAM_CHECK(index >= 0 && index < batches_, "speech: batch {} of {}", index, batches_);
+  const int64_t bs = cfg_.data.batch_size;
+  const int64_t begin = index * bs, end = std::min<int64_t>(begin + bs, static_cast<int64_t>(train_.size()));
+  std::vector<audio::Features> augmented;
+  std::vector<const audio::Features*> feats;
+  std::vector<std::vector<int>> digits;
+  const bool aug = cfg_.data.spec_augment.enabled();
+  core::Rng rng(train::batch_seed(seed_, epoch_, index));
+  if (aug) augmented.reserve(static_cast<size_t>(end - begin));
+  for (int64_t i = begin; i < end; ++i) {
+    const SpeechUtterance& u = train_[order_[i]];
+    if (aug) {
+      augmented.push_back(u.features);
+      audio::spec_augment(&augmented.back(), cfg_.data.spec_augment, rng);
+      feats.push_back(&augmented.back());
+    } else {
+      feats.push_back(&u.features);
+    }
+    digits.push_back(u.digits);
+  }
+  const decode::SourceBatch src = speech_source(feats);
+  graph_.reset();
+  Var sum = model_->loss(graph_, src, digits);
+  graph_.backward(core::scale(sum, 1.0f / static_cast<float>(feats.size())));
+  return {static_cast<double>(sum.data()[0]), static_cast<int64_t>(feats.size())};
+}
+
+train::Metrics SpeechTrainTask::validate() {
+  core::Graph g(false);
+  double nll = 0;
+  const size_t bs = static_cast<size_t>(cfg_.data.batch_size);
+  std::vector<audio::Features> feats;
+  std::vector<std::vector<int>> refs;
+  for (const auto& u : test_) {
+    feats.push_back(u.features);
+    refs.push_back(u.digits);
+  }
+  for (size_t first = 0; first < test_.size(); first += bs) {
+    const size_t n = std::min(bs, test_.size() - first);
+    std::vector<const audio::Features*> part;
+    std::vector<std::vector<int>> d;
+    for (size_t i = first; i < first + n; ++i) {
+      part.push_back(&test_[i].features);
+      d.push_back(test_[i].digits);
+    }
+    g.reset();
+    nll += model_->loss(g, speech_source(part), d).data()[0];
+  }
+  SpeechDecodeOptions o;
+  o.beam = cfg_.data.valid_beam;
+  o.batch_size = cfg_.data.batch_size;
+  const auto hyps = transcribe(*model_, feats, o);
+  train::Metrics m = speech_metrics(score_speech(refs, hyps));
+  m["loss"] = nll / static_cast<double>(test_.size());
+  return m;
+}
+
+}  // namespace engram::models

@@ -1,0 +1,126 @@
+// Training a SpeechModel on the Free Spoken Digit Dataset: the run config (`engram train
+// CONFIG.yaml` with `model: speech`) and the train::TrainTask adapter. Features are computed once
+// at load (over the BLAS thread team); each epoch shuffles the training set; optional SpecAugment
+// per batch; teacher-forced NLL; validation decodes the test split (greedy or beam) and reports
+// the token (digit) error rate and sequence accuracy ("seq_acc" picks best/).
+// Digit strings (data.train_strings / test_strings > 0): 1-7 recordings of one speaker from the
+// split, joined with gap_ms of silence, features computed over the joined waveform.
+// Split: the upstream one (repetition index 0-4 = test), or with data.test_speaker every recording
+// of that speaker is the test set and the other speakers train.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engram/core/graph.h"
+#include "engram/data/audio.h"
+#include "engram/models/speech/model.h"
+#include "engram/train/trainer.h"
+
+namespace engram::models {
+
+struct SpeechDataConfig {
+  std::string dir = "fsdd";          // FSDD (its recordings/), relative to $ENGRAM_DATA_DIR unless it exists
+  std::string test_speaker;          // "" = the upstream split (index 0-4 test); else this speaker held out
+  int64_t max_train = 0;             // use at most this many training recordings (0 = all), a fixed subset
+  int64_t max_test = 0;              // the same for the test (validation) set
+  int batch_size = 32;
+  int valid_beam = 1;                // validation decoding beam (1 = greedy)
+  uint64_t subset_seed = 7;          // which recordings max_train / max_test keep
+  data::audio::SpecAugmentConfig spec_augment;
+  int64_t train_strings = 0;         // > 0: train on this many digit strings instead of single digits
+  int64_t test_strings = 0;          // > 0: test on this many digit strings
+  int min_digits = 1;                // digits per string, uniform in [min_digits, max_digits]
+  int max_digits = 7;
+  float gap_ms = 50;                 // silence between the concatenated recordings
+  uint64_t string_seed = 3;          // which recordings each string joins
+
+  template <class V>
+  void visit(V& v) {
+    v("dir", dir, "FSDD directory (with recordings/); relative paths also under $ENGRAM_DATA_DIR");
+    v("test_speaker", test_speaker, "'' = upstream split (index 0-4 test); else this speaker is the test set");
+    v("max_train", max_train, "at most this many training recordings (0 = all)");
+    v("max_test", max_test, "at most this many test recordings (0 = all)");
+    v("batch_size", batch_size, "utterances per update");
+    v("valid_beam", valid_beam, "validation decoding beam (1 = greedy)");
+    v("subset_seed", subset_seed, "seed of the max_train / max_test subsets");
+    v("spec_augment", spec_augment, "SpecAugment masking of training batches");
+    v("train_strings", train_strings, "> 0: that many training digit strings (recordings of one speaker joined)");
+    v("test_strings", test_strings, "> 0: that many test digit strings (from the test recordings)");
+    v("min_digits", min_digits, "digit strings: fewest digits");
+    v("max_digits", max_digits, "digit strings: most digits");
+    v("gap_ms", gap_ms, "digit strings: silence between the joined recordings (ms)");
+    v("string_seed", string_seed, "digit strings: seed of the recordings joined");
+  }
+  void validate() const;
+};
+
+struct SpeechTrainConfig {
+  std::string model = SpeechModel::kName;
+  SpeechConfig speech;
+  SpeechDataConfig data;
+  train::TrainerConfig train;
+
+  template <class V>
+  void visit(V& v) {
+    v("model", model, "model family (speech)");
+    v("speech", speech, "the model and its front end");
+    v("data", data, "FSDD recordings and batching");
+    v("train", train, "training loop");
+  }
+};
+
+SpeechTrainConfig read_speech_config(const YAML::Node& node, const std::string& source,
+                                     const std::vector<std::string>& sets);
+
+// One utterance: stacked features and the digits spoken.
+struct SpeechUtterance {
+  data::audio::Features features;
+  std::vector<int> digits;
+  std::string path;
+};
+
+// Utterances of FSDD recordings (features over the thread team).
+std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
+                                                    const std::vector<data::audio::FsddRecording>& recs);
+
+// `count` digit strings joined from `recs` (each string from one speaker's recordings).
+std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg,
+                                                const std::vector<data::audio::FsddRecording>& recs, int64_t count,
+                                                int min_digits, int max_digits, float gap_ms, uint64_t seed);
+
+class SpeechTrainTask final : public train::TrainTask {
+ public:
+  explicit SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log = stdout);
+  // With utterances given directly (tests, synthetic features).
+  SpeechTrainTask(const SpeechTrainConfig& cfg, std::vector<SpeechUtterance> train, std::vector<SpeechUtterance> test);
+
+  nn::ParamStore& params() override { return model_->params(); }
+  std::string model_name() const override { return SpeechModel::kName; }
+  YAML::Node model_config() const override { return model_->config(); }
+  int64_t batches_per_epoch() const override { return batches_; }
+  void begin_epoch(int epoch, uint64_t seed) override;
+  train::BatchResult train_batch(int64_t index) override;  // loss per utterance
+  train::Metrics validate() override;                       // {loss, ter, seq_acc}
+  std::string primary_metric() const override { return "seq_acc"; }
+  bool higher_is_better() const override { return true; }
+  bool reports_perplexity() const override { return false; }
+
+  const SpeechModel& model() const { return *model_; }
+  const std::vector<SpeechUtterance>& test_set() const { return test_; }
+
+ private:
+  void init();
+  SpeechTrainConfig cfg_;
+  std::unique_ptr<SpeechModel> model_;
+  std::vector<SpeechUtterance> train_, test_;
+  std::vector<int64_t> order_;
+  int64_t batches_ = 0;
+  int epoch_ = 0;
+  uint64_t seed_ = 1;
+  core::Graph graph_;
+};
+
+}  // namespace engram::models
