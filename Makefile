@@ -3,7 +3,7 @@ BUILD    ?= build
 JOBS     ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo bench asan clean
+.PHONY: all deps build test demo bench asan fuzz clean
 
 all: build
 
@@ -33,6 +33,20 @@ bench: deps
 asan: deps
 	$(MAKE) build BUILD=build-asan CMAKE_FLAGS="-DENGRAM_SANITIZE=address,undefined -DENGRAM_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo"
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer harnesses of every reader (fuzz/README.md): a clang build with
+# -fsanitize=fuzzer,address,undefined in build-fuzz/, then each harness for FUZZ_SECONDS
+# (FUZZ_TARGETS="tree wav" picks some; the summary prints the runs per harness).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= $(JOBS)
+FUZZ_TARGETS ?=
+fuzz:
+	@scripts/install-fuzz-deps.sh
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++ -DENGRAM_FUZZ=ON -DENGRAM_BUILD_BENCH=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	nice cmake --build $(FUZZ_BUILD) --target fuzz_all -j $(FUZZ_JOBS)
+	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf build build-asan
