@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages engram builds with (DESIGN.md), only those missing.
+# Installs the Debian packages engram builds with (DESIGN.md), only those missing; with
+# arguments, those packages instead (scripts/install-fuzz-deps.sh).
 set -euo pipefail
 pkgs=(cmake g++ make libeigen3-dev libopenblas-dev libdnnl-dev libsentencepiece-dev libyaml-cpp-dev
       nlohmann-json3-dev libcli11-dev libfmt-dev libcpp-httplib-dev libgtest-dev libbenchmark-dev
       zlib1g-dev libsndfile1-dev libkissfft-dev)
+[ $# -gt 0 ] && pkgs=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
