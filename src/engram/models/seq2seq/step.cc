@@ -6,12 +6,18 @@
 #include <cstring>
 
 #include "engram/core/ops.h"
+#include "engram/decode/state_buffers.h"
 #include "engram/data/vocab.h"
 #include "engram/models/seq2seq/model.h"
 
 namespace engram::models {
 
 namespace {
+
+using decode::copy_of;
+using decode::gather;
+using decode::store;
+using decode::view;
 
 class Seq2SeqState final : public decode::DecodeState {
  public:
@@ -30,21 +36,9 @@ class Seq2SeqState final : public decode::DecodeState {
   std::vector<float> values0, keys0, mask0, fixed0, fixed_proj0;
 };
 
-std::vector<float> copy_of(Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
 
-// Overwrites `dst` with v's values, reusing its storage.
-void store(std::vector<float>& dst, Var v) { dst.assign(v.data(), v.data() + v.numel()); }
 
-// out row i = in row rows[i], rows of `width` floats.
-void gather(const std::vector<float>& in, std::vector<float>& out, std::span<const int32_t> rows, int64_t width) {
-  if (in.empty()) return;
-  std::vector<float> next(rows.size() * width);
-  for (size_t i = 0; i < rows.size(); ++i)
-    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(float) * width);
-  out.swap(next);
-}
 
-Var view(Graph& g, std::vector<float>& buf, core::Shape shape) { return g.input(core::Tensor{buf.data(), shape}); }
 
 Seq2SeqState& as_state(decode::DecodeState& s) {
   auto* st = dynamic_cast<Seq2SeqState*>(&s);

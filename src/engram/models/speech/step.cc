@@ -5,11 +5,17 @@
 #include <cstring>
 
 #include "engram/core/ops.h"
+#include "engram/decode/state_buffers.h"
 #include "engram/models/speech/model.h"
 
 namespace engram::models {
 
 namespace {
+
+using decode::copy_of;
+using decode::gather;
+using decode::store;
+using decode::view;
 
 class SpeechState final : public decode::DecodeState {
  public:
@@ -22,16 +28,6 @@ class SpeechState final : public decode::DecodeState {
   std::vector<float> values0, keys0, mask0;
 };
 
-std::vector<float> copy_of(Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
-void store(std::vector<float>& dst, Var v) { dst.assign(v.data(), v.data() + v.numel()); }
-void gather(const std::vector<float>& in, std::vector<float>& out, std::span<const int32_t> rows, int64_t width) {
-  if (in.empty()) return;
-  std::vector<float> next(rows.size() * width);
-  for (size_t i = 0; i < rows.size(); ++i)
-    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(float) * width);
-  out.swap(next);
-}
-Var view(Graph& g, std::vector<float>& buf, core::Shape shape) { return g.input(core::Tensor{buf.data(), shape}); }
 SpeechState& as_state(decode::DecodeState& s) {
   auto* st = dynamic_cast<SpeechState*>(&s);
   ENGRAM_CHECK(st != nullptr, "speech: decode state of another model");

@@ -1,0 +1,37 @@
+// Plain-buffer helpers for decode::DecodeState implementations: a model's decoder state lives in
+// std::vector<float> buffers it owns (so the search may reset the graph every step), copied out
+// of the graph after a step, viewed back in as graph inputs before the next, and re-gathered by
+// row when beams are reordered. Header-only; used by every StepModel.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "engram/core/graph.h"
+
+namespace engram::decode {
+
+// v's values as a new buffer.
+inline std::vector<float> copy_of(core::Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
+
+// Overwrites `dst` with v's values, reusing its storage.
+inline void store(std::vector<float>& dst, core::Var v) { dst.assign(v.data(), v.data() + v.numel()); }
+
+// out row i = in row rows[i], rows of `width` floats (in and out may be the same buffer).
+inline void gather(const std::vector<float>& in, std::vector<float>& out, std::span<const int32_t> rows,
+                   int64_t width) {
+  if (in.empty()) return;
+  std::vector<float> next(rows.size() * width);
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(float) * width);
+  out.swap(next);
+}
+
+// The buffer as a graph input of `shape` (no copy; valid while the buffer is unchanged).
+inline core::Var view(core::Graph& g, std::vector<float>& buf, core::Shape shape) {
+  return g.input(core::Tensor{buf.data(), shape});
+}
+
+}  // namespace engram::decode
