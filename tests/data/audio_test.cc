@@ -28,14 +28,7 @@ using data::testing::TempDir;
 
 const std::string kGolden = std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/audio/";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -16,14 +16,7 @@ namespace {
 using testing::CorpusTest;
 using testing::TempDir;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 bool contains(const Sentence& s, const std::string& w) {
   return std::find(s.begin(), s.end(), w) != s.end();

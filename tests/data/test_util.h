@@ -11,9 +11,22 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
+#include "engram/core/error.h"
+
 namespace engram::data::testing {
+
+// The message of the engram::Error that f throws, or "<no error>".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
 
 // A fresh directory under the system temp dir, removed with the object.
 class TempDir {

@@ -15,14 +15,7 @@ namespace {
 using testing::CorpusTest;
 using testing::TempDir;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 TEST(Text, ReadLinesHandlesCrlfAndMissingFinalNewline) {
   TempDir tmp;

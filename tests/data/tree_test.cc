@@ -19,14 +19,7 @@ namespace {
 using testing::CorpusTest;
 using testing::TempDir;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 std::vector<int32_t> labels_of(const Tree& t) {
   std::vector<int32_t> out;
