@@ -425,5 +425,47 @@ TEST(Trainer, PhasesRunInOneResumableRun) {
   fs::remove_all(full_dir);
 }
 
+
+// Data parallelism's split of a batch (train/trainer.h, Shard): the shards of ranks 0..N-1 are
+// disjoint, in order, cover the batch, differ in size by at most one, and may be empty when the
+// batch has fewer examples than ranks.
+TEST(Trainer, ShardsPartitionEveryBatch) {
+  for (int size = 1; size <= 5; ++size)
+    for (int64_t n = 0; n <= 13; ++n) {
+      int64_t next = 0, smallest = n, largest = 0;
+      for (int r = 0; r < size; ++r) {
+        const auto [lo, hi] = shard_range(n, {r, size});
+        EXPECT_EQ(lo, next) << "n " << n << " rank " << r << " of " << size;
+        EXPECT_LE(lo, hi);
+        smallest = std::min(smallest, hi - lo), largest = std::max(largest, hi - lo);
+        next = hi;
+      }
+      EXPECT_EQ(next, n);
+      EXPECT_LE(largest - smallest, 1);
+    }
+  EXPECT_THROW(shard_range(4, {2, 2}), Error);
+  EXPECT_THROW(shard_range(4, {0, 0}), Error);
+  // Rank 0 draws what one process draws; other ranks draw other numbers.
+  EXPECT_EQ(shard_seed(1234, {0, 4}), 1234u);
+  EXPECT_NE(shard_seed(1234, {1, 4}), 1234u);
+  EXPECT_NE(shard_seed(1234, {1, 4}), shard_seed(1234, {2, 4}));
+}
+
+// Without an MPI launcher the process is rank 0 of 1 and every collective leaves its data alone.
+TEST(Trainer, OneProcessIsRankZeroOfOne) {
+  EXPECT_TRUE(world().root());
+  EXPECT_FALSE(world().distributed());
+  float g[3] = {1, 2, 3};
+  allreduce_sum(g, 3, "test");
+  EXPECT_EQ(g[2], 3.0f);
+  EXPECT_TRUE(all_equal(42, "test"));
+  std::string s = "x";
+  broadcast(s, "test");
+  EXPECT_EQ(s, "x");
+  const float a[2] = {1.0f, 2.0f}, b[2] = {1.0f, 2.0000002f};
+  EXPECT_NE(checksum(a, 2), checksum(b, 2));  // one bit of one float changes it
+  EXPECT_EQ(checksum(a, 2), checksum(a, 2));
+}
+
 }  // namespace
 }  // namespace engram::train

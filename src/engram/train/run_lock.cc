@@ -10,10 +10,12 @@
 #include <string>
 
 #include "engram/core/error.h"
+#include "engram/train/distributed.h"
 
 namespace engram::train {
 
 RunDirLock::RunDirLock(const std::filesystem::path& dir) {
+  if (!world().root()) return;  // in a data-parallel job, rank 0 holds the lock for all ranks
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   ENGRAM_CHECK(!ec, "cannot create run directory {}: {}", dir.string(), ec.message());

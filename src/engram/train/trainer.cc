@@ -27,18 +27,24 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Appends one JSON object per line to DIR/metrics.jsonl.
+// Appends one JSON object per line to DIR/metrics.jsonl; on ranks other than 0 of a distributed
+// run, writes nothing (rank 0 logs for the job).
 class MetricsLog {
  public:
-  explicit MetricsLog(const fs::path& path) : out_(path, std::ios::app) {
-    ENGRAM_CHECK(out_.good(), "cannot open metrics file {}", path.string());
+  explicit MetricsLog(const fs::path& path) : path_(path.string()) {
+    if (!world().root()) return;
+    out_.open(path, std::ios::app);
+    ENGRAM_CHECK(out_.good(), "cannot open metrics file {}", path_);
   }
   void write(const nlohmann::json& j) {
+    if (!world().root()) return;
     out_ << j.dump() << '\n';
     out_.flush();
+    ENGRAM_CHECK(out_.good(), "cannot write metrics file {}", path_);
   }
 
  private:
+  std::string path_;
   std::ofstream out_;
 };
 
@@ -106,6 +112,13 @@ uint64_t batch_seed(uint64_t seed, int epoch, int64_t index) {
 
 uint64_t epoch_seed(uint64_t seed, int epoch) { return batch_seed(seed, epoch, -1); }
 
+std::pair<int64_t, int64_t> shard_range(int64_t n, Shard s) {
+  ENGRAM_CHECK(s.size >= 1 && s.rank >= 0 && s.rank < s.size, "shard {} of {}", s.rank, s.size);
+  return {n * s.rank / s.size, n * (s.rank + 1) / s.size};
+}
+
+uint64_t shard_seed(uint64_t seed, Shard s) { return s.rank == 0 ? seed : batch_seed(seed, -2, s.rank); }
+
 void check_trainer_config(const TrainerConfig& c) {
   ENGRAM_CHECK(c.max_epochs > 0 || c.max_steps > 0, "train: max_epochs and max_steps are both 0");
   ENGRAM_CHECK(c.max_epochs >= 0 && c.max_steps >= 0 && c.valid_every >= 0 && c.checkpoint_every >= 0 &&
@@ -118,6 +131,9 @@ void check_trainer_config(const TrainerConfig& c) {
   ENGRAM_CHECK(c.log_every > 0, "train: log_every must be positive, got {}", c.log_every);
   optim::check_clip_config(c.clip);
   ENGRAM_CHECK(c.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", c.max_bad_steps);
+  ENGRAM_CHECK(std::isfinite(c.distributed.timeout_s) && c.distributed.timeout_s > 0 && c.distributed.check_every >= 0,
+               "train.distributed: timeout_s {} must be > 0 and check_every {} >= 0", c.distributed.timeout_s,
+               c.distributed.check_every);
   // The optimizer and the schedule check their own options: build them once on a probe.
   nn::ParamStore probe;
   probe.add("probe", {1});
@@ -131,6 +147,13 @@ Trainer::Trainer(TrainTask& task, TrainerConfig cfg) : task_(task), cfg_(std::mo
 Updater::Updater(TrainTask& task, const TrainerConfig& cfg)
     : task_(task), clip_(cfg.clip), opt_(optim::make_optimizer(task.params(), cfg.optimizer)) {
   optim::check_clip_config(clip_);
+  const World& w = world();
+  if (w.distributed()) {
+    ENGRAM_CHECK(task.shardable(), "{}: this family does not support data-parallel training yet (run it "
+                 "without mpirun, or with -np 1)", task.model_name());
+    task.set_shard({w.rank, w.size});
+    set_timeout(cfg.distributed.timeout_s);
+  }
 }
 
 Updater::Result Updater::update(int64_t index) {
@@ -138,6 +161,15 @@ Updater::Result Updater::update(int64_t index) {
   params.zero_grad();
   Result res;
   res.batch = task_.train_batch(index);
+  if (world().distributed()) {  // the sum of the shards' gradients is the whole batch's
+    const auto t0 = Clock::now();
+    allreduce_sum(params.grads(), static_cast<size_t>(params.numel()), "the gradient allreduce");
+    double lu[2] = {res.batch.loss_sum, static_cast<double>(res.batch.units)};
+    allreduce_sum(lu, 2, "the loss allreduce");
+    res.batch.loss_sum = lu[0];
+    res.batch.units = static_cast<int64_t>(lu[1]);
+    res.allreduce_s = seconds_since(t0);
+  }
   res.grad_norm = optim::global_norm(params.grads(), params.numel());
   if (!std::isfinite(res.batch.loss_sum) || !std::isfinite(res.grad_norm)) {
     res.skipped = true;
@@ -152,7 +184,8 @@ Updater::Result Updater::update(int64_t index) {
 TrainSummary Trainer::run() {
   const auto t0 = Clock::now();
   const fs::path dir = cfg_.run_dir;
-  fs::create_directories(dir);
+  const World& w = world();
+  if (w.root()) fs::create_directories(dir);
   nn::ParamStore& params = task_.params();
   const std::vector<TrainPhase> pre = task_.phases();  // phases before the main one
   const int main_phase = static_cast<int>(pre.size());
@@ -174,8 +207,11 @@ TrainSummary Trainer::run() {
 
   // ---- resume
   const fs::path last_dir = dir / "last", best_dir = dir / "best";
-  io::remove_checkpoint_leftovers(last_dir);  // and recover last/ from an interrupted swap
-  io::remove_checkpoint_leftovers(best_dir);
+  if (w.root()) {
+    io::remove_checkpoint_leftovers(last_dir);  // and recover last/ from an interrupted swap
+    io::remove_checkpoint_leftovers(best_dir);
+  }
+  barrier("the start of training");  // the other ranks read last/ once rank 0 has tidied it
   double prior_seconds = 0;  // training seconds of earlier sessions (resume)
   std::optional<io::CheckpointInfo> resumed;
   if (fs::exists(last_dir)) {
@@ -201,10 +237,13 @@ TrainSummary Trainer::run() {
     sum.resumed = true;
   }
   // Lines logged after the checkpoint resumed from would be logged again: keep each step once.
-  if (sum.resumed) truncate_metrics_after(dir / "metrics.jsonl", offset + step);
+  if (sum.resumed && w.root()) truncate_metrics_after(dir / "metrics.jsonl", offset + step);
   MetricsLog metrics(dir / "metrics.jsonl");
   ProgressLine progress;
   const int64_t per_epoch = task_.batches_per_epoch();
+  if (w.distributed())
+    progress.print(fmt::format("data parallel: {} ranks, each computing 1/{} of every batch ({} batches per epoch, "
+                               "{} parameters); rank 0 writes", w.size, w.size, per_epoch, params.numel()));
   ENGRAM_CHECK(per_epoch > 0, "trainer: the task has no training batches");
 
   bool stop_run = false;  // a time limit: the run ends resumable, wherever it is
@@ -280,6 +319,8 @@ TrainSummary Trainer::run() {
       return t;
     };
     auto save = [&](const fs::path& where, int epoch, int64_t next_batch, bool with_optimizer) {
+      if (with_optimizer) last_saved_step = step;
+      if (!w.root()) return;  // rank 0 writes the job's checkpoints
       io::CheckpointData d;
       d.model_name = task_.model_name();
       d.config = task_.model_config();
@@ -288,7 +329,6 @@ TrainSummary Trainer::run() {
       d.trainer = trainer_state(epoch, next_batch);
       d.files = task_.checkpoint_files();
       io::save_checkpoint(where, d);
-      if (with_optimizer) last_saved_step = step;
     };
     // Position after the batch just done: (epoch, index + 1), rolled over at the epoch's end.
     auto position_after = [&](int epoch, int64_t index) {
@@ -297,7 +337,14 @@ TrainSummary Trainer::run() {
 
     bool stop = false;
     auto validate = [&](int epoch, int64_t index) {
-      Metrics m = task_.validate();
+      // Rank 0 validates; the others take its metrics, so every rank makes the same decisions.
+      Metrics m;
+      if (w.root()) m = task_.validate();
+      if (w.distributed()) {
+        std::string text = w.root() ? scalars_to_json(m).dump() : "";
+        broadcast(text, "the validation metrics (validation runs on rank 0)");
+        if (!w.root()) m = scalars_from_json(nlohmann::json::parse(text));
+      }
       const std::string key = task_.primary_metric();
       ENGRAM_CHECK(m.count(key), "validation did not report the primary metric '{}'", key);
       const double v = m.at(key);
@@ -330,7 +377,7 @@ TrainSummary Trainer::run() {
       }
     };
 
-    double window_loss = 0;
+    double window_loss = 0, window_allreduce_s = 0;
     int64_t window_units = 0, window_steps = 0;
     int bad_in_row = 0;  // consecutive non-finite batches (the NaN guard)
     auto window_t0 = Clock::now();
@@ -361,6 +408,7 @@ TrainSummary Trainer::run() {
           bad_in_row = 0;
         }
         ++step;
+        window_allreduce_s += u.allreduce_s;
         window_loss += r.loss_sum;
         window_units += r.units;
         ++window_steps;
@@ -380,8 +428,13 @@ TrainSummary Trainer::run() {
           if (ppl) line["ppl"] = std::exp(std::min(loss, 50.0));
           line["units_per_s"] = rate;
           line["lr"] = opt->lr();
+          line["updates_per_s"] = secs > 0 ? window_steps / secs : 0;
+          if (w.distributed()) {
+            line["ranks"] = w.size;
+            line["allreduce_share"] = secs > 0 ? window_allreduce_s / secs : 0;
+          }
           metrics.write(line);
-          window_loss = 0;
+          window_loss = window_allreduce_s = 0;
           window_units = window_steps = 0;
           window_t0 = Clock::now();
         }
@@ -390,7 +443,18 @@ TrainSummary Trainer::run() {
           auto [e, i] = position_after(epoch, index);
           save(last_dir, e, i, true);
         }
-        const bool out_of_time = cfg_.max_minutes > 0 && seconds_since(t0) > cfg_.max_minutes * 60;
+        if (w.distributed() && pc.distributed.check_every > 0 && step % pc.distributed.check_every == 0) {
+          const uint64_t h = checksum(params.values(), static_cast<size_t>(params.numel()));
+          ENGRAM_CHECK(all_equal(h, "the parameter checksum"), "the parameters differ between ranks at step {} "
+                       "(checksum of rank {}: {:016x}); the ranks must run the same engram binary, config and "
+                       "thread count", offset + step, w.rank, h);
+        }
+        bool out_of_time = cfg_.max_minutes > 0 && seconds_since(t0) > cfg_.max_minutes * 60;
+        if (w.distributed() && cfg_.max_minutes > 0) {  // rank 0's clock decides for the job
+          double flag = w.root() && out_of_time ? 1 : 0;
+          allreduce_sum(&flag, 1, "the time-limit check");
+          out_of_time = flag > 0;
+        }
         if ((pc.max_steps > 0 && step >= pc.max_steps) || out_of_time) {
           if (out_of_time) progress.print(fmt::format("time limit of {} minutes reached", cfg_.max_minutes));
           const bool just_validated = pc.valid_every > 0 && step % pc.valid_every == 0;

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@
 #include "engram/nn/param_store.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/factory.h"
+#include "engram/train/distributed.h"
 
 namespace engram::train {
 
@@ -47,6 +49,7 @@ struct TrainerConfig {
   // first parameter with a non-finite gradient) and its update skipped; this many such batches
   // in a row end the run with an error (0 = never).
   int max_bad_steps = 10;
+  DistributedConfig distributed;  // under mpirun (train/distributed.h)
 
   template <class V>
   void visit(V& v) {
@@ -63,6 +66,7 @@ struct TrainerConfig {
     v("schedule", schedule, "learning-rate schedule");
     v("clip", clip, "gradient clipping (per value, then per parameter, then global norm)");
     v("max_bad_steps", max_bad_steps, "stop after this many non-finite batches in a row (0 = never)");
+    v("distributed", distributed, "data-parallel training under mpirun (docs/distributed.md)");
   }
 };
 
@@ -76,6 +80,23 @@ uint64_t epoch_seed(uint64_t seed, int epoch);  // batch_seed(seed, epoch, -1)
 // Every check the Trainer makes of its config (limits, clipping, the optimizer's and schedule's
 // options), so a family can validate a run completely before it writes anything.
 void check_trainer_config(const TrainerConfig& cfg);
+
+// Data parallelism (train/distributed.h): with N ranks, rank r computes shard r of every batch:
+// the examples shard_range(n, shard) of the batch's n, in the batch's order. A task that
+// supports it (TrainTask::shardable) scales its loss so that the gradients of the N shards sum to
+// the gradient one process computes on the whole batch (a mean divides by the whole batch's
+// count, not the shard's; a regulariser is added on rank 0 only) and reports the shard's
+// loss_sum and units (the ranks' are summed). A shard may be empty (fewer examples than ranks):
+// it reports {0, 0} and adds no gradient. Random draws keyed by the batch (noise, augmentation)
+// are drawn for the whole batch on every rank, in the batch's order, and the shard keeps its own,
+// so they are those of one process; dropout masks are drawn per rank from
+// shard_seed(batch_seed(...), shard): the same distribution, not the same masks.
+struct Shard {
+  int rank = 0;
+  int size = 1;
+};
+std::pair<int64_t, int64_t> shard_range(int64_t n, Shard shard);  // [begin, end)
+uint64_t shard_seed(uint64_t seed, Shard shard);                   // seed itself on rank 0
 
 // What one batch reports back.
 struct BatchResult {
@@ -131,6 +152,14 @@ class TrainTask {
   // Whether the loss per unit is a cross-entropy in nats, so exp(loss) is a perplexity worth
   // showing (not for the NTM's bits per sequence).
   virtual bool reports_perplexity() const { return true; }
+  // Whether train_batch computes only shard() of each batch, as the Shard comment above says
+  // (needed to train with more than one rank).
+  virtual bool shardable() const { return false; }
+  void set_shard(Shard s) { shard_ = s; }
+  const Shard& shard() const { return shard_; }
+
+ private:
+  Shard shard_;
 };
 
 // One update, exactly as Trainer::run does it for every batch: zero the gradients, the task's
@@ -146,6 +175,7 @@ class Updater {
     bool skipped = false;    // a non-finite loss or gradient: no update
     double grad_norm = 0;    // before clipping
     std::string bad_param;   // skipped: the first parameter with a non-finite gradient ("" if none)
+    double allreduce_s = 0;  // seconds spent summing gradients across ranks (0 with one rank)
   };
   Result update(int64_t index);
   optim::Optimizer& optimizer() { return *opt_; }

@@ -28,7 +28,7 @@ std::string train_memn2n(const YAML::Node& node, const std::string& source, cons
   const std::vector<int> tasks = parse_babi_tasks(cfg.data.tasks, dir);
   const fs::path run_dir = cfg.train.run_dir;
   const train::RunDirLock lock(run_dir);
-  io::write_file_atomic(run_dir / "train.yaml", io::dump_config(cfg));
+  if (train::world().root()) io::write_file_atomic(run_dir / "train.yaml", io::dump_config(cfg));
   const auto t0 = std::chrono::steady_clock::now();
   if (cfg.data.joint) {
     const BabiData data = load_babi_data(cfg, tasks);

@@ -140,20 +140,48 @@ void BabiTrainTask::begin_epoch(int epoch, uint64_t seed) {
   rng.shuffle(order_.begin(), order_.end());
 }
 
+namespace {
+
+// Rows [lo, hi) of a batch, with the whole batch's memory and sentence sizes (so each row is
+// computed exactly as in the whole batch).
+models::Memn2nBatch slice_rows(const models::Memn2nBatch& b, int64_t lo, int64_t hi) {
+  models::Memn2nBatch s;
+  s.batch = static_cast<int>(hi - lo);
+  s.slots = b.slots, s.words = b.words, s.query_words = b.query_words;
+  auto rows = [&](const auto& v, int64_t width) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    return std::vector<T>(v.begin() + lo * width, v.begin() + hi * width);
+  };
+  s.memory = rows(b.memory, int64_t{b.slots} * b.words);
+  s.time = rows(b.time, b.slots);
+  s.mask = rows(b.mask, b.slots);
+  s.query = rows(b.query, b.query_words);
+  s.answer = rows(b.answer, 1);
+  s.offset = rows(b.offset, 1);
+  return s;
+}
+
+}  // namespace
+
 train::BatchResult BabiTrainTask::train_batch(int64_t index) {
   const int64_t start = index * cfg_.data.batch_size;
   const int64_t count = std::min<int64_t>(cfg_.data.batch_size, static_cast<int64_t>(order_.size()) - start);
   ENGRAM_CHECK(count > 0, "babi: batch {} past the end of the epoch", index);
   // RN draws depend on (seed, epoch, batch) only, so a resumed run repeats them.
   core::Rng rng(train::batch_seed(seed_, epoch_, index));
-  const models::Memn2nBatch batch =
+  // The whole batch is built on every rank (its noise drawn in the batch's order) and a rank keeps
+  // its shard's rows; the loss is a sum over questions, so the shards' gradients add up.
+  models::Memn2nBatch batch =
       models::make_memn2n_batch(data_.train, std::span<const int32_t>(order_.data() + start, count),
                                 model_.config().memory_size, cfg_.data.random_noise, &rng, model_.min_slots());
+  const auto [lo, hi] = train::shard_range(count, shard());
+  if (lo == hi) return {0, 0};
+  if (hi - lo < count) batch = slice_rows(batch, lo, hi);
   graph_.reset();
   const models::Memn2nOutput out = model_.forward(graph_, batch, linear_start_);
   core::Var loss = model_.loss(graph_, out, batch);
   graph_.backward(loss);
-  return {loss.data()[0], count};
+  return {loss.data()[0], hi - lo};
 }
 
 std::vector<train::TrainPhase> BabiTrainTask::phases() const {
@@ -198,12 +226,15 @@ void copy_dir(const fs::path& src, const fs::path& dst) {
 }  // namespace
 
 BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int64_t seed, const fs::path& run_dir) {
-  fs::create_directories(run_dir);
-  data.vocab.save((run_dir / "vocab.txt").string());
+  const bool root = train::world().root();  // rank 0 writes for a data-parallel job
+  if (root) {
+    fs::create_directories(run_dir);
+    data.vocab.save((run_dir / "vocab.txt").string());
+  }
   BabiDataConfig used = cfg.data;  // what the model was trained on, for eval's defaults
   used.dir = babi_data_dir(cfg);
   used.tasks = fmt::format("{}", fmt::join(data.tasks, ","));
-  io::write_file_atomic(run_dir / "data.yaml", io::dump_config(used));
+  if (root) io::write_file_atomic(run_dir / "data.yaml", io::dump_config(used));
   const std::vector<fs::path> files = {run_dir / "vocab.txt", run_dir / "data.yaml"};
   const models::Memn2nConfig mc = memn2n_config(cfg, data);
   core::Rng init_rng(static_cast<uint64_t>(seed));
@@ -231,7 +262,7 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
 
 std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data, const fs::path& run_dir) {
   ENGRAM_CHECK(!cfg.task.seeds.empty(), "babi: no seeds to train");
-  fs::create_directories(run_dir);
+  if (train::world().root()) fs::create_directories(run_dir);
   std::vector<BabiSeedResult> results;
   for (int64_t seed : cfg.task.seeds) {
     std::printf("== tasks %s, seed %lld -> %s\n", fmt::format("{}", fmt::join(data.tasks, ",")).c_str(),
@@ -242,6 +273,7 @@ std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& da
   const auto best = std::min_element(results.begin(), results.end(), [](const auto& a, const auto& b) {
     return a.valid_error < b.valid_error;
   });
+  if (!train::world().root()) return results;  // rank 0 writes the selection
   ENGRAM_CHECK(fs::exists(best->best), "babi: seed {} left no best checkpoint", best->seed);
   copy_dir(best->best, run_dir / "model");
   data.vocab.save((run_dir / "model" / "vocab.txt").string());

@@ -130,6 +130,7 @@ class BabiTrainTask : public train::TrainTask {
   int64_t batches_per_epoch() const override;
   void begin_epoch(int epoch, uint64_t seed) override;
   train::BatchResult train_batch(int64_t index) override;
+  bool shardable() const override { return true; }
   train::Metrics validate() override;
   std::string primary_metric() const override { return linear_start_ ? "loss" : "error"; }
   bool higher_is_better() const override { return false; }

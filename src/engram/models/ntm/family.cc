@@ -21,7 +21,8 @@ std::string train_ntm_run(const YAML::Node& node, const std::string& source, con
   const NtmTrainConfig cfg = read_ntm_config(node, source, sets);
   train::check_trainer_config(cfg.train);
   const train::RunDirLock lock(cfg.train.run_dir);
-  io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
+  if (train::world().root())
+    io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
   const train::TrainSummary s = train_ntm(cfg);
   return fmt::format("done: {} updates in {:.0f} s, best {} cost {:.4f} bits/seq; evaluate with: engram ntm eval -m {}",
                      s.steps, s.seconds, cfg.data.extrapolation.sequences > 0 ? "extrapolation" : "validation",

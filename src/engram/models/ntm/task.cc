@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engram/core/ops.h"
 #include "engram/io/config.h"
 #include "engram/models/registry.h"
 #include "engram/optim/clip.h"
@@ -58,9 +59,31 @@ class NtmTrainTask : public train::TrainTask {
     seed_ = seed;
   }
 
+  bool shardable() const override { return true; }
+
+  // Sequences [lo, hi) of a time-major batch.
+  static tasks::SeqBatch slice_sequences(const tasks::SeqBatch& b, int64_t lo, int64_t hi) {
+    tasks::SeqBatch s;
+    s.steps = b.steps, s.batch = hi - lo, s.in_width = b.in_width, s.out_width = b.out_width;
+    for (int64_t t = 0; t < b.steps; ++t) {
+      const int64_t row = t * b.batch;
+      s.input.insert(s.input.end(), b.input.begin() + (row + lo) * b.in_width, b.input.begin() + (row + hi) * b.in_width);
+      s.target.insert(s.target.end(), b.target.begin() + (row + lo) * b.out_width,
+                      b.target.begin() + (row + hi) * b.out_width);
+      s.mask.insert(s.mask.end(), b.mask.begin() + row + lo, b.mask.begin() + row + hi);
+    }
+    return s;
+  }
+
   train::BatchResult train_batch(int64_t index) override {
     core::Rng rng(train::batch_seed(seed_, epoch_, index));
-    const tasks::SeqBatch batch = models::make_task_batch(cfg_.ntm.task, cfg_.data.batch_size, rng);
+    // The whole batch is generated on every rank and a rank keeps its shard's sequences; the loss
+    // is a mean per sequence, scaled to the shard's share of the batch.
+    tasks::SeqBatch batch = models::make_task_batch(cfg_.ntm.task, cfg_.data.batch_size, rng);
+    const int64_t all = batch.batch;
+    const auto [lo, hi] = train::shard_range(all, shard());
+    if (lo == hi) return {0, 0};
+    if (hi - lo < all) batch = slice_sequences(batch, lo, hi);
     graph_.reset();
     models::SeqLoss l = models::sequence_loss(graph_, model_.seq(), batch);
     const double nan = std::nan("");
@@ -68,10 +91,11 @@ class NtmTrainTask : public train::TrainTask {
       std::fprintf(stderr, "ntm: NaN guard: non-finite %s weighting at time step %d (epoch %d, batch %lld); "
                    "batch skipped\n", l.non_finite->head.c_str(), l.non_finite->step, epoch_ + 1,
                    static_cast<long long>(index));
-      return {nan, cfg_.data.batch_size};
+      return {nan, hi - lo};
     }
-    graph_.backward(l.loss);  // the Trainer checks the gradient and clips it (train.clip)
-    return {l.bits * cfg_.data.batch_size, cfg_.data.batch_size};
+    // The Trainer checks the gradient and clips it (train.clip).
+    graph_.backward(hi - lo < all ? core::scale(l.loss, static_cast<float>(hi - lo) / static_cast<float>(all)) : l.loss);
+    return {l.bits * static_cast<double>(hi - lo), hi - lo};
   }
 
   train::Metrics validate() override {

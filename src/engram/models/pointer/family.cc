@@ -9,6 +9,7 @@
 #include "engram/models/pointer/eval.h"
 #include "engram/models/pointer/task.h"
 #include "engram/models/registry.h"
+#include "engram/train/run_lock.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {
@@ -20,8 +21,9 @@ std::string train_pointer(const YAML::Node& node, const std::string& source, con
   cfg.pointer.validate();
   cfg.data.validate();
   train::check_trainer_config(cfg.train);  // everything checked before anything is written
-  std::filesystem::create_directories(cfg.train.run_dir);
-  io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
+  const train::RunDirLock lock(cfg.train.run_dir);  // one process per run directory
+  if (train::world().root())
+    io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
   PointerTrainTask task(cfg);
   train::Trainer trainer(task, cfg.train);
   const train::TrainSummary s = trainer.run();

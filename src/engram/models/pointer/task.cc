@@ -129,11 +129,15 @@ train::BatchResult PointerTrainTask::train_batch(int64_t index) {
     for (int64_t i = begin; i < end; ++i) picked.push_back(train_[order_[i]]);
     set = picked;
   }
-  const decode::SourceBatch src = pointer_source(set);
+  // This rank's shard of the batch; the gradient is of the whole batch's mean.
+  const auto [lo, hi] = train::shard_range(static_cast<int64_t>(set.size()), shard());
+  if (lo == hi) return {0, 0};
+  const std::span<const tasks::PointerInstance> mine = set.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo));
+  const decode::SourceBatch src = pointer_source(mine);
   graph_.reset();
-  Var sum = model_->loss(graph_, src, targets_of(set));
+  Var sum = model_->loss(graph_, src, targets_of(mine));
   graph_.backward(core::scale(sum, 1.0f / static_cast<float>(set.size())));  // the gradient of the mean
-  return {static_cast<double>(sum.data()[0]), static_cast<int64_t>(set.size())};
+  return {static_cast<double>(sum.data()[0]), hi - lo};
 }
 
 train::Metrics PointerTrainTask::validate() {

@@ -89,6 +89,7 @@ class PointerTrainTask final : public train::TrainTask {
   int64_t batches_per_epoch() const override { return batches_; }
   void begin_epoch(int epoch, uint64_t seed) override;
   train::BatchResult train_batch(int64_t index) override;  // loss per instance (NLL summed over its steps)
+  bool shardable() const override { return true; }
   // {"loss": teacher-forced NLL per instance, and the task's metrics (eval.h): sort "acc"; hull
   // "acc", "coverage", "fail"; tsp "length", "gap", "valid"}.
   train::Metrics validate() override;

@@ -17,7 +17,10 @@ std::string train_seq2seq(const YAML::Node& node, const std::string& source, con
   cfg.seq2seq.validate_options();  // everything that can be checked before the data is read
   train::check_trainer_config(cfg.train);
   const train::RunDirLock lock(cfg.train.run_dir);
-  Seq2SeqTask task(cfg);
+  // Rank 0 builds the vocabularies into the run directory first; the other ranks load them.
+  std::unique_ptr<Seq2SeqTask> made;
+  train::root_first([&] { made = std::make_unique<Seq2SeqTask>(cfg); });
+  Seq2SeqTask& task = *made;
   train::Trainer trainer(task, task.config().train);
   const train::TrainSummary s = trainer.run();
   return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.2f}; model in {}/best", s.steps, s.seconds,

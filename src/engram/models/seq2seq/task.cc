@@ -14,6 +14,7 @@
 #include "engram/eval/accuracy.h"
 #include "engram/eval/bleu.h"
 #include "engram/io/config.h"
+#include "engram/io/files.h"
 #include "engram/models/seq2seq/translate.h"
 
 namespace engram::models {
@@ -124,7 +125,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   }
   // ---- vocabularies: kept in the run directory, so a resumed run reuses them
   const std::string run = cfg_.train.run_dir;
-  fs::create_directories(run);
+  if (train::world().root()) fs::create_directories(run);
   TokenizerConfig& tok = cfg_.seq2seq.tokenizer;
   const bool have = fs::exists(fs::path(run) / TextCodec::file_name(tok, Side::kSource)) &&
                     fs::exists(fs::path(run) / TextCodec::file_name(tok, Side::kTarget));
@@ -153,10 +154,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   valid_ = encode_pairs(valid_text, *src_, *tgt_, d.max_length, &valid_text_, &dropped);
   note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
   ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
-  {
-    std::ofstream out(fs::path(run) / "train.yaml");
-    out << io::dump_config(cfg_);
-  }
+  if (train::world().root()) io::write_file_atomic(fs::path(run) / "train.yaml", io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<Seq2Seq>(cfg_.seq2seq, init);
   note(log, fmt::format("model: seq2seq {} attention ({}), {} {}x{} encoder, {} decoder layer(s), {} parameters",
@@ -188,14 +186,27 @@ void Seq2SeqTask::begin_epoch(int epoch, uint64_t seed) {
 
 train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
   ENGRAM_CHECK(index >= 0 && static_cast<size_t>(index) < plan_.size(), "seq2seq: batch {} of {}", index, plan_.size());
-  const data::Batch batch = data::collate(train_, plan_[index]);
+  // This rank's shard of the batch (the whole batch with one rank); the loss is a mean over the
+  // shard's target tokens, scaled to the share of the whole batch's tokens the shard holds.
+  const std::vector<int64_t>& all = plan_[index];
+  const auto [lo, hi] = train::shard_range(static_cast<int64_t>(all.size()), shard());
+  if (lo == hi) return {0, 0};
+  int64_t batch_tokens = 0;
+  for (int64_t i : all) batch_tokens += static_cast<int64_t>(train_[static_cast<size_t>(i)].tgt.size()) + 1;  // + <eos>
+  const std::vector<int64_t> mine(all.begin() + lo, all.begin() + hi);
+  const data::Batch batch = data::collate(train_, mine);
   // Dropout masks are a pure function of (seed, epoch, batch): a resumed run draws the same ones.
-  core::Rng dropout(train::batch_seed(seed_, epoch_, index));
+  core::Rng dropout(train::shard_seed(train::batch_seed(seed_, epoch_, index), shard()));
   graph_.reset();
   Var loss = model_->loss(graph_, batch, &dropout, cfg_.seq2seq.label_smoothing);
-  graph_.backward(loss);
   int64_t tokens = 0;
   for (int32_t n : batch.tgt_len) tokens += n;
+  if (hi - lo < static_cast<int64_t>(all.size())) {
+    ENGRAM_CHECK(tokens <= batch_tokens, "seq2seq: shard of {} tokens in a batch of {}", tokens, batch_tokens);
+    graph_.backward(core::scale(loss, static_cast<float>(tokens) / static_cast<float>(batch_tokens)));
+  } else {
+    graph_.backward(loss);
+  }
   return {static_cast<double>(loss.data()[0]) * tokens, tokens};
 }
 

@@ -96,6 +96,7 @@ class Seq2SeqTask final : public train::TrainTask {
   int64_t batches_per_epoch() const override { return static_cast<int64_t>(batches_); }
   void begin_epoch(int epoch, uint64_t seed) override;
   train::BatchResult train_batch(int64_t index) override;
+  bool shardable() const override { return true; }
   // {"loss": dev NLL per token, "ppl", "bleu": greedy corpus BLEU, "acc": exact-match rate}.
   train::Metrics validate() override;
   std::string primary_metric() const override { return "bleu"; }

@@ -8,6 +8,7 @@
 #include "engram/models/registry.h"
 #include "engram/models/speech/eval.h"
 #include "engram/models/speech/task.h"
+#include "engram/train/run_lock.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {
@@ -19,8 +20,9 @@ std::string train_speech(const YAML::Node& node, const std::string& source, cons
   cfg.speech.validate();
   cfg.data.validate();
   train::check_trainer_config(cfg.train);
-  std::filesystem::create_directories(cfg.train.run_dir);
-  io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
+  const train::RunDirLock lock(cfg.train.run_dir);  // one process per run directory
+  if (train::world().root())
+    io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
   SpeechTrainTask task(cfg);
   train::Trainer trainer(task, cfg.train);
   const train::TrainSummary s = trainer.run();

@@ -200,11 +200,20 @@ train::BatchResult SpeechTrainTask::train_batch(int64_t index) {
     }
     digits.push_back(u.digits);
   }
+  // This rank's shard (augmentation was drawn for the whole batch, in order); the gradient is of
+  // the whole batch's mean.
+  const int64_t all = static_cast<int64_t>(feats.size());
+  const auto [lo, hi] = train::shard_range(all, shard());
+  if (lo == hi) return {0, 0};
+  if (hi - lo < all) {
+    feats = std::vector<const audio::Features*>(feats.begin() + lo, feats.begin() + hi);
+    digits = std::vector<std::vector<int>>(digits.begin() + lo, digits.begin() + hi);
+  }
   const decode::SourceBatch src = speech_source(feats);
   graph_.reset();
   Var sum = model_->loss(graph_, src, digits);
-  graph_.backward(core::scale(sum, 1.0f / static_cast<float>(feats.size())));
-  return {static_cast<double>(sum.data()[0]), static_cast<int64_t>(feats.size())};
+  graph_.backward(core::scale(sum, 1.0f / static_cast<float>(all)));
+  return {static_cast<double>(sum.data()[0]), hi - lo};
 }
 
 train::Metrics SpeechTrainTask::validate() {

@@ -103,6 +103,7 @@ class SpeechTrainTask final : public train::TrainTask {
   int64_t batches_per_epoch() const override { return batches_; }
   void begin_epoch(int epoch, uint64_t seed) override;
   train::BatchResult train_batch(int64_t index) override;  // loss per utterance
+  bool shardable() const override { return true; }
   train::Metrics validate() override;                       // {loss, ter, seq_acc}
   std::string primary_metric() const override { return "seq_acc"; }
   bool higher_is_better() const override { return true; }

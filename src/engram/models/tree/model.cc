@@ -74,7 +74,8 @@ Var TreeModel::node_logits(Graph& g, std::span<const data::Tree> trees, TreeExec
 }
 
 TreeLoss TreeModel::loss(Graph& g, std::span<const data::Tree> trees, TreeExecution exec, core::Rng* dropout_rng,
-                         float l2) const {
+                         float l2, int64_t per) const {
+  ENGRAM_CHECK(per >= 0, "tree loss: divisor {} must be >= 0", per);
   std::vector<int32_t> labels;
   TreeLoss out;
   for (const data::Tree& t : trees)
@@ -89,7 +90,7 @@ TreeLoss TreeModel::loss(Graph& g, std::span<const data::Tree> trees, TreeExecut
   const Var logits = node_logits(g, trees, exec, dropout_rng);  // [N_all, C]
   const Var ce = core::cross_entropy(logits, labels, {.ignore_index = data::kNoLabel, .mean = false});
   out.ce_sum = ce.data()[0];
-  out.loss = core::scale(ce, 1.0f / static_cast<float>(trees.size()));
+  out.loss = core::scale(ce, 1.0f / static_cast<float>(per > 0 ? per : static_cast<int64_t>(trees.size())));
   if (l2 > 0.0f) {
     // l2/2 sum ||w||^2 over every parameter but the embeddings (Tai et al.'s regulariser)
     Var sq;

@@ -61,10 +61,11 @@ class TreeModel : public Model {
   // Classifier logits of every node [N_all, C]; dropout (cfg.dropout) when `dropout_rng` is given.
   Var node_logits(Graph& g, std::span<const data::Tree> trees, TreeExecution exec,
                   core::Rng* dropout_rng = nullptr) const;
-  // Sum over the labelled nodes of CE / trees.size(), plus (l2 > 0) l2/2 times the squared norm
-  // of every parameter except the embeddings. Labels must be in [0, C) or -1.
+  // Sum over the labelled nodes of CE / per (per = 0: trees.size(); a data-parallel shard passes
+  // the whole batch's tree count), plus (l2 > 0) l2/2 times the squared norm of every parameter
+  // except the embeddings. Labels must be in [0, C) or -1.
   TreeLoss loss(Graph& g, std::span<const data::Tree> trees, TreeExecution exec, core::Rng* dropout_rng = nullptr,
-                float l2 = 0.0f) const;
+                float l2 = 0.0f, int64_t per = 0) const;
 
  private:
   Var states_per_node(Graph& g, std::span<const data::Tree> trees) const;

@@ -112,11 +112,15 @@ train::BatchResult TreeTrainTask::train_batch(int64_t index) {
   const int64_t start = index * cfg_.data.batch_size;
   const int64_t count = std::min<int64_t>(cfg_.data.batch_size, static_cast<int64_t>(order_.size()) - start);
   ENGRAM_CHECK(count > 0, "tree: batch {} past the end of the epoch", index);
+  // This rank's shard of the batch: CE over the whole batch's tree count, the L2 term on rank 0.
+  const auto [lo, hi] = train::shard_range(count, shard());
+  if (lo == hi) return {0, 0};
   batch_.clear();
-  for (int64_t i = 0; i < count; ++i) batch_.push_back(data_.train[static_cast<size_t>(order_[start + i])]);
-  core::Rng rng(train::batch_seed(seed_, epoch_, index));
+  for (int64_t i = lo; i < hi; ++i) batch_.push_back(data_.train[static_cast<size_t>(order_[start + i])]);
+  core::Rng rng(train::shard_seed(train::batch_seed(seed_, epoch_, index), shard()));
   graph_.reset();
-  const TreeLoss l = model_.loss(graph_, batch_, cfg_.task.execution, &rng, cfg_.task.l2);
+  const TreeLoss l = model_.loss(graph_, batch_, cfg_.task.execution, &rng, shard().rank == 0 ? cfg_.task.l2 : 0.0f,
+                                 count);
   graph_.backward(l.loss);
   return {l.ce_sum, l.labelled};
 }
@@ -156,12 +160,13 @@ train::TrainSummary train_tree(const TreeRunConfig& cfg) {
   const fs::path run_dir = cfg.train.run_dir;
   train::check_trainer_config(cfg.train);  // everything checked before anything is written
   const train::RunDirLock lock(run_dir);
-  io::write_file_atomic(run_dir / "train.yaml", io::dump_config(cfg));
+  const bool root = train::world().root();  // rank 0 writes for a data-parallel job
+  if (root) io::write_file_atomic(run_dir / "train.yaml", io::dump_config(cfg));
   const Prepared p = prepare(cfg, run_dir);
-  p.data.vocab.save((run_dir / "vocab.txt").string());
+  if (root) p.data.vocab.save((run_dir / "vocab.txt").string());
   TreeDataConfig used = cfg.data;  // what the model was trained on, for sentiment eval's defaults
   used.dir = sst_data_dir(cfg.data);
-  io::write_file_atomic(run_dir / "data.yaml", io::dump_config(used));
+  if (root) io::write_file_atomic(run_dir / "data.yaml", io::dump_config(used));
   core::Rng init(cfg.train.seed);
   TreeModel model(p.model, init);
   TreeTrainTask task(cfg, model, p.data, {run_dir / "vocab.txt", run_dir / "data.yaml"});
