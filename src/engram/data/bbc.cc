@@ -72,9 +72,9 @@ std::vector<std::string_view> lines_of(std::string_view text) {
   return out;
 }
 
-bool blank(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; });
-}
+bool is_blank_char(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+bool blank(std::string_view s) { return std::all_of(s.begin(), s.end(), is_blank_char); }
 
 // The summary cut at the article's body sentences where they match (longest first), else by
 // split_sentences' rules (a piece without letters or digits joins the previous sentence).
@@ -86,7 +86,7 @@ std::vector<std::string> split_summary(std::string_view summary, const std::vect
   for (std::string_view line : lines_of(summary)) {
     size_t p = 0;
     while (p < line.size()) {
-      while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
+      while (p < line.size() && is_blank_char(line[p])) ++p;
       if (p == line.size()) break;
       size_t end = std::string_view::npos;
       for (std::string_view s : by_length) {
@@ -97,7 +97,7 @@ std::vector<std::string> split_summary(std::string_view summary, const std::vect
       }
       if (end == std::string_view::npos) end = sentence_end(line, p);
       std::string_view piece = line.substr(p, end - p);
-      while (!piece.empty() && (piece.back() == ' ' || piece.back() == '\t')) piece.remove_suffix(1);
+      while (!piece.empty() && is_blank_char(piece.back())) piece.remove_suffix(1);
       const bool word = std::any_of(piece.begin(), piece.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || static_cast<unsigned char>(c) >= 0x80;
       });
