@@ -18,11 +18,13 @@ void register_rouge(CLI::App& app) {
   a->metric = "rouge";
   cmd->add_option("hyp", a->hyp, "hypotheses, one per line; sentences separated by the two characters \\n ('-' = stdin)")
       ->required();
-  cmd->add_option("ref", a->refs, "references, aligned with HYP, same format")->required()->expected(1);
+  auto ref = std::make_shared<std::string>();
+  cmd->add_option("ref", *ref, "references, aligned with HYP, same format")->required();
   cmd->add_flag("--stem", a->stem, "Porter-stem tokens longer than 3 letters (rouge_score's use_stemmer=True)");
   cmd->add_flag("--json", a->json, "print JSON instead of one line per ROUGE type");
   cmd->add_option("-w,--width", a->width, "decimals of the printed scores")->check(CLI::Range(0, 10))->capture_default_str();
-  cmd->callback([a] {
+  cmd->callback([a, ref] {
+    a->refs = {*ref};
     const std::string out = eval::metric_report(*a, data::read_lines_or_stdin);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);
