@@ -119,8 +119,8 @@ Word step1c(const Word& w) {
 
 Word step2(const Word& w) {
   if (ends_with(w, "alli") && m_positive(drop(w, 4))) return step2(drop(w, 4) + "al");
-  // "-logi" keeps its "l" in the measured stem: the condition looks at the word less "ogi".
-  const Word with_l = w.size() >= 3 ? drop(w, 3) : Word();
+  // "-logi" -> "-log" measures the stem with its "l" (the word less "ogi"), so that short stems
+  // like "geo" and "theo" are treated as "archaeo".
   static const std::vector<Rule> rules = {
       {"ational", "ate", m_positive}, {"tional", "tion", m_positive}, {"enci", "ence", m_positive},
       {"anci", "ance", m_positive},   {"izer", "ize", m_positive},    {"bli", "ble", m_positive},
@@ -129,12 +129,9 @@ Word step2(const Word& w) {
       {"ator", "ate", m_positive},    {"alism", "al", m_positive},    {"iveness", "ive", m_positive},
       {"fulness", "ful", m_positive}, {"ousness", "ous", m_positive}, {"aliti", "al", m_positive},
       {"iviti", "ive", m_positive},   {"biliti", "ble", m_positive},  {"fulli", "ful", m_positive},
+      {"logi", "log", [](const Word& stem) { return m_positive(stem + "l"); }},
   };
-  for (const Rule& r : rules) {
-    if (ends_with(w, r.suffix)) return apply_rules(w, {r});
-  }
-  if (ends_with(w, "logi")) return m_positive(with_l) ? drop(w, 4) + "log" : w;
-  return w;
+  return apply_rules(w, rules);
 }
 
 Word step3(const Word& w) {
