@@ -80,6 +80,7 @@ int run(int argc, char** argv) {
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("ROUGE F1/P/R in %, mean over articles; hyp words = mean words per baseline output. {:.1f} s.\n", secs);
+  ENGRAM_CHECK(std::fflush(stdout) == 0 && !std::ferror(stdout), "cannot write to standard output");
   return 0;
 }
 
