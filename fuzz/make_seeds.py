@@ -403,6 +403,28 @@ def seeds_pointer():
     put(r, "bad-too-many-indices.txt", "0 0 1 1 output 1 2 1 2\n")
 
 
+def seeds_bbc():
+    # An article, a 0xFF byte, its summary (fuzz/bbc_fuzz.cc); the summary joins sentences with no space.
+    r = "bbc"
+
+    def pair(article, summary):
+        return article.encode("utf-8") + b"\xff" + summary.encode("utf-8")
+
+    art = ("Ink helps drive democracy\n\nThe Kyrgyz Republic is using ink. It wants fair votes.\n\n"
+           "The US agreed to pay. \"This is new,\" he said. J. K. Rowling met U.S. troops.\n")
+    put(r, "ok-article.txt", pair(art, "It wants fair votes.\"This is new,\" he said."))
+    put(r, "ok-summary-not-in-body.txt", pair(art, "Something else.And more!"))
+    put(r, "ok-quotes.txt", pair("Q\n\n\"A. B.\" C? (D.) E...F.\"G\" h.' I.\n", "\"A. B.\"C?"))
+    put(r, "ok-crlf.txt", pair("Head\r\n\r\nBody one. Body two.\r\n", "Body two."))
+    put(r, "ok-no-summary-cut.txt", art)
+    put(r, "bad-empty.txt", b"")
+    put(r, "bad-no-headline.txt", pair("\nBody.\n", "Body."))
+    put(r, "bad-no-blank-line.txt", pair("Head\nBody.\n", "Body."))
+    put(r, "bad-no-body.txt", pair("Head\n\n \n", "Body."))
+    put(r, "bad-empty-summary.txt", pair("Head\n\nBody.\n", " \n"))
+    put(r, "odd-latin1.txt", b"Mutu\n\nMutu, a \xa315.8m signing.\n")
+
+
 if __name__ == "__main__":
     seeds_safetensors()
     seeds_checkpoint()
@@ -412,6 +434,7 @@ if __name__ == "__main__":
     seeds_tree()
     seeds_wav()
     seeds_pointer()
+    seeds_bbc()
     for reader in sorted(os.listdir(ROOT)):
         files = os.listdir(os.path.join(ROOT, reader))
         print("%-12s %3d files, %6d bytes" % (reader, len(files),

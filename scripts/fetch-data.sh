@@ -46,4 +46,17 @@ if [ ! -f sst/train.txt ]; then
   mkdir -p sst && unzip -o -j sst.zip -d sst && rm sst.zip
 fi
 
+# BBC News Summary: the BBC articles of Greene & Cunningham (ICML 2006) with Kaggle's extractive
+# summaries, from the copy in Miguel-G-Soares/PRI_proj1 at a fixed commit (research use; the
+# folder names lose their spaces: articles/<category>/NNN.txt, summaries/<category>/NNN.txt).
+if [ ! -d summarization/bbc-news-summary/articles ]; then
+  rev=04750a1fb35aa0e2111e85416e8f54c088cf366a
+  fetch "https://github.com/Miguel-G-Soares/PRI_proj1/archive/$rev.tar.gz" bbc.tar.gz
+  rm -rf bbc.tmp && mkdir -p bbc.tmp summarization/bbc-news-summary
+  tar -xzf bbc.tar.gz -C bbc.tmp --strip-components=1
+  mv "bbc.tmp/BBC News Summary/News Articles" summarization/bbc-news-summary/articles
+  mv "bbc.tmp/BBC News Summary/Summaries" summarization/bbc-news-summary/summaries
+  rm -rf bbc.tmp bbc.tar.gz
+fi
+
 echo "corpora in $data"

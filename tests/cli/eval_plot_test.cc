@@ -24,7 +24,9 @@ using io::testing::write_bytes;
 const std::string kGolden = std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/sacrebleu/";
 
 // `engram ARGS...` with the eval and plot commands; returns stdout. engram::Error escapes.
-std::string run(std::vector<std::string> args) { return testing::run_cli(std::move(args), {register_eval, register_plot}); }
+std::string run(std::vector<std::string> args) {
+  return testing::run_cli(std::move(args), {register_eval, register_rouge, register_plot});
+}
 
 std::string error_of(const std::vector<std::string>& args) {
   try {
@@ -75,12 +77,42 @@ TEST(EvalCommand, AccuracyAndRouge) {
   EXPECT_EQ(run({"eval", "acc", "--normalize", hyp, ref}), "ExactMatch|nrefs:1 = 50.0 (2/4)\n");
   EXPECT_EQ(run({"eval", "acc", hyp, ref, ref2}), "Accuracy|nrefs:2 = 50.0 (2/4)\n");  // any reference
   EXPECT_EQ(run({"eval", "rouge", hyp, hyp}),
-            "ROUGE-1|nrefs:1 = 100.0 (P = 100.0 R = 100.0)\n"
-            "ROUGE-2|nrefs:1 = 25.0 (P = 25.0 R = 25.0)\n"  // only "c d" has a bigram; others score 0
-            "ROUGE-L|nrefs:1 = 100.0 (P = 100.0 R = 100.0)\n");
+            "ROUGE-1|nrefs:1|stem:no = 100.0 (P = 100.0 R = 100.0)\n"
+            "ROUGE-2|nrefs:1|stem:no = 25.0 (P = 25.0 R = 25.0)\n"  // only "c d" has a bigram; others score 0
+            "ROUGE-L|nrefs:1|stem:no = 100.0 (P = 100.0 R = 100.0)\n"
+            "ROUGE-Lsum|nrefs:1|stem:no = 100.0 (P = 100.0 R = 100.0)\n");
   const auto j = nlohmann::json::parse(run({"eval", "rouge", "--json", hyp, ref, ref2}));
   // Best reference per segment: a|a, b|b, "c d"|"c D" (lowercased), d vs y|z -> 0.  R1 = 3/4.
   EXPECT_DOUBLE_EQ(j["ROUGE-1"]["f1"].get<double>(), 75.0);
+}
+
+// `engram rouge`: the rouge_score union-LCS example (rouge_scorer_test.py testRougeLsum) with
+// its two candidate sentences on one line, separated by the two characters \n. By hand:
+// ROUGE-1 4 of 10 candidate / 5 reference tokens -> P 40, R 80, F 53.3 (the \n is no token "n":
+// P would be 4/11); ROUGE-Lsum union {w1 w2 w3 w5} -> P 40, R 80. Stemming: "cats running" vs
+// "cat runs" shares no token as is, [cat run] on both sides with --stem.
+TEST(RougeCommand, SentencesAndStemmer) {
+  TempDir dir;
+  write_bytes(dir / "hyp", "w1 w2 w6 w7 w8\\nw1 w3 w8 w9 w5\ncats running\n");
+  write_bytes(dir / "ref", "w1 w2 w3 w4 w5\ncat runs\n");
+  const std::string hyp = (dir / "hyp").string(), ref = (dir / "ref").string();
+  auto j = nlohmann::json::parse(run({"rouge", "--json", "-w", "4", hyp, ref}));
+  EXPECT_EQ(j["stem"], "no");
+  // Mean of the two lines; the second scores 0 without the stemmer.
+  EXPECT_NEAR(j["ROUGE-1"]["precision"].get<double>(), 20.0, 1e-9);
+  EXPECT_NEAR(j["ROUGE-1"]["recall"].get<double>(), 40.0, 1e-9);
+  EXPECT_NEAR(j["ROUGE-Lsum"]["precision"].get<double>(), 20.0, 1e-9);
+  EXPECT_NEAR(j["ROUGE-Lsum"]["recall"].get<double>(), 40.0, 1e-9);
+  j = nlohmann::json::parse(run({"rouge", "--stem", "--json", "-w", "4", hyp, ref}));
+  EXPECT_EQ(j["stem"], "yes");
+  EXPECT_NEAR(j["ROUGE-1"]["f1"].get<double>(), (53.3333 + 100.0) / 2, 1e-3);
+  // ROUGE-2, line 1: bigram w1 w2 shared of 9 candidate / 4 reference -> F = 2 (1/9)(1/4) /
+  // (1/9 + 1/4) = 2/13; line 2: "cat run" -> 1. Mean (2/13 + 1) / 2 = 57.69.
+  EXPECT_NEAR(j["ROUGE-2"]["f1"].get<double>(), 57.6923, 1e-3);
+  const std::string text = run({"rouge", hyp, ref});
+  EXPECT_EQ(text.substr(0, text.find('\n')), "ROUGE-1|nrefs:1|stem:no = 26.7 (P = 20.0 R = 40.0)");
+  EXPECT_EQ(run({"eval", "rouge", "--stem", "-b", hyp, ref}), "76.7 57.7 76.7 76.7\n");  // R1 R2 RL RLsum F1
+  EXPECT_EQ(error_of({"eval", "bleu", "--stem", hyp, ref}), "eval: --stem applies to rouge only, not to bleu");
 }
 
 // --by-length: each bucket is scored as its own corpus (source words 1-2 and 3+ here): the

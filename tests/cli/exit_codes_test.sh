@@ -51,6 +51,18 @@ stdin=$tmp/in expect 0 "" -- "$bin" translate -m "$golden/seq2seq"
 [ "$(cat "$tmp/out")" = "2026-11-29" ] || { echo "FAIL: translation '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
 expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" train \"$src/configs/dates.yaml\" --dump-config > /dev/full"
 
+# engram rouge: mismatched files, a missing file, a missing argument, a full standard output.
+printf 'The cats ran.\\nA dog.\nx\n' > "$tmp/hyp"
+printf 'A cat runs.\ny\n' > "$tmp/ref"
+expect 0 "" -- "$bin" rouge --stem "$tmp/hyp" "$tmp/ref"
+# ROUGE-Lsum by hand: line 1 [a cat run] vs [the cat ran] + [a dog]: union {a, cat}, P 2/5, R 2/3; line 2: 0.
+checks=$((checks + 1))
+grep -q '^ROUGE-Lsum|nrefs:1|stem:yes = 25.0 (P = 20.0 R = 33.3)$' "$tmp/out" || { echo "FAIL: rouge output"; fails=$((fails + 1)); }
+expect 1 "has 2 lines but .* has 1 line" -- "$bin" rouge "$tmp/hyp" "$tmp/in"
+expect 1 "cannot open" -- "$bin" rouge "$tmp/hyp" "$tmp/missing"
+expect 2 "ref is required" -- "$bin" rouge "$tmp/hyp"
+expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" rouge \"$tmp/hyp\" \"$tmp/ref\" > /dev/full"
+
 # An input line over the 64 KiB limit, and a stream with no newline at all: one error, bounded memory.
 head -c 70000 /dev/zero | tr '\0' 'a' > "$tmp/long"
 stdin=$tmp/long expect 1 "longer than 65536 bytes" -- "$bin" translate -m "$golden/seq2seq"

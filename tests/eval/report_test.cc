@@ -1,6 +1,7 @@
 // `engram eval`'s report (eval/report.h) on in-memory "files": the sacreBLEU text line, score
-// only, JSON, ROUGE's three lines, the by-length table and the input checks. Expected strings are
-// the engram binary's output before the report moved out of cli/ (unchanged byte for byte).
+// only, JSON, ROUGE's four lines, the by-length table and the input checks. Expected strings are
+// the engram binary's output before the report moved out of cli/ (unchanged byte for byte), except
+// ROUGE's, which since gained "|stem:" and the ROUGE-Lsum line.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -48,9 +49,11 @@ TEST(MetricReport, ScoreOnlyJsonRouge) {
   acc.json = true;
   EXPECT_EQ(metric_report(acc, read),
             "{\n \"name\": \"Accuracy\",\n \"score\": 50.0,\n \"correct\": 1,\n \"total\": 2,\n \"nrefs\": \"1\"\n}");
-  EXPECT_EQ(metric_report(options("rouge"), read), "ROUGE-1|nrefs:1 = 83.3 (P = 83.3 R = 83.3)\n"
-                                                   "ROUGE-2|nrefs:1 = 75.0 (P = 75.0 R = 75.0)\n"
-                                                   "ROUGE-L|nrefs:1 = 83.3 (P = 83.3 R = 83.3)");
+  // One sentence per segment: ROUGE-Lsum equals ROUGE-L.
+  EXPECT_EQ(metric_report(options("rouge"), read), "ROUGE-1|nrefs:1|stem:no = 83.3 (P = 83.3 R = 83.3)\n"
+                                                   "ROUGE-2|nrefs:1|stem:no = 75.0 (P = 75.0 R = 75.0)\n"
+                                                   "ROUGE-L|nrefs:1|stem:no = 83.3 (P = 83.3 R = 83.3)\n"
+                                                   "ROUGE-Lsum|nrefs:1|stem:no = 83.3 (P = 83.3 R = 83.3)");
 }
 
 // Options that do not apply to the chosen metric are errors naming the option (hardening

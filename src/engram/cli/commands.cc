@@ -6,6 +6,7 @@ namespace engram::cli {
 void register_commands(CLI::App& app) {
   register_demo(app);
   register_eval(app);
+  register_rouge(app);
   register_plot(app);
   register_babi(app);
   register_seq2seq(app);

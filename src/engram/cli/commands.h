@@ -8,6 +8,7 @@ namespace engram::cli {
 void register_commands(CLI::App& app);
 void register_demo(CLI::App& app);
 void register_eval(CLI::App& app);
+void register_rouge(CLI::App& app);   // rouge HYP REF (cli/rouge.cc)
 void register_plot(CLI::App& app);
 void register_babi(CLI::App& app);
 void register_seq2seq(CLI::App& app);  // train, translate, attention (cli/train.cc)

@@ -37,6 +37,7 @@ void register_eval(CLI::App& app) {
       ->check(CLI::IsMember({"exp", "floor", "add-k", "none"}))
       ->capture_default_str();
   cmd->add_option("--smooth-value", a->smooth_value, "bleu smoothing value (floor: 0.1, add-k: 1)");
+  cmd->add_flag("--stem", a->stem, "rouge: Porter-stem tokens longer than 3 letters (rouge_score's use_stemmer)");
   cmd->add_flag("--normalize", a->normalize, "acc: collapse whitespace and lowercase before comparing");
   cmd->add_option("--by-length", a->by_length,
                   "source file aligned with HYP: also print the score of each source-length bucket (Markdown)");

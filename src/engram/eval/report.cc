@@ -84,37 +84,59 @@ std::string eval_chrf(const std::vector<std::string>& hyps,
   return format_score(s.name, s.score, signature, "", a);
 }
 
-// ROUGE-1/2/L, 0-100. With several references each segment keeps, per type, the reference with
-// the best F1 (rouge_score's multi-reference convention); the corpus value is the segment mean.
-std::string eval_rouge(const std::vector<std::string>& hyps,
-                       const std::vector<std::vector<std::string>>& refs, const MetricReportOptions& a) {
-  RougeResult r;
-  if (refs.size() == 1) {
-    r = corpus_rouge(hyps, refs[0]);
-  } else {
-    auto add = [](RougeScore& sum, const RougeScore& s) {
-      sum.precision += s.precision, sum.recall += s.recall, sum.f1 += s.f1;
-    };
-    for (size_t i = 0; i < hyps.size(); ++i) {
-      RougeResult best;
-      bool first = true;
-      for (const auto& stream : refs) {
-        const RougeResult s = sentence_rouge(hyps[i], stream[i]);
-        if (first || s.rouge1.f1 > best.rouge1.f1) best.rouge1 = s.rouge1;
-        if (first || s.rouge2.f1 > best.rouge2.f1) best.rouge2 = s.rouge2;
-        if (first || s.rouge_l.f1 > best.rouge_l.f1) best.rouge_l = s.rouge_l;
-        first = false;
-      }
-      add(r.rouge1, best.rouge1), add(r.rouge2, best.rouge2), add(r.rouge_l, best.rouge_l);
-    }
-    for (auto* s : {&r.rouge1, &r.rouge2, &r.rouge_l}) {
-      s->precision /= hyps.size(), s->recall /= hyps.size(), s->f1 /= hyps.size();
+// The two characters `\n` -> a newline (ROUGE-Lsum's sentence boundary).
+std::string unescape_newlines(const std::string& line) {
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == 'n') {
+      out += '\n';
+      ++i;
+    } else {
+      out += line[i];
     }
   }
+  return out;
+}
+
+// ROUGE-1/2/L/Lsum, 0-100. With several references each segment keeps, per type, the reference
+// with the best F1 (rouge_score's multi-reference convention); the corpus value is the segment mean.
+std::string eval_rouge(const std::vector<std::string>& hyp_lines,
+                       const std::vector<std::vector<std::string>>& ref_lines, const MetricReportOptions& a) {
+  const RougeOptions options{a.stem};
+  std::vector<std::string> hyps;
+  for (const auto& h : hyp_lines) hyps.push_back(unescape_newlines(h));
+  std::vector<std::vector<std::string>> refs(ref_lines.size());
+  for (size_t k = 0; k < ref_lines.size(); ++k)
+    for (const auto& r : ref_lines[k]) refs[k].push_back(unescape_newlines(r));
+  RougeResult r;
+  auto add = [](RougeScore& sum, const RougeScore& s) {
+    sum.precision += s.precision, sum.recall += s.recall, sum.f1 += s.f1;
+  };
+  for (size_t i = 0; i < hyps.size(); ++i) {
+    RougeResult best;
+    bool first = true;
+    for (const auto& stream : refs) {
+      const RougeResult s = sentence_rouge(hyps[i], stream[i], options);
+      if (first || s.rouge1.f1 > best.rouge1.f1) best.rouge1 = s.rouge1;
+      if (first || s.rouge2.f1 > best.rouge2.f1) best.rouge2 = s.rouge2;
+      if (first || s.rouge_l.f1 > best.rouge_l.f1) best.rouge_l = s.rouge_l;
+      if (first || s.rouge_lsum.f1 > best.rouge_lsum.f1) best.rouge_lsum = s.rouge_lsum;
+      first = false;
+    }
+    add(r.rouge1, best.rouge1), add(r.rouge2, best.rouge2), add(r.rouge_l, best.rouge_l);
+    add(r.rouge_lsum, best.rouge_lsum);
+  }
+  for (auto* s : {&r.rouge1, &r.rouge2, &r.rouge_l, &r.rouge_lsum}) {
+    s->precision /= hyps.size(), s->recall /= hyps.size(), s->f1 /= hyps.size();
+  }
   const std::pair<const char*, const RougeScore*> types[] = {
-      {"ROUGE-1", &r.rouge1}, {"ROUGE-2", &r.rouge2}, {"ROUGE-L", &r.rouge_l}};
+      {"ROUGE-1", &r.rouge1}, {"ROUGE-2", &r.rouge2}, {"ROUGE-L", &r.rouge_l}, {"ROUGE-Lsum", &r.rouge_lsum}};
   auto num = [&](double v) { return fmt::format("{:.{}f}", 100 * v, a.width); };
-  if (a.score_only) return fmt::format("{} {} {}", num(r.rouge1.f1), num(r.rouge2.f1), num(r.rouge_l.f1));
+  if (a.score_only) {
+    return fmt::format("{} {} {} {}", num(r.rouge1.f1), num(r.rouge2.f1), num(r.rouge_l.f1), num(r.rouge_lsum.f1));
+  }
+  const std::string stem = a.stem ? "yes" : "no";
   if (a.json) {
     nlohmann::ordered_json j;
     j["name"] = "ROUGE";
@@ -124,12 +146,13 @@ std::string eval_rouge(const std::vector<std::string>& hyps,
                  {"f1", std::stod(num(s->f1))}};
     }
     j["nrefs"] = std::to_string(refs.size());
+    j["stem"] = stem;
     return j.dump(1);
   }
   std::string out;
   for (const auto& [name, s] : types) {
-    out += fmt::format("{}{}|nrefs:{} = {} (P = {} R = {})", out.empty() ? "" : "\n", name,
-                       refs.size(), num(s->f1), num(s->precision), num(s->recall));
+    out += fmt::format("{}{}|nrefs:{}|stem:{} = {} (P = {} R = {})", out.empty() ? "" : "\n", name,
+                       refs.size(), stem, num(s->f1), num(s->precision), num(s->recall));
   }
   return out;
 }
@@ -243,6 +266,7 @@ std::string metric_report(const MetricReportOptions& a, const SegmentReader& rea
   only(a.smooth_value >= 0, "--smooth-value", bleu, "bleu");
   only(a.lowercase, "--lowercase", bleu || chrf, "bleu and chrf");
   only(a.normalize, "--normalize", a.metric == "acc", "acc");
+  only(a.stem, "--stem", a.metric == "rouge", "rouge");
   only(a.buckets != defaults.buckets && a.by_length.empty(), "--buckets", false, "--by-length");
   if (a.metric == "bleu") out = eval_bleu(hyps, refs, a);
   else if (a.metric == "chrf" || a.metric == "chrf++") out = eval_chrf(hyps, refs, a);

@@ -1,7 +1,9 @@
 // `engram eval`'s output: a hypothesis file scored against reference files (one segment per line)
 // the way sacreBLEU's `--format text` prints it ("BLEU|nrefs:1|...|version:2.0.0+engram = 48.5
-// 82.4/50.0/... (BP = ...)"), or its default JSON, or the score only; ROUGE-1/2/L and accuracy
-// in the same shapes; optionally the score of each source-length bucket as a Markdown table.
+// 82.4/50.0/... (BP = ...)"), or its default JSON, or the score only; ROUGE-1/2/L/Lsum and
+// accuracy in the same shapes; optionally the score of each source-length bucket as a Markdown
+// table. For ROUGE a line's sentences are separated by the two characters `\n` (backslash, n):
+// they become newlines, the sentence boundaries of ROUGE-Lsum (plain spaces for the others).
 // Score decimals follow sacreBLEU's --width (default 1).
 #pragma once
 
@@ -24,6 +26,7 @@ struct MetricReportOptions {
   std::string smooth = "exp";     // bleu: exp | floor | add-k | none
   double smooth_value = -1;       // bleu: < 0 = sacreBLEU's default for the method
   bool normalize = false;         // acc: collapse whitespace and lowercase before comparing
+  bool stem = false;              // rouge: Porter-stem tokens longer than 3 letters (rouge_score's use_stemmer)
   std::string by_length;          // source file aligned with hyp: also score each source-length bucket
   std::string buckets = "10,20,30";  // bucket upper bounds in source words (last bucket open)
 };
