@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Data-parallel training under mpirun (issue "Beyond one machine"), on this machine:
 #  1. `mpirun -np 2 engram train` gives the loss curve and validation metrics of one process with
-#     the same global batch, up to float summation order, for seq2seq, MemN2N, the NTM, pointer
-#     networks and tree networks (dropout off: dropout masks are drawn per rank);
+#     the same global batch, up to float summation order, for every family: seq2seq, MemN2N, the
+#     NTM, pointer networks, speech and tree networks (dropout off: dropout masks are drawn per
+#     rank; SpecAugment's draws are the whole batch's, so they match);
 #  2. a rank killed with SIGKILL ends the whole job, non-zero, within seconds;
 #  3. a run started with 2 ranks resumes on 1 (and one started on 1 resumes on 2), continuing the
 #     uninterrupted run's curve.
@@ -52,6 +53,7 @@ runs=(
   "memn2n|configs/babi-1k-pertask.yaml|--set data.dir=$data/babi/en --set data.tasks=1 --set memn2n.dim=8 --set task.seeds=[1] --set task.linear_start.max_epochs=1 --set train.max_epochs=2 --set train.log_every=1 --set task.linear_start.lr=0.001 --set train.optimizer.lr=0.001"
   "ntm|configs/ntm-copy.yaml|--set ntm.task.bits=3 --set ntm.task.max_len=4 --set ntm.ntm.controller_size=8 --set ntm.ntm.memory_slots=8 --set ntm.ntm.memory_width=4 --set data.valid_sequences=4 --set data.batches_per_epoch=20 --set data.batch_size=5 --set train.max_steps=60 --set train.log_every=1"
   "pointer|configs/pointer-sort.yaml|--set pointer.hidden=16 --set pointer.embed_dim=8 --set data.min_n=4 --set data.max_n=5 --set data.batch_size=16 --set data.batches_per_epoch=20 --set data.valid_instances=20 --set train.max_epochs=0 --set train.max_steps=40 --set train.patience=0 --set train.log_every=1"
+  "speech|configs/fsdd-digits.yaml|--set data.dir=$data/fsdd --set speech.encoder_units=16 --set speech.embed_dim=16 --set speech.decoder_hidden=16 --set speech.readout_dim=16 --set data.max_train=120 --set data.max_test=10 --set data.batch_size=8 --set train.max_epochs=0 --set train.max_steps=20 --set train.valid_every=10 --set train.log_every=1"
   "tree|configs/sst-rnn-fine.yaml|--set data.dir=$data/sst --set tree.embed=8 --set tree.hidden=8 --set tree.dropout=0 --set train.max_epochs=0 --set train.max_steps=30 --set data.batch_size=5 --set train.log_every=1 --set train.valid_every=15"
 )
 
