@@ -4,7 +4,8 @@
 #     the same global batch, up to float summation order, for every family: seq2seq, MemN2N, the
 #     NTM, pointer networks, speech and tree networks (dropout off: dropout masks are drawn per
 #     rank; SpecAugment's draws are the whole batch's, so they match);
-#  2. a rank killed with SIGKILL ends the whole job, non-zero, within seconds;
+#  2. a rank killed with SIGKILL ends the whole job, non-zero, within seconds; a stopped rank ends
+#     it after train.distributed.timeout_s; ranks whose parameters differ stop with an error;
 #  3. a run started with 2 ranks resumes on 1 (and one started on 1 resumes on 2), continuing the
 #     uninterrupted run's curve.
 # Tiny configs, one thread per rank, seconds each.
@@ -157,6 +158,21 @@ else
     [ $rc -ne 0 ] || fail "stuck: the job exited 0"
     grep -q "did not complete within 3 s" "$tmp/stuck.log" || { fail "stuck: no timeout message"; tail -5 "$tmp/stuck.log"; }
   fi
+fi
+
+# ---- 2c. ranks that do not hold the same parameters (here: different seeds) are an error
+# shellcheck disable=SC2086
+timeout 120 "$mpirun" --oversubscribe --bind-to none \
+  -np 1 "$bin" train "$src/configs/ntm-copy.yaml" $ntm_sets --threads 1 --set train.run_dir="$tmp/drift" : \
+  -np 1 "$bin" train "$src/configs/ntm-copy.yaml" $ntm_sets --threads 1 --set train.run_dir="$tmp/drift" \
+  --set train.seed=2 > "$tmp/drift.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then
+  fail "drift: ranks with different seeds exited $rc (want an error, not success or a hang)"
+else
+  grep -q "the parameters differ between ranks at step 0" "$tmp/drift.log" ||
+    { fail "drift: no checksum error"; tail -5 "$tmp/drift.log"; }
+  echo "drift: ranks with different seeds stopped at step 0 (exit status $rc)"
 fi
 
 # ---- 3. resume with another rank count

@@ -300,6 +300,15 @@ TrainSummary Trainer::run() {
                                  pc.optimizer.lr));
     }
     const int64_t total_steps = pc.max_steps > 0 ? pc.max_steps : per_epoch * pc.max_epochs;
+    // Every rank must hold the same parameters: at the start of each phase (same seed, same
+    // checkpoint) and every distributed.check_every updates (same updates).
+    auto check_same_parameters = [&] {
+      const uint64_t h = checksum(params.values(), static_cast<size_t>(params.numel()));
+      ENGRAM_CHECK(all_equal(h, "the parameter checksum"), "the parameters differ between ranks at step {} "
+                   "(checksum of rank {}: {:016x}); the ranks must run the same engram binary, config and "
+                   "thread count", offset + step, w.rank, h);
+    };
+    if (w.distributed()) check_same_parameters();
 
     int64_t last_saved_step = -1;
     auto trainer_state = [&](int epoch, int64_t next_batch) {
@@ -443,12 +452,8 @@ TrainSummary Trainer::run() {
           auto [e, i] = position_after(epoch, index);
           save(last_dir, e, i, true);
         }
-        if (w.distributed() && pc.distributed.check_every > 0 && step % pc.distributed.check_every == 0) {
-          const uint64_t h = checksum(params.values(), static_cast<size_t>(params.numel()));
-          ENGRAM_CHECK(all_equal(h, "the parameter checksum"), "the parameters differ between ranks at step {} "
-                       "(checksum of rank {}: {:016x}); the ranks must run the same engram binary, config and "
-                       "thread count", offset + step, w.rank, h);
-        }
+        if (w.distributed() && pc.distributed.check_every > 0 && step % pc.distributed.check_every == 0)
+          check_same_parameters();
         bool out_of_time = cfg_.max_minutes > 0 && seconds_since(t0) > cfg_.max_minutes * 60;
         if (w.distributed() && cfg_.max_minutes > 0) {  // rank 0's clock decides for the job
           double flag = w.root() && out_of_time ? 1 : 0;
