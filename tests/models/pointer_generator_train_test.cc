@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "data/test_util.h"
+#include "engram/core/kernels/blas.h"
 #include "engram/data/tasks/names.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/show.h"
@@ -43,6 +44,9 @@ std::vector<data::SummaryPair> names_test_set(int n) {
 // outside its vocabulary); the same model without copy cannot write them at all (0 by
 // construction: its outputs are vocabulary words).
 TEST(PointerGeneratorLearnability, CopiesUnseenNamesTheBaselineCannot) {
+  // One thread: these products are small, and OpenMP threads spinning on a busy machine make
+  // them many times slower.
+  core::kernels::set_blas_threads(1);
   TempDir dir;
   const std::vector<data::SummaryPair> test = names_test_set(300);
   PgScores scores[2];
