@@ -42,7 +42,7 @@ void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
 std::unique_ptr<models::LoadedPointerGenerator> prepare(PgArgs& a) {
   use_threads(a.threads);
   a.options.search = *a.search;
-  a.options.search.max_length_ratio = 1e6f;  // summaries: only max_length bounds the output
+  a.options.search.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
   a.options.validate();
   return models::load_model_as<models::LoadedPointerGenerator>(a.dir, "pointer_generator");
 }
