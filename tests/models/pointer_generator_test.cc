@@ -15,6 +15,7 @@
 #include "engram/data/text.h"
 #include "engram/data/vocab.h"
 #include "engram/io/checkpoint.h"
+#include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/summarize.h"
 #include "engram/models/registry.h"
 #include "engram/nn/grad_targets.h"
@@ -207,6 +208,54 @@ TEST(PointerGeneratorText, ExtendedVocabularyNumbering) {
   EXPECT_NE(error_of([&] { output_tokens(codec, {v + 2}, s); }).find("outside the extended vocabulary"),
             std::string::npos);
   EXPECT_EQ(extend_source(codec, "the Zorvak met Belima", 2).ids, (std::vector<int32_t>{codec.id("the"), v}));
+}
+
+// The scores of two hand-made summaries, every figure computed by hand (see the comments).
+TEST(PointerGeneratorEval, ScoresByHand) {
+  TempDir dir;
+  PointerGeneratorConfig cfg;
+  cfg.vocab_size = data::kNumSpecial + 3;
+  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  const int32_t v = codec.size(), met = codec.id("met");
+  std::vector<Summary> sums(2);
+  // 1: article "the Zorvak met Belima in" (OOVs Zorvak = V, Belima = V+1); output "Zorvak met
+  // Zorvak" (+ <eos>) with p_gen 0.1, 0.9, 0.2 (0.95): tokens 1 and 3 copied, the third repeats
+  // the first. Reference "Zorvak met Belima": both OOVs are in the article; Zorvak is reproduced
+  // (clipped to its one reference count), Belima is not.
+  sums[0].source = extend_source(codec, "the Zorvak met Belima in");
+  sums[0].ids = {v, met, v};
+  sums[0].finished = true;
+  sums[0].tokens = output_tokens(codec, sums[0].ids, sums[0].source);
+  sums[0].text = codec.join(sums[0].tokens);
+  sums[0].p_gen = {0.1f, 0.9f, 0.2f, 0.95f};
+  // 2: article "in the met" (no OOVs); output "met" generated (p_gen 0.7); reference "the met".
+  sums[1].source = extend_source(codec, "in the met");
+  sums[1].ids = {met};
+  sums[1].tokens = {"met"};
+  sums[1].text = "met";
+  sums[1].p_gen = {0.7f};
+  const PgScores s = score_summaries(codec, sums, {"Zorvak met Belima", "the met"});
+  EXPECT_EQ(sums[0].text, "Zorvak met Zorvak");
+  EXPECT_EQ(s.pairs, 2);
+  EXPECT_EQ(s.output_tokens, 4);   // <eos> not counted
+  EXPECT_EQ(s.copied_tokens, 2);   // p_gen 0.1 and 0.2
+  EXPECT_DOUBLE_EQ(s.copy_share, 0.5);
+  EXPECT_EQ(s.oov_reference, 2);   // Zorvak, Belima
+  EXPECT_EQ(s.oov_reproduced, 1);  // Zorvak
+  EXPECT_DOUBLE_EQ(s.oov_copy_rate, 0.5);
+  EXPECT_EQ(s.repeated_tokens, 1);
+  EXPECT_DOUBLE_EQ(s.repeat_share, 0.25);
+  // ROUGE-1 F1: pair 1 P = R = 2/3 (zorvak clipped to 1, met); pair 2 P = 1, R = 1/2, F = 2/3.
+  EXPECT_NEAR(s.rouge1, 100.0 * 2 / 3, 1e-9);
+  // ROUGE-2 F1: pair 1 shares "zorvak met" of 2 bigrams each (F = 1/2); pair 2 has no bigram (0).
+  EXPECT_NEAR(s.rouge2, 25.0, 1e-9);
+  // ROUGE-L F1: LCS 2 of 3 and 3 (2/3); LCS 1, P = 1, R = 1/2 (2/3).
+  EXPECT_NEAR(s.rouge_l, 100.0 * 2 / 3, 1e-9);
+  EXPECT_NE(pg_scores_table(s).find("| 2 | 66.67 | 25.00 | 66.67 | 50.0% (2/4) | 50.0% (1/2) | 25.0% (1/4) |"),
+            std::string::npos)
+      << pg_scores_table(s);
+  EXPECT_NE(error_of([&] { score_summaries(codec, sums, {"one reference"}); }).find("2 summaries for 1 references"),
+            std::string::npos);
 }
 
 TEST(PointerGenerator, RejectsBadConfigAndBatches) {

@@ -26,7 +26,7 @@ PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summa
       sc.copied_tokens += s.copied(r) ? 1 : 0;
     }
     std::map<std::string, int64_t> in_output;
-    for (const std::string& t : s.tokens) ++in_output[t];
+    for (const std::string& t : s.tokens) sc.repeated_tokens += in_output[t]++ > 0 ? 1 : 0;
     std::map<std::string, int64_t> wanted;  // reference OOV tokens the source holds
     for (const std::string& t : codec.tokens(refs[i]))
       if (std::find(s.source.oovs.begin(), s.source.oovs.end(), t) != s.source.oovs.end()) ++wanted[t];
@@ -44,6 +44,7 @@ PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summa
   }
   sc.copy_share = sc.output_tokens ? static_cast<double>(sc.copied_tokens) / sc.output_tokens : 0.0;
   sc.oov_copy_rate = sc.oov_reference ? static_cast<double>(sc.oov_reproduced) / sc.oov_reference : 0.0;
+  sc.repeat_share = sc.output_tokens ? static_cast<double>(sc.repeated_tokens) / sc.output_tokens : 0.0;
   return sc;
 }
 
@@ -62,11 +63,12 @@ PgScores evaluate_pointer_generator(const PointerGenerator& model, const PgCodec
 }
 
 std::string pg_scores_table(const PgScores& s) {
-  std::string t = "| pairs | ROUGE-1 | ROUGE-2 | ROUGE-L | copied tokens | OOV-copy rate |\n";
-  t += "| ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  t += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) |\n", s.pairs, s.rouge1,
-                   s.rouge2, s.rouge_l, 100 * s.copy_share, s.copied_tokens, s.output_tokens, 100 * s.oov_copy_rate,
-                   s.oov_reproduced, s.oov_reference);
+  std::string t = "| pairs | ROUGE-1 | ROUGE-2 | ROUGE-L | copied tokens | OOV-copy rate | repeated tokens |\n";
+  t += "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  t += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) |\n", s.pairs,
+                   s.rouge1, s.rouge2, s.rouge_l, 100 * s.copy_share, s.copied_tokens, s.output_tokens,
+                   100 * s.oov_copy_rate, s.oov_reproduced, s.oov_reference, 100 * s.repeat_share, s.repeated_tokens,
+                   s.output_tokens);
   return t;
 }
 

@@ -3,7 +3,9 @@
 // rate: of the reference tokens that are outside the vocabulary but in the source (the ones only
 // copying can produce), the share the output reproduces (counts clipped per token, as ROUGE-1).
 // Tokens here are the codec's: words for a word model; for a SentencePiece model pieces, which
-// are rarely out of the vocabulary, so its OOV-copy rate covers few tokens.
+// are rarely out of the vocabulary, so its OOV-copy rate covers few tokens. Also the share of
+// output tokens that repeat an earlier token of the same summary (what coverage is meant to cut;
+// See et al. count duplicated n-grams).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,8 @@ struct PgScores {
   int64_t oov_reference = 0;    // reference tokens outside the vocabulary that the source holds
   int64_t oov_reproduced = 0;   // of those, how many the output reproduces
   double oov_copy_rate = 0;     // oov_reproduced / oov_reference (0 when there are none)
+  int64_t repeated_tokens = 0;  // output tokens equal to an earlier token of their summary
+  double repeat_share = 0;      // repeated_tokens / output_tokens (0 when there are none)
 };
 
 // refs[i] is the reference of summaries[i] (same length).

@@ -232,6 +232,7 @@ train::Metrics PgTrainTask::validate() {
   mt["rouge_l"] = sc.rouge_l;
   mt["copy_share"] = sc.copy_share;
   mt["oov_copy"] = sc.oov_copy_rate;
+  mt["repeats"] = sc.repeat_share;
   return mt;
 }
 

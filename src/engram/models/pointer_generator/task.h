@@ -112,7 +112,7 @@ class PgTrainTask final : public train::TrainTask {
   void begin_epoch(int epoch, uint64_t seed) override;
   train::BatchResult train_batch(int64_t index) override;
   // {"loss": dev NLL per token, "ppl", "coverage_loss", "rouge1", "rouge2", "rouge_l",
-  //  "copy_share", "oov_copy"}.
+  //  "copy_share", "oov_copy", "repeats"}.
   train::Metrics validate() override;
   std::string primary_metric() const override { return "rouge_l"; }
   bool higher_is_better() const override { return true; }
