@@ -282,6 +282,7 @@ TEST(PointerGenerator, CheckpointRoundTripThroughRegistry) {
   cfg.embed_dim = 6;
   cfg.hidden = 8;
   cfg.coverage = true;
+  cfg.max_source_tokens = 3;
   const std::string run = dir.file("run");
   const PgCodec codec = PgCodec::build(cfg, {"a b c d a b c a b a"}, run);
   cfg.vocab = codec.size();
@@ -303,6 +304,13 @@ TEST(PointerGenerator, CheckpointRoundTripThroughRegistry) {
   for (int64_t i = 0; i < a.log_p.numel(); ++i) EXPECT_EQ(a.log_p.data()[i], b.log_p.data()[i]);
   // run_line summarises: every output word is a vocabulary word or the source's unseen word,
   // copied verbatim (never an extended id written as a number).
+  // Articles are truncated as in training (the model's max_source_tokens) unless told otherwise.
+  EXPECT_EQ(loaded->model->cfg().max_source_tokens, 3);
+  EXPECT_EQ(summarize_lines(*loaded->model, *loaded->codec, {"a b c d a"}, {}).front().source.tokens.size(), 3u);
+  EXPECT_EQ(summarize_lines(*loaded->model, *loaded->codec, {"a b c d a"}, {.max_source_tokens = 4})
+                .front()
+                .source.tokens.size(),
+            4u);
   const std::string out = loaded->run_line("a Zorvak b");
   for (const std::string& w : data::split_whitespace(out))
     EXPECT_TRUE(w == "Zorvak" || loaded->codec->id(w) != data::kUnkId || w == "<unk>") << out;

@@ -32,8 +32,9 @@ void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
   add_config_flags(cmd, a->search, {"beam", "alpha", "max_length"});
   cmd->add_option("--min-length", a->options.min_length, "output tokens before <eos> is allowed")
       ->check(CLI::Range(0, decode::kMaxOutputTokens));
-  cmd->add_option("--max-source-tokens", a->options.max_source_tokens, "truncate articles to this many tokens")
-      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-source-tokens", a->options.max_source_tokens,
+                  "truncate articles to this many tokens (0 = the model's, as in training)")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--batch", a->options.batch_size, "articles decoded together")->check(CLI::Range(1, 4096));
   add_threads_option(cmd, a->threads);
 }

@@ -29,6 +29,7 @@ void PointerGeneratorConfig::validate_options() const {
   ENGRAM_CHECK(attn_dim >= 0, "pointer_generator: attn_dim {} must be >= 0", attn_dim);
   ENGRAM_CHECK(coverage_weight >= 0.0f, "pointer_generator: coverage_weight {} must be >= 0", coverage_weight);
   ENGRAM_CHECK(dropout >= 0.0f && dropout < 1.0f, "pointer_generator: dropout {} outside [0, 1)", dropout);
+  ENGRAM_CHECK(max_source_tokens >= 1, "pointer_generator: max_source_tokens {} must be >= 1", max_source_tokens);
 }
 
 PointerGenerator::PointerGenerator(const PointerGeneratorConfig& cfg, core::Rng& rng) : cfg_(cfg) {

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 void SummarizeOptions::validate() const {
   search.validate();
   ENGRAM_CHECK(min_length >= 0, "summarize: min_length {} must be >= 0", min_length);
-  ENGRAM_CHECK(max_source_tokens >= 1, "summarize: max_source_tokens {} must be >= 1", max_source_tokens);
+  ENGRAM_CHECK(max_source_tokens >= 0, "summarize: max_source_tokens {} must be >= 0", max_source_tokens);
   ENGRAM_CHECK(batch_size >= 1, "summarize: batch_size {} must be >= 1", batch_size);
 }
 
@@ -55,10 +55,11 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
                model.vocab());
   std::vector<Summary> out(lines.size());
   std::vector<size_t> order;  // non-empty sources, shortest first
+  const int max_source = options.max_source_tokens > 0 ? options.max_source_tokens : model.cfg().max_source_tokens;
   for (size_t i = 0; i < lines.size(); ++i) {
     ENGRAM_CHECK(lines[i].size() <= kPgMaxLineBytes, "summarize: input {} is {} bytes, more than the limit of {}", i + 1,
                  lines[i].size(), kPgMaxLineBytes);
-    out[i].source = extend_source(codec, lines[i], options.max_source_tokens);
+    out[i].source = extend_source(codec, lines[i], max_source);
     if (!out[i].source.ids.empty()) order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(),

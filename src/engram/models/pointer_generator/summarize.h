@@ -26,7 +26,7 @@ constexpr size_t kPgMaxLineBytes = 1 << 20;
 struct SummarizeOptions {
   decode::SearchOptions search;   // beam 1 = greedy
   int min_length = 0;             // output tokens before <eos> is allowed
-  int max_source_tokens = 400;    // longer sources are truncated (See et al.: 400)
+  int max_source_tokens = 0;      // longer sources are truncated; 0 = the model's max_source_tokens
   int batch_size = 32;            // sources decoded together
   bool coverage_active = true;    // PgDecodeOptions::coverage_active
   void validate() const;

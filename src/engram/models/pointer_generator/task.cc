@@ -53,21 +53,20 @@ void PgDataConfig::validate() const {
                "pointer_generator data: generate_train {}, generate_valid {} and valid_size {} must be >= 1, max_pairs "
                "{} >= 0",
                generate_train, generate_valid, valid_size, max_pairs);
-  ENGRAM_CHECK(max_source_tokens >= 1 && max_target_tokens >= 1 && max_tokens >= 1 && max_sentences >= 0 &&
-                   rouge_pairs >= 1 && decode_batch >= 1,
-               "pointer_generator data: max_source_tokens {}, max_target_tokens {}, max_tokens {}, rouge_pairs {} and "
-               "decode_batch {} must be >= 1 (max_sentences {} >= 0)",
-               max_source_tokens, max_target_tokens, max_tokens, rouge_pairs, decode_batch, max_sentences);
-  ENGRAM_CHECK(max_tokens >= std::max(max_source_tokens, max_target_tokens + 1),
-               "pointer_generator data: max_tokens {} is below one example of max_source_tokens {} / max_target_tokens "
-               "{} + 1",
-               max_tokens, max_source_tokens, max_target_tokens);
+  ENGRAM_CHECK(max_target_tokens >= 1 && max_tokens >= 1 && max_sentences >= 0 && rouge_pairs >= 1 && decode_batch >= 1,
+               "pointer_generator data: max_target_tokens {}, max_tokens {}, rouge_pairs {} and decode_batch {} must be "
+               ">= 1 (max_sentences {} >= 0)",
+               max_target_tokens, max_tokens, rouge_pairs, decode_batch, max_sentences);
 }
 
 void PgTrainConfig::validate() const {
   ENGRAM_CHECK(model == PointerGenerator::kName, "pointer_generator training: config names model '{}'", model);
   pointer_generator.validate_options();
   data.validate();
+  ENGRAM_CHECK(data.max_tokens >= std::max(pointer_generator.max_source_tokens, data.max_target_tokens + 1),
+               "pointer_generator data: max_tokens {} is below one example of pointer_generator.max_source_tokens {} / "
+               "max_target_tokens {} + 1",
+               data.max_tokens, pointer_generator.max_source_tokens, data.max_target_tokens);
   ENGRAM_CHECK(task.pre_coverage_epochs >= 0 && task.pre_coverage_lr > 0.0f,
                "pointer_generator task: pre_coverage_epochs {} must be >= 0 and pre_coverage_lr {} > 0",
                task.pre_coverage_epochs, task.pre_coverage_lr);
@@ -142,7 +141,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   auto encode = [&](const PgPairs& p, PgPairs* kept) {
     std::vector<data::Example> out;
     for (size_t i = 0; i < p.src.size(); ++i) {
-      data::Example e = pg_example(*codec_, p.src[i], p.tgt[i], d.max_source_tokens, d.max_target_tokens);
+      data::Example e = pg_example(*codec_, p.src[i], p.tgt[i], m.max_source_tokens, d.max_target_tokens);
       if (e.src.empty() || e.tgt.empty()) continue;  // nothing left after tokenizing
       out.push_back(std::move(e));
       if (kept) {
@@ -218,7 +217,6 @@ train::Metrics PgTrainTask::validate() {
   const std::vector<std::string> srcs(valid_text_.src.begin(), valid_text_.src.begin() + n),
       refs(valid_text_.tgt.begin(), valid_text_.tgt.begin() + n);
   SummarizeOptions o;
-  o.max_source_tokens = cfg_.data.max_source_tokens;
   o.batch_size = cfg_.data.decode_batch;
   o.coverage_active = coverage_active_;
   o.search.max_length = cfg_.data.max_target_tokens;

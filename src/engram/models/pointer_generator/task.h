@@ -38,8 +38,8 @@ struct PgDataConfig {
   int64_t generate_train = 2000;     // generator: training pairs
   int64_t generate_valid = 200;      // generator: validation pairs
   int64_t max_pairs = 0;             // at most this many training pairs (0 = all)
-  int max_source_tokens = 400;       // sources truncated to this many tokens (See et al.: 400)
-  int max_target_tokens = 100;       // targets truncated to this many tokens (See et al.: 100)
+  int max_target_tokens = 100;       // targets truncated to this many tokens (See et al.: 100;
+                                     // articles: pointer_generator.max_source_tokens)
   int64_t max_tokens = 4096;         // batch budget: B * max(S, T) padded tokens
   int64_t max_sentences = 16;        // and at most this many pairs per batch (0 = no cap)
   int64_t rouge_pairs = 200;         // validation summaries decoded (greedy) for ROUGE
@@ -54,7 +54,6 @@ struct PgDataConfig {
     v("generate_train", generate_train, "generator: training pairs");
     v("generate_valid", generate_valid, "generator: validation pairs");
     v("max_pairs", max_pairs, "use at most this many training pairs (0 = all)");
-    v("max_source_tokens", max_source_tokens, "truncate sources to this many tokens");
     v("max_target_tokens", max_target_tokens, "truncate targets to this many tokens");
     v("max_tokens", max_tokens, "batch budget in padded tokens");
     v("max_sentences", max_sentences, "max pairs per batch (0 = no cap)");
