@@ -71,6 +71,12 @@ TEST(PointerGeneratorLearnability, CopiesUnseenNamesTheBaselineCannot) {
     // Nearly every reference name is outside the vocabulary and in its source.
     EXPECT_GT(s.oov_reference, 500);
     if (copy) {
+      // Beam search over the extended vocabulary (V + X classes per batch) copies as well.
+      SummarizeOptions beam;
+      beam.search.beam = 4;
+      const PgScores b = evaluate_pointer_generator(*m->model, *m->codec, test, beam);
+      std::printf("  beam 4: OOV-copy rate %.1f%%, ROUGE-L %.1f\n", 100 * b.oov_copy_rate, b.rouge_l);
+      EXPECT_GT(b.oov_copy_rate, 0.8);
       // The picture marks the copied tokens.
       const SummaryShow show = show_summary(*m->model, *m->codec, test[0].source, {});
       EXPECT_NE(show.svg.find("[copied]"), std::string::npos);
