@@ -29,6 +29,7 @@ TEST(Configs, EveryShippedConfigLoads) {
     const std::string family = name.rfind("ntm-", 0) == 0    ? "ntm"
                                : name.rfind("babi-", 0) == 0 ? "memn2n"
                                : name.rfind("sst-", 0) == 0  ? "tree"
+                               : name.rfind("pointer-generator-", 0) == 0 ? "pointer_generator"
                                : name.rfind("pointer-", 0) == 0 ? "pointer"
                                : name.rfind("fsdd-", 0) == 0 ? "speech"
                                                               : "seq2seq";

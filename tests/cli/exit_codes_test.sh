@@ -86,5 +86,22 @@ exec 9> "$tmp/B/.lock"; flock 9; echo $$ >&9
 expect 1 "in use by another engram process" -- "$bin" train "$tmp/B" --set train.max_steps=60
 exec 9>&-
 
+# The pointer-generator's verbs.
+pg=$golden/pointer_generator
+printf 'reports say Zisi won the race in Seritof today\n' > "$tmp/article"
+stdin=$tmp/article expect 0 "" -- "$bin" summarize -m "$pg"
+checks=$((checks + 1))
+grep -qx "Zisi won in Seritof" "$tmp/out" || { echo "FAIL: summarize wrote '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
+stdin=$tmp/article expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" summarize -m \"$pg\" > /dev/full"
+expect 2 "min-length" -- "$bin" summarize -m "$pg" --min-length -1
+expect 1 "missing.tsv" -- "$bin" pointer-generator eval -m "$pg" --file "$tmp/missing.tsv"
+printf 'an article without a tab\n' > "$tmp/bad.tsv"
+expect 1 "bad.tsv:1: expected 'source<TAB>target'" -- "$bin" pointer-generator eval -m "$pg" --file "$tmp/bad.tsv"
+expect 1 "the article is empty" -- "$bin" pointer-generator show -m "$pg" "  " -o "$tmp/s.svg"
+expect 1 "holds a 'seq2seq' model" -- "$bin" summarize -m "$golden/seq2seq"
+expect 0 "" -- "$bin" pointer-generator show -m "$pg" "reports say Zisi won the race in Seritof today" -o "$tmp/s.svg"
+checks=$((checks + 1))
+grep -q "Zisi \[copied\]" "$tmp/s.svg" || { echo "FAIL: show drew no copied token"; fails=$((fails + 1)); }
+
 echo "exit_codes_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -86,6 +86,7 @@ TEST(GoldenModels, Memn2nAnswersAsRecorded) { check_golden("memn2n"); }
 TEST(GoldenModels, NtmGeneratesAsRecorded) { check_golden("ntm"); }
 TEST(GoldenModels, TreeLabelsAsRecorded) { check_golden("tree"); }
 TEST(GoldenModels, PointerPointsAsRecorded) { check_golden("pointer"); }
+TEST(GoldenModels, PointerGeneratorSummarizesAsRecorded) { check_golden("pointer_generator"); }
 
 // A copy of the family's golden directory in `tmp`, without cases.tsv.
 fs::path copy_golden(const TempDir& tmp, const std::string& family) {
@@ -100,7 +101,7 @@ fs::path copy_golden(const TempDir& tmp, const std::string& family) {
 // length, inside the JSON header, half way, one byte short) or missing, and with config.yaml cut
 // in half, fails to load with an engram::Error.
 TEST(GoldenModels, DamagedCopiesFailWithAnError) {
-  for (const std::string family : {"seq2seq", "memn2n", "ntm", "tree", "pointer"}) {
+  for (const std::string family : {"seq2seq", "memn2n", "ntm", "tree", "pointer", "pointer_generator"}) {
     SCOPED_TRACE(family);
     TempDir tmp;
     const fs::path dir = copy_golden(tmp, family);

@@ -20,6 +20,7 @@ runs=(
   "memn2n|configs/babi-1k-pertask.yaml|--set data.dir=$data/babi/en --set data.tasks=1 --set memn2n.dim=8 --set task.seeds=[1] --set task.linear_start.max_epochs=4 --set train.max_epochs=8 --set train.checkpoint_every=7"
   "pointer|configs/pointer-sort.yaml|--set pointer.hidden=16 --set pointer.embed_dim=8 --set data.min_n=4 --set data.max_n=5 --set data.batch_size=16 --set data.batches_per_epoch=20 --set data.valid_instances=20 --set train.max_epochs=0 --set train.max_steps=1500 --set train.patience=0 --set train.checkpoint_every=10"
   "tree|configs/sst-rnn-fine.yaml|--set data.dir=$data/sst --set tree.embed=8 --set tree.hidden=8 --set train.max_epochs=0 --set train.max_steps=600 --set train.checkpoint_every=5 --set data.batch_size=5"
+  "pointer_generator|configs/pointer-generator-names.yaml|--set data.generate_train=400 --set data.generate_valid=20 --set data.rouge_pairs=20 --set data.max_sentences=8 --set pointer_generator.embed_dim=8 --set pointer_generator.hidden=16 --set pointer_generator.coverage=true --set task.pre_coverage_epochs=3 --set task.pre_coverage_lr=0.01 --set train.max_epochs=3 --set train.checkpoint_every=5"
 )
 
 for entry in "${runs[@]}"; do

@@ -14,13 +14,15 @@ const Family& ntm_family();
 const Family& pointer_family();
 const Family& tree_family();
 const Family& speech_family();
+const Family& pointer_generator_family();
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::array<const Family*, 6>& table() {
-  static const std::array<const Family*, 6> t = {&seq2seq_family(), &memn2n_family(), &ntm_family(), &tree_family(), &pointer_family(), &speech_family()};
+const std::array<const Family*, 7>& table() {
+  static const std::array<const Family*, 7> t = {&seq2seq_family(), &memn2n_family(), &ntm_family(), &tree_family(),
+                                                 &pointer_family(), &speech_family(), &pointer_generator_family()};
   return t;
 }
 

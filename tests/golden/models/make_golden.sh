@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-creates the tiny golden checkpoints (seq2seq/, memn2n/, ntm/) and their cases.tsv from
+# Re-creates the tiny golden checkpoints (seq2seq/, memn2n/, ntm/, tree/, pointer/, pointer_generator/) and their cases.tsv from
 # scratch: trains each model with build/engram (fixed seeds, one thread), copies only the files a
 # model directory needs to load, then has build/test_models write the model's own outputs for the
 # inputs below (ENGRAM_UPDATE_GOLDEN=1 makes GoldenModels.* write cases.tsv instead of checking it).
@@ -50,6 +50,11 @@ trap 'rm -rf "$work"' EXIT
   --set data.min_n=4 --set data.max_n=6 --set data.batch_size=32 --set data.batches_per_epoch=100 \
   --set data.valid_instances=100 --set train.max_epochs=0 --set train.max_steps=800 --set train.seed=1 \
   --set train.log_every=1000 --set train.run_dir="$work/pointer" >/dev/null
+# pointer_generator: the generated names task, word vocabulary (min_count 5: no name in it),
+# LSTM 16, embeddings 8, copy and coverage, 3 epochs of Adam (28 KB).
+"$engram" train "$root/configs/pointer-generator-names.yaml" --threads 1 --set pointer_generator.embed_dim=8 \
+  --set pointer_generator.hidden=16 --set pointer_generator.coverage=true --set train.seed=1 \
+  --set train.log_every=1000 --set train.run_dir="$work/pointer_generator" >/dev/null
 
 # Only what loading needs: no optimizer state, trainer.json (it holds the wall time) or metrics.
 install_model() {  # install_model FAMILY SOURCE_DIR FILE...
@@ -64,6 +69,7 @@ install_model memn2n "$work/memn2n/task-1/model" config.yaml model.safetensors v
 install_model ntm "$work/ntm/best" config.yaml model.safetensors
 install_model tree "$work/tree/best" config.yaml model.safetensors vocab.txt data.yaml
 install_model pointer "$work/pointer/best" config.yaml model.safetensors
+install_model pointer_generator "$work/pointer_generator/best" config.yaml model.safetensors vocab.txt
 sed -i 's|^dir: [^#]*#|dir: ""  #|' "$here/tree/data.yaml"
 # data.yaml's dir is only eval's default data directory (load_babi_model reads the model's tasks
 # and batching from it, never the directory); '' = $ENGRAM_DATA_DIR/babi/en at eval time, so the
@@ -115,7 +121,15 @@ cat >"$here/pointer/cases.tsv" <<'EOF'
 0.11 0.99 0.42 0.63
 0.3 0.2 0.1 0.6 0.5 0.4 output 3 2 1 6 5 4
 EOF
+cat >"$here/pointer_generator/cases.tsv" <<'EOF'
+officials said the minister Kovaletu arrived in Bramido for talks
+reports say Zisi won the race in Seritof today
+in Dalumek the police arrested Forinat after a long search and more is expected soon
+crowds in Pelu cheered as Tamiros spoke
+news from Vokasim left Brell and flew home
+the minister the minister the minister
+EOF
 
 ENGRAM_UPDATE_GOLDEN=1 "$test_models" --gtest_filter='GoldenModels.*' >/dev/null
 "$test_models" --gtest_filter='GoldenModels.*'
-du -b "$here"/seq2seq "$here"/memn2n "$here"/ntm "$here"/tree "$here"/pointer
+du -b "$here"/seq2seq "$here"/memn2n "$here"/ntm "$here"/tree "$here"/pointer "$here"/pointer_generator

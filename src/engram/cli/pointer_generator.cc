@@ -1,0 +1,99 @@
+// The pointer-generator's verbs; training is `engram train configs/pointer-generator-*.yaml`.
+// A thin adapter over models/pointer_generator/.
+//   engram summarize -m DIR [--beam K] [--min-length N] [--max-length N] < articles > summaries
+//   engram pointer-generator eval -m DIR --file PAIRS.tsv [--beam K] [--min-length N]   ROUGE, copy share, OOV copies
+//   engram pointer-generator show -m DIR "article text" -o summary.svg                    attention × p_gen heatmap
+// DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "engram/cli/commands.h"
+#include "engram/cli/options.h"
+#include "engram/data/summary_pairs.h"
+#include "engram/data/text.h"
+#include "engram/models/pointer_generator/eval.h"
+#include "engram/models/pointer_generator/show.h"
+#include "engram/viz/heatmap.h"
+
+namespace engram::cli {
+
+namespace {
+
+struct PgArgs {
+  std::string dir, file, article, out = "summary.svg";
+  models::SummarizeOptions options;
+  std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
+  int threads = 1;
+};
+
+void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
+  add_model_option(cmd, a->dir);
+  add_config_flags(cmd, a->search, {"beam", "alpha", "max_length"});
+  cmd->add_option("--min-length", a->options.min_length, "output tokens before <eos> is allowed")
+      ->check(CLI::Range(0, decode::kMaxOutputTokens));
+  cmd->add_option("--max-source-tokens", a->options.max_source_tokens,
+                  "truncate articles to this many tokens (0 = the model's, as in training)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--batch", a->options.batch_size, "articles decoded together")->check(CLI::Range(1, 4096));
+  add_threads_option(cmd, a->threads);
+}
+
+// The loaded model and the options with the search flags in.
+std::unique_ptr<models::LoadedPointerGenerator> prepare(PgArgs& a) {
+  use_threads(a.threads);
+  a.options.search = *a.search;
+  a.options.search.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
+  a.options.validate();
+  return models::load_model_as<models::LoadedPointerGenerator>(a.dir, "pointer_generator");
+}
+
+void run_summarize(PgArgs& a) {
+  auto m = prepare(a);
+  const std::vector<std::string> lines = data::read_lines_or_stdin("-");
+  for (const models::Summary& s : models::summarize_lines(*m->model, *m->codec, lines, a.options))
+    std::fprintf(stdout, "%s\n", s.text.c_str());
+}
+
+void run_eval(PgArgs& a) {
+  auto m = prepare(a);
+  const std::vector<data::SummaryPair> pairs = data::read_summary_tsv(a.file);
+  const models::PgScores s = models::evaluate_pointer_generator(*m->model, *m->codec, pairs, a.options);
+  std::printf("pointer-generator (%s, copy %s, coverage %s) on %s, %s\n\n", m->dir().string().c_str(),
+              m->model->cfg().copy ? "on" : "off", m->model->cfg().coverage ? "on" : "off", a.file.c_str(),
+              a.options.search.beam == 1 ? "greedy" : fmt::format("beam {}", a.options.search.beam).c_str());
+  std::fputs(models::pg_scores_table(s).c_str(), stdout);
+}
+
+void run_show(PgArgs& a) {
+  auto m = prepare(a);
+  const models::SummaryShow s = models::show_summary(*m->model, *m->codec, a.article, a.options);
+  viz::write_svg(a.out, s.svg);
+  std::printf("%swrote %s\n", s.text.c_str(), a.out.c_str());
+}
+
+}  // namespace
+
+void register_pointer_generator(CLI::App& app) {
+  auto sa = std::make_shared<PgArgs>();
+  auto* sum = app.add_subcommand("summarize", "pointer-generator: summarise stdin to stdout, one article per line");
+  add_decode_flags(sum, sa);
+  sum->callback([sa] { run_summarize(*sa); });
+
+  auto* pg = app.add_subcommand("pointer-generator", "pointer-generator summaries: eval (ROUGE, copies), show (SVG)");
+  pg->require_subcommand(1);
+  auto ea = std::make_shared<PgArgs>();
+  auto* eval = pg->add_subcommand("eval", "ROUGE-1/2/L, copied tokens and OOV-copy rate on source<TAB>target pairs");
+  add_decode_flags(eval, ea);
+  eval->add_option("--file", ea->file, "pairs: source<TAB>target per line ('\\n' separates target sentences)")->required();
+  eval->callback([ea] { run_eval(*ea); });
+
+  auto wa = std::make_shared<PgArgs>();
+  auto* show = pg->add_subcommand("show", "SVG: each output token's attention over the article, generated or copied");
+  add_decode_flags(show, wa);
+  show->add_option("article", wa->article, "the article text")->required();
+  add_output_option(show, wa->out, "SVG file to write");
+  show->callback([wa] { run_show(*wa); });
+}
+
+}  // namespace engram::cli

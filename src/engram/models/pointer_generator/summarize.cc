@@ -1,0 +1,114 @@
+// summarize_lines (search, then the teacher-forced attention and p_gen of each output) and the
+// model-directory loader.
+#include "engram/models/pointer_generator/summarize.h"
+
+#include <algorithm>
+
+#include "engram/core/graph.h"
+#include "engram/data/batching.h"
+#include "engram/io/checkpoint.h"
+#include "engram/io/config.h"
+
+namespace engram::models {
+
+namespace fs = std::filesystem;
+
+void SummarizeOptions::validate() const {
+  search.validate();
+  ENGRAM_CHECK(min_length >= 0, "summarize: min_length {} must be >= 0", min_length);
+  ENGRAM_CHECK(max_source_tokens >= 0, "summarize: max_source_tokens {} must be >= 0", max_source_tokens);
+  ENGRAM_CHECK(batch_size >= 1, "summarize: batch_size {} must be >= 1", batch_size);
+}
+
+namespace {
+
+// α [R, S] and p_gen [R] of each summary's output by teacher forcing (one batch).
+void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool coverage_active) {
+  std::vector<data::Example> ex;
+  for (const Summary* s : batch) ex.push_back({s->source.ids, s->ids});
+  std::vector<int64_t> idx(ex.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int64_t>(k);
+  const data::Batch b = data::collate(ex, idx);
+  core::Graph g(false);
+  const PgForward f = model.forward(g, b, {.coverage_active = coverage_active});
+  const int64_t nb = b.batch_size, s = b.src_steps;
+  for (size_t k = 0; k < batch.size(); ++k) {
+    Summary& sum = *batch[k];
+    const int64_t len = static_cast<int64_t>(sum.source.ids.size());
+    const int64_t rows = static_cast<int64_t>(sum.ids.size()) + (sum.finished ? 1 : 0);
+    sum.attention.assign(rows * len, 0.0f);
+    sum.p_gen.assign(rows, 1.0f);
+    for (int64_t t = 0; t < rows; ++t) {
+      const int64_t r = t * nb + static_cast<int64_t>(k);
+      std::copy_n(f.alpha.data() + r * s, len, sum.attention.begin() + t * len);
+      if (f.p_gen.valid()) sum.p_gen[t] = f.p_gen.data()[r];
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCodec& codec,
+                                     const std::vector<std::string>& lines, const SummarizeOptions& options) {
+  options.validate();
+  ENGRAM_CHECK(codec.size() == model.vocab(), "summarize: vocabulary of {} tokens for a model of {}", codec.size(),
+               model.vocab());
+  std::vector<Summary> out(lines.size());
+  std::vector<size_t> order;  // non-empty sources, shortest first
+  const int max_source = options.max_source_tokens > 0 ? options.max_source_tokens : model.cfg().max_source_tokens;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    ENGRAM_CHECK(lines[i].size() <= kPgMaxLineBytes, "summarize: input {} is {} bytes, more than the limit of {}", i + 1,
+                 lines[i].size(), kPgMaxLineBytes);
+    out[i].source = extend_source(codec, lines[i], max_source);
+    if (!out[i].source.ids.empty()) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return out[a].source.ids.size() < out[b].source.ids.size(); });
+  const PgStepModel stepper(model, {.min_length = options.min_length, .coverage_active = options.coverage_active});
+  core::Graph g(false);
+  for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
+    const size_t end = std::min(order.size(), begin + options.batch_size);
+    std::vector<std::vector<int32_t>> chunk;
+    std::vector<Summary*> sums;
+    for (size_t k = begin; k < end; ++k) {
+      chunk.push_back(out[order[k]].source.ids);
+      sums.push_back(&out[order[k]]);
+    }
+    auto results = decode::search(g, stepper, decode::SourceBatch::from_ids(chunk), options.search);
+    for (size_t k = 0; k < sums.size(); ++k) {
+      Summary& s = *sums[k];
+      const decode::Hypothesis& h = results[k].front();
+      s.ids = h.ids;
+      s.finished = h.finished;
+      s.tokens = output_tokens(codec, s.ids, s.source);
+      s.text = codec.join(s.tokens);
+    }
+    explain(model, sums, options.coverage_active);
+  }
+  return out;
+}
+
+std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const fs::path& dir) {
+  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
+  ENGRAM_CHECK(info.model_name == PointerGenerator::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
+               info.model_name, PointerGenerator::kName);
+  PointerGeneratorConfig cfg;
+  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
+  core::Rng rng(1);
+  auto m = std::make_unique<LoadedPointerGenerator>();
+  m->model_dir = dir;
+  m->model = std::make_unique<PointerGenerator>(cfg, rng);
+  io::load_checkpoint(dir, m->model->params());
+  const std::string name = PgCodec::file_name(cfg);
+  const fs::path vocab_dir = fs::exists(dir / name) || !fs::exists(dir.parent_path() / name) ? dir : dir.parent_path();
+  m->codec = std::make_unique<PgCodec>(PgCodec::load(cfg, vocab_dir.string()));
+  ENGRAM_CHECK(m->codec->size() == cfg.vocab, "{}: a vocabulary of {} tokens for a model of {}",
+               (vocab_dir / name).string(), m->codec->size(), cfg.vocab);
+  return m;
+}
+
+std::string LoadedPointerGenerator::run_line(const std::string& line) {
+  return summarize_lines(*model, *codec, {line}, SummarizeOptions{}).front().text;
+}
+
+}  // namespace engram::models

@@ -1,0 +1,66 @@
+// Summarising text with a PointerGenerator: text -> extended ids (text.h) -> batched greedy or
+// beam search over the extended vocabulary (decode/search.h via PgStepModel) -> the output
+// tokens, temporary ids written as the source's words. Each summary then gets, for every output
+// token, its attention over the source and p_gen, from a teacher-forced pass over the chosen
+// output (the values the search saw: stepping equals teacher forcing); a token is "copied" when
+// 1 − p_gen > 0.5. Also the loaded model directory (the family's LoadedModel).
+// Dims: S source tokens, R output tokens (+1 for <eos> when finished).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engram/decode/search.h"
+#include "engram/models/pointer_generator/model.h"
+#include "engram/models/pointer_generator/text.h"
+#include "engram/models/registry.h"
+
+namespace engram::models {
+
+// Limits of one input (docs/limits.md): its text.
+constexpr size_t kPgMaxLineBytes = 1 << 20;
+
+struct SummarizeOptions {
+  decode::SearchOptions search;   // beam 1 = greedy
+  int min_length = 0;             // output tokens before <eos> is allowed
+  int max_source_tokens = 0;      // longer sources are truncated; 0 = the model's max_source_tokens
+  int batch_size = 32;            // sources decoded together
+  bool coverage_active = true;    // PgDecodeOptions::coverage_active
+  void validate() const;
+};
+
+struct Summary {
+  ExtendedSource source;
+  std::vector<int32_t> ids;           // [R'] the output in extended ids, without <eos>
+  bool finished = false;              // ended with <eos>
+  std::vector<std::string> tokens;    // [R'] display tokens (copied OOVs verbatim)
+  std::string text;                   // tokens joined (empty source: "")
+  std::vector<float> attention;       // [R, S] α per output token (<eos> last when finished)
+  std::vector<float> p_gen;           // [R] p_gen per output token (1 without copy)
+  bool copied(size_t r) const { return p_gen[r] < 0.5f; }  // 1 − p_gen > 0.5
+};
+
+// Summaries of `lines`, in input order (empty lines give an empty summary).
+std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCodec& codec,
+                                     const std::vector<std::string>& lines, const SummarizeOptions& options);
+
+// A loaded pointer-generator directory: the model and its vocabulary.
+struct LoadedPointerGenerator : LoadedModel {
+  std::filesystem::path model_dir;
+  std::unique_ptr<PointerGenerator> model;
+  std::unique_ptr<PgCodec> codec;
+
+  std::string family() const override { return PointerGenerator::kName; }
+  const std::filesystem::path& dir() const override { return model_dir; }
+  nn::ParamStore& params() override { return model->params(); }
+  std::string run_line(const std::string& line) override;  // the greedy summary
+  std::string input_help() const override { return "an article (one line of text)"; }
+};
+
+// The family's loader: the vocabulary file in the checkpoint or in the run directory above it.
+std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const std::filesystem::path& dir);
+
+}  // namespace engram::models

@@ -1,0 +1,237 @@
+// PgTrainTask: data, vocabulary, extended-id examples, batching, the train/validate steps and
+// the no-coverage phase.
+// Dims: B batch, T target steps.
+#include "engram/models/pointer_generator/task.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "engram/data/tasks/names.h"
+#include "engram/io/config.h"
+#include "engram/io/files.h"
+#include "engram/models/pointer_generator/eval.h"
+
+namespace engram::models {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void note(std::FILE* log, const std::string& text) {
+  if (!log) return;
+  std::fprintf(log, "%s\n", text.c_str());
+  std::fflush(log);
+}
+
+// A relative data path as given if it exists, else under $ENGRAM_DATA_DIR (default ../shared/data).
+std::string data_path(const std::string& path) {
+  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path)) return path;
+  const char* env = std::getenv("ENGRAM_DATA_DIR");
+  const fs::path p = (env && *env ? fs::path(env) : fs::path("../shared/data")) / path;
+  return fs::exists(p) ? p.string() : path;  // not found: the reader's error names the given path
+}
+
+PgPairs pairs_of(const std::vector<data::SummaryPair>& in) {
+  PgPairs p;
+  for (const data::SummaryPair& x : in) {
+    p.src.push_back(x.source);
+    p.tgt.push_back(x.target());
+  }
+  return p;
+}
+
+}  // namespace
+
+void PgDataConfig::validate() const {
+  ENGRAM_CHECK(generator.empty() || generator == "names", "pointer_generator data: unknown generator '{}' (known: names)",
+               generator);
+  ENGRAM_CHECK(generator.empty() != train_tsv.empty(),
+               "pointer_generator data: give exactly one of data.train_tsv and data.generator");
+  ENGRAM_CHECK(generate_train >= 1 && generate_valid >= 1 && valid_size >= 1 && max_pairs >= 0,
+               "pointer_generator data: generate_train {}, generate_valid {} and valid_size {} must be >= 1, max_pairs "
+               "{} >= 0",
+               generate_train, generate_valid, valid_size, max_pairs);
+  ENGRAM_CHECK(max_target_tokens >= 1 && max_tokens >= 1 && max_sentences >= 0 && rouge_pairs >= 1 && decode_batch >= 1,
+               "pointer_generator data: max_target_tokens {}, max_tokens {}, rouge_pairs {} and decode_batch {} must be "
+               ">= 1 (max_sentences {} >= 0)",
+               max_target_tokens, max_tokens, rouge_pairs, decode_batch, max_sentences);
+}
+
+void PgTrainConfig::validate() const {
+  ENGRAM_CHECK(model == PointerGenerator::kName, "pointer_generator training: config names model '{}'", model);
+  pointer_generator.validate_options();
+  data.validate();
+  ENGRAM_CHECK(data.max_tokens >= std::max(pointer_generator.max_source_tokens, data.max_target_tokens + 1),
+               "pointer_generator data: max_tokens {} is below one example of pointer_generator.max_source_tokens {} / "
+               "max_target_tokens {} + 1",
+               data.max_tokens, pointer_generator.max_source_tokens, data.max_target_tokens);
+  ENGRAM_CHECK(task.pre_coverage_epochs >= 0 && task.pre_coverage_lr > 0.0f,
+               "pointer_generator task: pre_coverage_epochs {} must be >= 0 and pre_coverage_lr {} > 0",
+               task.pre_coverage_epochs, task.pre_coverage_lr);
+  ENGRAM_CHECK(task.pre_coverage_epochs == 0 || pointer_generator.coverage,
+               "pointer_generator task: pre_coverage_epochs {} needs pointer_generator.coverage: true",
+               task.pre_coverage_epochs);
+  train::check_trainer_config(train);
+}
+
+data::Example pg_example(const PgCodec& codec, const std::string& src, const std::string& tgt, int max_source,
+                         int max_target) {
+  const ExtendedSource s = extend_source(codec, src, max_source);
+  std::vector<std::string> toks = codec.tokens(tgt);
+  if (static_cast<int>(toks.size()) > max_target) toks.resize(max_target);
+  return {s.ids, extend_target(codec, toks, s)};
+}
+
+PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
+  cfg_.validate();
+  const PgDataConfig& d = cfg_.data;
+  PgPairs train_text, valid_text;
+  if (!d.generator.empty()) {
+    core::Rng rng(cfg_.train.seed * 7919 + 29);
+    for (auto* split : {&train_text, &valid_text})
+      for (const auto& p : data::tasks::make_name_pairs(split == &train_text ? d.generate_train : d.generate_valid, {}, rng)) {
+        split->src.push_back(p.source);
+        split->tgt.push_back(p.target);
+      }
+    note(log, fmt::format("data: generated names task, {} train / {} valid pairs", d.generate_train, d.generate_valid));
+  } else {
+    PgPairs all = pairs_of(data::read_summary_tsv(data_path(d.train_tsv)));
+    if (!d.valid_tsv.empty()) {
+      train_text = std::move(all);
+      valid_text = pairs_of(data::read_summary_tsv(data_path(d.valid_tsv)));
+    } else {  // hold out valid_size pairs chosen by a fixed seed
+      ENGRAM_CHECK(static_cast<size_t>(d.valid_size) < all.src.size(),
+                   "pointer_generator data: valid_size {} must be below the {} pairs of {} without data.valid_tsv",
+                   d.valid_size, all.src.size(), d.train_tsv);
+      std::vector<size_t> idx(all.src.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      core::Rng split(12345);
+      split.shuffle(idx.begin(), idx.end());
+      std::vector<bool> held(idx.size(), false);
+      for (int64_t i = 0; i < d.valid_size; ++i) held[idx[i]] = true;
+      for (size_t i = 0; i < idx.size(); ++i) {
+        PgPairs& to = held[i] ? valid_text : train_text;
+        to.src.push_back(std::move(all.src[i]));
+        to.tgt.push_back(std::move(all.tgt[i]));
+      }
+    }
+    note(log, fmt::format("data: {} train / {} valid pairs from {}", train_text.src.size(), valid_text.src.size(),
+                          d.train_tsv));
+  }
+  if (d.max_pairs > 0 && static_cast<int64_t>(train_text.src.size()) > d.max_pairs) {
+    train_text.src.resize(d.max_pairs);
+    train_text.tgt.resize(d.max_pairs);
+  }
+  // ---- the vocabulary: one for both sides, kept in the run directory (a resumed run reuses it)
+  const std::string run = cfg_.train.run_dir;
+  fs::create_directories(run);
+  PointerGeneratorConfig& m = cfg_.pointer_generator;
+  if (fs::exists(fs::path(run) / PgCodec::file_name(m))) {
+    codec_ = PgCodec::load(m, run);
+    note(log, fmt::format("vocab: loaded from {}", run));
+  } else {
+    std::vector<std::string> both = train_text.src;
+    both.insert(both.end(), train_text.tgt.begin(), train_text.tgt.end());
+    codec_ = PgCodec::build(m, both, run);
+  }
+  m.vocab = codec_->size();
+  // ---- examples in extended ids
+  auto encode = [&](const PgPairs& p, PgPairs* kept) {
+    std::vector<data::Example> out;
+    for (size_t i = 0; i < p.src.size(); ++i) {
+      data::Example e = pg_example(*codec_, p.src[i], p.tgt[i], m.max_source_tokens, d.max_target_tokens);
+      if (e.src.empty() || e.tgt.empty()) continue;  // nothing left after tokenizing
+      out.push_back(std::move(e));
+      if (kept) {
+        kept->src.push_back(p.src[i]);
+        kept->tgt.push_back(p.tgt[i]);
+      }
+    }
+    return out;
+  };
+  train_ = encode(train_text, nullptr);
+  valid_ = encode(valid_text, &valid_text_);
+  ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "pointer_generator data: no training or validation pairs left");
+  int64_t oov_targets = 0, tokens = 0;
+  for (const data::Example& e : train_)
+    for (int32_t id : e.tgt) {
+      oov_targets += id >= m.vocab ? 1 : 0;
+      ++tokens;
+    }
+  note(log, fmt::format("vocab: {} {} ({} of {} train target tokens are copy-only source words)", m.vocab,
+                        m.unit == PgUnit::kSpm ? "pieces" : "words", oov_targets, tokens));
+  io::write_file_atomic(fs::path(run) / "train.yaml", io::dump_config(cfg_));
+  core::Rng init(cfg_.train.seed);
+  model_ = std::make_unique<PointerGenerator>(m, init);
+  note(log, fmt::format("model: pointer_generator, copy {}, coverage {}, {} parameters", m.copy ? "on" : "off",
+                        m.coverage ? "on" : "off", model_->params().numel()));
+  begin_epoch(0, cfg_.train.seed);
+}
+
+std::vector<std::filesystem::path> PgTrainTask::checkpoint_files() const {
+  return {fs::path(cfg_.train.run_dir) / PgCodec::file_name(cfg_.pointer_generator)};
+}
+
+std::vector<train::TrainPhase> PgTrainTask::phases() const {
+  if (cfg_.task.pre_coverage_epochs == 0) return {};
+  return {train::TrainPhase{.name = "no_coverage", .max_epochs = cfg_.task.pre_coverage_epochs,
+                            .lr = cfg_.task.pre_coverage_lr}};
+}
+
+void PgTrainTask::begin_phase(int phase) { coverage_active_ = phase == static_cast<int>(phases().size()); }
+
+void PgTrainTask::begin_epoch(int epoch, uint64_t seed) {
+  epoch_ = epoch;
+  seed_ = seed;
+  core::Rng rng(train::epoch_seed(seed, epoch));
+  plan_ = data::plan_batches(train_, {.max_tokens = cfg_.data.max_tokens, .max_sentences = cfg_.data.max_sentences},
+                             &rng);
+}
+
+train::BatchResult PgTrainTask::train_batch(int64_t index) {
+  ENGRAM_CHECK(index >= 0 && static_cast<size_t>(index) < plan_.size(), "pointer_generator: batch {} of {}", index,
+               plan_.size());
+  const data::Batch batch = data::collate(train_, plan_[index]);
+  core::Rng dropout(train::batch_seed(seed_, epoch_, index));
+  graph_.reset();
+  const PgLoss l = model_->loss(graph_, batch, {.dropout_rng = &dropout, .coverage_active = coverage_active_});
+  graph_.backward(l.total);
+  return {static_cast<double>(l.total.data()[0]) * l.tokens, l.tokens};
+}
+
+train::Metrics PgTrainTask::validate() {
+  core::Graph g(false);
+  double nll = 0, cov = 0;
+  int64_t tokens = 0;
+  for (const auto& idx : data::plan_batches(valid_, {.max_tokens = cfg_.data.max_tokens, .shuffle = false}, nullptr)) {
+    const data::Batch batch = data::collate(valid_, idx);
+    g.reset();
+    const PgLoss l = model_->loss(g, batch, {.coverage_active = coverage_active_});
+    nll += l.nll_sum;
+    cov += l.coverage_sum;
+    tokens += l.tokens;
+  }
+  const size_t n = std::min(valid_text_.src.size(), static_cast<size_t>(cfg_.data.rouge_pairs));
+  const std::vector<std::string> srcs(valid_text_.src.begin(), valid_text_.src.begin() + n),
+      refs(valid_text_.tgt.begin(), valid_text_.tgt.begin() + n);
+  SummarizeOptions o;
+  o.batch_size = cfg_.data.decode_batch;
+  o.coverage_active = coverage_active_;
+  o.search.max_length = cfg_.data.max_target_tokens;
+  const PgScores sc = score_summaries(*codec_, summarize_lines(*model_, *codec_, srcs, o), refs);
+  train::Metrics mt;
+  mt["loss"] = tokens ? nll / tokens : 0.0;
+  mt["ppl"] = std::exp(std::min(mt["loss"], 50.0));
+  mt["coverage_loss"] = tokens ? cov / tokens : 0.0;
+  mt["rouge1"] = sc.rouge1;
+  mt["rouge2"] = sc.rouge2;
+  mt["rouge_l"] = sc.rouge_l;
+  mt["copy_share"] = sc.copy_share;
+  mt["oov_copy"] = sc.oov_copy_rate;
+  mt["repeats"] = sc.repeat_share;
+  return mt;
+}
+
+}  // namespace engram::models

@@ -1,0 +1,320 @@
+// PointerGenerator: finite-difference checks of the whole teacher-forced loss (copy on / off,
+// coverage on / off / switched off for the first phase, LSTM and GRU); the step model against
+// teacher forcing over the extended vocabulary; the extended-vocabulary numbering; the
+// checkpoint round trip through the registry; bad input.
+// Dims: B batch, S source len, T target steps, V vocabulary, X extra ids.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+
+#include "engram/core/grad_check.h"
+#include "engram/core/ops.h"
+#include "engram/data/text.h"
+#include "engram/data/vocab.h"
+#include "engram/io/checkpoint.h"
+#include "engram/models/pointer_generator/eval.h"
+#include "engram/models/pointer_generator/summarize.h"
+#include "engram/models/registry.h"
+#include "engram/nn/grad_targets.h"
+#include "data/test_util.h"
+
+namespace engram::models {
+namespace {
+
+using core::Graph;
+using core::Var;
+using data::testing::error_of;
+using data::testing::TempDir;
+
+struct Variant {
+  std::string name;
+  bool copy, coverage, coverage_active = true;
+  PgCell cell = PgCell::kLstm;
+};
+
+std::vector<Variant> variants() {
+  return {{"copy/coverage/lstm", true, true},
+          {"copy/no-coverage/gru", true, false, true, PgCell::kGru},
+          {"copy/coverage-inactive/lstm", true, true, false},
+          {"no-copy/coverage/gru", false, true, true, PgCell::kGru},
+          {"no-copy/no-coverage/lstm", false, false}};
+}
+
+constexpr int kV = 8;  // 4 specials + ids 4..7; extended ids start at 8
+
+PointerGeneratorConfig tiny_config(const Variant& v) {
+  PointerGeneratorConfig c;
+  c.vocab = kV;
+  c.embed_dim = 3;
+  c.hidden = 4;
+  c.cell = v.cell;
+  c.copy = v.copy;
+  c.coverage = v.coverage;
+  c.coverage_weight = 0.7f;
+  return c;
+}
+
+// Two examples of different lengths in extended ids: sentence 0 holds OOVs 8 and 9 (X = 2), and
+// its target copies both; sentence 1 holds 8 only (its own first OOV) and copies it.
+data::Batch tiny_batch() {
+  std::vector<data::Example> ex = {{{4, 8, 5, 9}, {8, 6, 9}}, {{5, 8, 4}, {8, 7}}};
+  std::vector<int64_t> idx = {0, 1};
+  return data::collate(ex, idx);
+}
+
+Var flat(Var v) { return core::reshape(v, {static_cast<int>(v.numel())}); }
+
+TEST(PointerGeneratorGradCheck, WholeLossEveryVariant) {
+  std::printf("%-30s %12s %8s  %s\n", "pointer-generator variant", "worst err", "checked", "worst element");
+  for (const Variant& v : variants()) {
+    core::Rng rng(3);
+    PointerGenerator model(tiny_config(v), rng);
+    const data::Batch batch = tiny_batch();
+    const PgForwardOptions o{.coverage_active = v.coverage_active};
+    auto f = [&](Graph& g) {
+      PgLoss l = model.loss(g, batch, o);
+      PgForward fw = model.forward(g, batch, o);
+      std::vector<Var> parts = {core::reshape(l.total, {1}), fw.log_p, flat(fw.alpha)};
+      if (fw.coverage_loss.valid()) parts.push_back(fw.coverage_loss);
+      if (fw.p_gen.valid()) parts.push_back(fw.p_gen);
+      return core::concat(parts, 0);
+    };
+    core::GradCheckResult r = core::grad_check(f, nn::grad_targets(model.params()), {.max_elements = 24});
+    std::printf("%-30s %12.3e %8lld  %s\n", v.name.c_str(), r.max_error, static_cast<long long>(r.checked),
+                r.worst.c_str());
+    EXPECT_GT(r.checked, 0) << v.name;
+    EXPECT_LE(r.max_error, 1e-2) << v.name << ": " << r.worst;
+  }
+}
+
+// The loss is the mean NLL plus λ times the mean coverage loss, and the coverage loss of a
+// step is Σ_i min(α_ti, cov_ti) recomputed here from the α the forward returns.
+TEST(PointerGenerator, LossIsMeanNllPlusWeightedCoverage) {
+  core::Rng rng(5);
+  PointerGenerator model(tiny_config(variants()[0]), rng);
+  const data::Batch batch = tiny_batch();
+  Graph g(false);
+  const PgForward f = model.forward(g, batch);
+  const PgLoss l = model.loss(g, batch);
+  const int b = f.batch, s = f.src_len;
+  ASSERT_EQ(f.tokens, 4 + 3);  // 3 + 1 and 2 + 1 target steps with <eos>
+  double nll = 0, cov_loss = 0;
+  std::vector<double> cov(b * s, 0.0);
+  for (int t = 0; t < f.steps; ++t)
+    for (int j = 0; j < b; ++j) {
+      const int r = t * b + j;
+      double step = 0;
+      for (int i = 0; i < s; ++i) {
+        const double a = f.alpha.value().at(r, i);
+        step += std::min(a, cov[j * s + i]);
+        cov[j * s + i] += a;
+      }
+      EXPECT_NEAR(step, f.coverage_loss.data()[r], 1e-5) << "row " << r;
+      nll -= f.weight[r] * f.log_p.data()[r];
+      cov_loss += f.weight[r] * step;
+    }
+  EXPECT_NEAR(l.nll_sum, nll, 1e-4);
+  EXPECT_NEAR(l.coverage_sum, cov_loss, 1e-4);
+  EXPECT_NEAR(l.total.data()[0], (nll + 0.7 * cov_loss) / f.tokens, 1e-5);
+  EXPECT_GT(cov_loss, 0.0);  // from the second step on, attention overlaps what came before
+}
+
+// Stepping the search interface with the gold previous tokens (extended ids) gives the
+// teacher-forced log P(target) and α; rows are normalised over V + X; reorder() moves rows
+// across sentences (memory, extended ids and coverage with them).
+TEST(PointerGeneratorStepModel, StepsMatchTeacherForcing) {
+  for (const Variant& v : variants()) {
+    PointerGeneratorConfig cfg = tiny_config(v);
+    cfg.embed_dim = 6;
+    cfg.hidden = 8;
+    core::Rng rng(7);
+    PointerGenerator model(cfg, rng);
+    const data::Batch batch = tiny_batch();
+    const int b = 2, steps = static_cast<int>(batch.tgt_steps), s = static_cast<int>(batch.src_steps);
+    Graph tf(false);
+    const PgForward ref = model.forward(tf, batch, {.coverage_active = v.coverage_active});
+    const PgStepModel stepper(model, {.coverage_active = v.coverage_active});
+    decode::SourceBatch src{.batch = b, .steps = s, .ids = batch.src, .lengths = batch.src_len, .features = {}};
+    Graph g(false);
+    auto st = stepper.encode(g, src);
+    const std::vector<int32_t> swap = {1, 0};
+    stepper.reorder(*st, swap);
+    for (int t = 0; t < steps; ++t) {
+      std::vector<int32_t> prev = {batch.tgt_in_at(t, 1), batch.tgt_in_at(t, 0)};
+      g.reset();
+      decode::StepOutput out = stepper.step(g, *st, prev);
+      ASSERT_EQ(out.log_probs.shape, (core::Shape{b, v.copy ? kV + 2 : kV})) << v.name;
+      ASSERT_NE(out.alignment.data, nullptr);
+      for (int r = 0; r < b; ++r) {
+        const int j = 1 - r, row = t * b + j;
+        if (t >= batch.tgt_len[j]) continue;
+        double total = 0;
+        for (int k = 0; k < out.log_probs.shape[1]; ++k) total += std::exp(double{out.log_probs.at(r, k)});
+        // <pad> and <go> are masked in decoding: their share of the teacher-forced mass is missing.
+        EXPECT_LE(total, 1.0 + 1e-5) << v.name;
+        const int32_t want = batch.tgt_out_at(t, j);
+        const int32_t col = v.copy ? want : (want < kV ? want : data::kUnkId);
+        EXPECT_NEAR(out.log_probs.at(r, col), ref.log_p.data()[row], 1e-5) << v.name << " step " << t << " row " << r;
+        for (int i = 0; i < s; ++i)
+          EXPECT_NEAR(out.alignment.at(r, i), ref.alpha.value().at(row, i), 1e-6) << v.name << " step " << t;
+      }
+      // Sentence 1 (row 0 after the swap) holds no id 9: with copy it can never be produced.
+      if (v.copy) {
+        EXPECT_EQ(out.log_probs.at(0, 9), -INFINITY) << v.name;
+      }
+    }
+  }
+}
+
+TEST(PointerGeneratorStepModel, MinLengthForbidsEarlyEos) {
+  core::Rng rng(2);
+  PointerGenerator model(tiny_config(variants()[0]), rng);
+  const PgStepModel stepper(model, {.min_length = 2});
+  Graph g(false);
+  auto st = stepper.encode(g, decode::SourceBatch::from_ids({{4, 8, 5}}));
+  for (int t = 0; t < 3; ++t) {
+    g.reset();
+    const std::vector<int32_t> prev = {t == 0 ? data::kGoId : 8};  // an extended id as input: read as <unk>
+    decode::StepOutput out = stepper.step(g, *st, prev);
+    EXPECT_EQ(std::isinf(out.log_probs.at(0, data::kEosId)), t < 2) << "step " << t;
+    EXPECT_EQ(out.log_probs.at(0, data::kPadId), -INFINITY);
+    EXPECT_EQ(out.log_probs.at(0, data::kGoId), -INFINITY);
+    EXPECT_GT(out.log_probs.at(0, 8), -INFINITY);  // the source's OOV can be copied
+  }
+  EXPECT_NE(error_of([&] { stepper.encode(g, decode::SourceBatch::from_ids({{4, 8 + 3}})); }).find("outside"),
+            std::string::npos);
+}
+
+// The extended vocabulary of one example, on a word vocabulary built from two lines.
+TEST(PointerGeneratorText, ExtendedVocabularyNumbering) {
+  TempDir dir;
+  PointerGeneratorConfig cfg;
+  cfg.vocab_size = data::kNumSpecial + 3;  // the, met, in
+  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  ASSERT_EQ(codec.size(), 7);
+  const int v = codec.size();
+  const ExtendedSource s = extend_source(codec, "the Zorvak met Belima in Zorvak", 0);
+  EXPECT_EQ(s.oovs, (std::vector<std::string>{"Zorvak", "Belima"}));
+  EXPECT_EQ(s.ids, (std::vector<int32_t>{codec.id("the"), v, codec.id("met"), v + 1, codec.id("in"), v}));
+  // Target: vocabulary words, copyable OOVs, and an OOV not in the source (<unk>).
+  EXPECT_EQ(extend_target(codec, {"Belima", "met", "Quux", "Zorvak"}, s),
+            (std::vector<int32_t>{v + 1, codec.id("met"), data::kUnkId, v}));
+  EXPECT_EQ(output_tokens(codec, {v + 1, codec.id("met"), v, data::kEosId, v}, s),
+            (std::vector<std::string>{"Belima", "met", "Zorvak"}));
+  EXPECT_EQ(codec.join({"Belima", "met", "Zorvak"}), "Belima met Zorvak");
+  EXPECT_NE(error_of([&] { output_tokens(codec, {v + 2}, s); }).find("outside the extended vocabulary"),
+            std::string::npos);
+  EXPECT_EQ(extend_source(codec, "the Zorvak met Belima", 2).ids, (std::vector<int32_t>{codec.id("the"), v}));
+}
+
+// The scores of two hand-made summaries, every figure computed by hand (see the comments).
+TEST(PointerGeneratorEval, ScoresByHand) {
+  TempDir dir;
+  PointerGeneratorConfig cfg;
+  cfg.vocab_size = data::kNumSpecial + 3;
+  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  const int32_t v = codec.size(), met = codec.id("met");
+  std::vector<Summary> sums(2);
+  // 1: article "the Zorvak met Belima in" (OOVs Zorvak = V, Belima = V+1); output "Zorvak met
+  // Zorvak" (+ <eos>) with p_gen 0.1, 0.9, 0.2 (0.95): tokens 1 and 3 copied, the third repeats
+  // the first. Reference "Zorvak met Belima": both OOVs are in the article; Zorvak is reproduced
+  // (clipped to its one reference count), Belima is not.
+  sums[0].source = extend_source(codec, "the Zorvak met Belima in");
+  sums[0].ids = {v, met, v};
+  sums[0].finished = true;
+  sums[0].tokens = output_tokens(codec, sums[0].ids, sums[0].source);
+  sums[0].text = codec.join(sums[0].tokens);
+  sums[0].p_gen = {0.1f, 0.9f, 0.2f, 0.95f};
+  // 2: article "in the met" (no OOVs); output "met" generated (p_gen 0.7); reference "the met".
+  sums[1].source = extend_source(codec, "in the met");
+  sums[1].ids = {met};
+  sums[1].tokens = {"met"};
+  sums[1].text = "met";
+  sums[1].p_gen = {0.7f};
+  const PgScores s = score_summaries(codec, sums, {"Zorvak met Belima", "the met"});
+  EXPECT_EQ(sums[0].text, "Zorvak met Zorvak");
+  EXPECT_EQ(s.pairs, 2);
+  EXPECT_EQ(s.output_tokens, 4);   // <eos> not counted
+  EXPECT_EQ(s.copied_tokens, 2);   // p_gen 0.1 and 0.2
+  EXPECT_DOUBLE_EQ(s.copy_share, 0.5);
+  EXPECT_EQ(s.oov_reference, 2);   // Zorvak, Belima
+  EXPECT_EQ(s.oov_reproduced, 1);  // Zorvak
+  EXPECT_DOUBLE_EQ(s.oov_copy_rate, 0.5);
+  EXPECT_EQ(s.repeated_tokens, 1);
+  EXPECT_DOUBLE_EQ(s.repeat_share, 0.25);
+  // ROUGE-1 F1: pair 1 P = R = 2/3 (zorvak clipped to 1, met); pair 2 P = 1, R = 1/2, F = 2/3.
+  EXPECT_NEAR(s.rouge1, 100.0 * 2 / 3, 1e-9);
+  // ROUGE-2 F1: pair 1 shares "zorvak met" of 2 bigrams each (F = 1/2); pair 2 has no bigram (0).
+  EXPECT_NEAR(s.rouge2, 25.0, 1e-9);
+  // ROUGE-L F1: LCS 2 of 3 and 3 (2/3); LCS 1, P = 1, R = 1/2 (2/3).
+  EXPECT_NEAR(s.rouge_l, 100.0 * 2 / 3, 1e-9);
+  EXPECT_NE(pg_scores_table(s).find("| 2 | 66.67 | 25.00 | 66.67 | 50.0% (2/4) | 50.0% (1/2) | 25.0% (1/4) |"),
+            std::string::npos)
+      << pg_scores_table(s);
+  EXPECT_NE(error_of([&] { score_summaries(codec, sums, {"one reference"}); }).find("2 summaries for 1 references"),
+            std::string::npos);
+}
+
+TEST(PointerGenerator, RejectsBadConfigAndBatches) {
+  core::Rng rng(1);
+  PointerGeneratorConfig cfg = tiny_config(variants()[0]);
+  cfg.hidden = 5;
+  EXPECT_NE(error_of([&] { PointerGenerator m(cfg, rng); }).find("even"), std::string::npos);
+  cfg = tiny_config(variants()[0]);
+  cfg.vocab = 3;
+  EXPECT_NE(error_of([&] { PointerGenerator m(cfg, rng); }).find("vocab"), std::string::npos);
+  PointerGenerator model(tiny_config(variants()[0]), rng);
+  // A target OOV id the source does not hold has P = 0: an error, never a silent -inf loss.
+  std::vector<data::Example> ex = {{{4, 8, 9}, {8}}, {{4, 8}, {9}}};
+  std::vector<int64_t> idx = {0, 1};
+  Graph g;
+  EXPECT_NE(error_of([&] { model.loss(g, data::collate(ex, idx)); }).find("no attended source position"),
+            std::string::npos);
+}
+
+TEST(PointerGenerator, CheckpointRoundTripThroughRegistry) {
+  TempDir dir;
+  PointerGeneratorConfig cfg;
+  cfg.vocab_size = data::kNumSpecial + 4;
+  cfg.embed_dim = 6;
+  cfg.hidden = 8;
+  cfg.coverage = true;
+  cfg.max_source_tokens = 3;
+  const std::string run = dir.file("run");
+  const PgCodec codec = PgCodec::build(cfg, {"a b c d a b c a b a"}, run);
+  cfg.vocab = codec.size();
+  core::Rng rng(4);
+  PointerGenerator model(cfg, rng);
+  const std::filesystem::path ckpt = std::filesystem::path(run) / "best";
+  // Without the vocabulary the directory is not a usable model: load_model says so.
+  io::save_checkpoint(ckpt, {.model_name = model.name(), .config = model.config(), .params = &model.params()});
+  std::filesystem::rename(std::filesystem::path(run) / "vocab.txt", dir.file("vocab.txt"));
+  EXPECT_NE(error_of([&] { load_model(ckpt); }).find("vocab"), std::string::npos);
+  std::filesystem::rename(dir.file("vocab.txt"), std::filesystem::path(run) / "vocab.txt");
+  // The vocabulary in the run directory above the checkpoint is found; load_model(run) takes best/.
+  auto loaded = load_model_as<LoadedPointerGenerator>(run, "pointer_generator");
+  EXPECT_EQ(loaded->family(), "pointer_generator");
+  EXPECT_TRUE(loaded->model->cfg().coverage);
+  const data::Batch batch = tiny_batch();
+  Graph g1(false), g2(false);
+  const PgForward a = model.forward(g1, batch), b = loaded->model->forward(g2, batch);
+  for (int64_t i = 0; i < a.log_p.numel(); ++i) EXPECT_EQ(a.log_p.data()[i], b.log_p.data()[i]);
+  // run_line summarises: every output word is a vocabulary word or the source's unseen word,
+  // copied verbatim (never an extended id written as a number).
+  // Articles are truncated as in training (the model's max_source_tokens) unless told otherwise.
+  EXPECT_EQ(loaded->model->cfg().max_source_tokens, 3);
+  EXPECT_EQ(summarize_lines(*loaded->model, *loaded->codec, {"a b c d a"}, {}).front().source.tokens.size(), 3u);
+  EXPECT_EQ(summarize_lines(*loaded->model, *loaded->codec, {"a b c d a"}, {.max_source_tokens = 4})
+                .front()
+                .source.tokens.size(),
+            4u);
+  const std::string out = loaded->run_line("a Zorvak b");
+  for (const std::string& w : data::split_whitespace(out))
+    EXPECT_TRUE(w == "Zorvak" || loaded->codec->id(w) != data::kUnkId || w == "<unk>") << out;
+}
+
+}  // namespace
+}  // namespace engram::models

@@ -1,0 +1,157 @@
+// The pointer_generator family end to end: `engram train` through the registry on the
+// generated names task (copy vs the vocabulary-only baseline: the learnability test), the
+// no-coverage phase before coverage, a SentencePiece model on a TSV file, the summary picture,
+// and config errors.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "data/test_util.h"
+#include "engram/core/kernels/blas.h"
+#include "engram/data/tasks/names.h"
+#include "engram/models/pointer_generator/eval.h"
+#include "engram/models/pointer_generator/show.h"
+#include "engram/models/pointer_generator/task.h"
+#include "engram/models/registry.h"
+
+namespace engram::models {
+namespace {
+
+namespace fs = std::filesystem;
+using data::testing::error_of;
+using data::testing::TempDir;
+
+std::vector<std::string> names_sets(const std::string& run) {
+  return {"data.generator=names", "data.generate_train=1000", "data.generate_valid=50", "data.rouge_pairs=50",
+          "pointer_generator.min_count=5", "pointer_generator.vocab_size=0", "pointer_generator.embed_dim=16",
+          "pointer_generator.hidden=32", "train.max_epochs=3", "train.optimizer.lr=0.01",
+          "train.clip.global_norm=5", "train.log_every=1000", "train.run_dir=" + run};
+}
+
+// Held-out pairs of the names task (a seed the training data does not use).
+std::vector<data::SummaryPair> names_test_set(int n) {
+  core::Rng rng(424242);
+  std::vector<data::SummaryPair> out;
+  for (const auto& p : data::tasks::make_name_pairs(n, {}, rng))
+    out.push_back({p.source, {p.target}, static_cast<int64_t>(out.size()) + 1});
+  return out;
+}
+
+// With a fixed seed, in seconds: the copying model reproduces most held-out names (which are
+// outside its vocabulary); the same model without copy cannot write them at all (0 by
+// construction: its outputs are vocabulary words).
+TEST(PointerGeneratorLearnability, CopiesUnseenNamesTheBaselineCannot) {
+  // One thread: these products are small, and OpenMP threads spinning on a busy machine make
+  // them many times slower.
+  core::kernels::set_blas_threads(1);
+  TempDir dir;
+  const std::vector<data::SummaryPair> test = names_test_set(300);
+  PgScores scores[2];
+  for (int copy = 1; copy >= 0; --copy) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string run = dir.file(copy ? "copy" : "nocopy");
+    std::vector<std::string> sets = names_sets(run);
+    sets.push_back(fmt::format("pointer_generator.copy={}", copy ? "true" : "false"));
+    const std::string summary = family("pointer_generator").train(YAML::Load("model: pointer_generator\n"), "<test>", sets);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto m = load_model_as<LoadedPointerGenerator>(run, "pointer_generator");
+    EXPECT_EQ(m->model->cfg().copy, copy == 1);
+    std::vector<Summary> sums;
+    scores[copy] = evaluate_pointer_generator(*m->model, *m->codec, test, {}, &sums);
+    const PgScores& s = scores[copy];
+    std::printf("names task, copy %s: OOV-copy rate %.1f%% (%lld/%lld), ROUGE-1/2/L %.1f/%.1f/%.1f, copied tokens "
+                "%.1f%%, trained in %.1f s (%s)\n",
+                copy ? "on " : "off", 100 * s.oov_copy_rate, static_cast<long long>(s.oov_reproduced),
+                static_cast<long long>(s.oov_reference), s.rouge1, s.rouge2, s.rouge_l, 100 * s.copy_share, secs,
+                summary.c_str());
+    std::printf("  e.g. %s -> %s\n", test[0].source.c_str(), sums[0].text.c_str());
+    // Nearly every reference name is outside the vocabulary and in its source.
+    EXPECT_GT(s.oov_reference, 500);
+    if (copy) {
+      // Beam search over the extended vocabulary (V + X classes per batch) copies as well.
+      SummarizeOptions beam;
+      beam.search.beam = 4;
+      const PgScores b = evaluate_pointer_generator(*m->model, *m->codec, test, beam);
+      std::printf("  beam 4: OOV-copy rate %.1f%%, ROUGE-L %.1f\n", 100 * b.oov_copy_rate, b.rouge_l);
+      EXPECT_GT(b.oov_copy_rate, 0.8);
+      // The picture marks the copied tokens.
+      const SummaryShow show = show_summary(*m->model, *m->codec, test[0].source, {});
+      EXPECT_NE(show.svg.find("[copied]"), std::string::npos);
+      EXPECT_NE(show.svg.find("p_gen"), std::string::npos);
+      EXPECT_NE(show.text.find("copied"), std::string::npos) << show.text;
+    }
+  }
+  EXPECT_GT(scores[1].oov_copy_rate, 0.8);
+  EXPECT_GT(scores[1].copy_share, 0.2);  // the names are about half of every summary
+  EXPECT_EQ(scores[0].oov_reproduced, 0);
+  EXPECT_EQ(scores[0].copy_share, 0.0);
+  EXPECT_GT(scores[1].rouge_l, scores[0].rouge_l + 20);
+}
+
+// Coverage switched on for the final phase: a `no_coverage` phase first, then the main phase;
+// both appear in metrics.jsonl, and the checkpoint (with its vocabulary) loads on its own.
+TEST(PointerGeneratorFamily, CoverageAfterANoCoveragePhase) {
+  TempDir dir;
+  const std::string run = dir.file("run");
+  std::vector<std::string> sets = {"data.generator=names", "data.generate_train=64", "data.generate_valid=16",
+                                   "data.rouge_pairs=8", "pointer_generator.min_count=3",
+                                   "pointer_generator.embed_dim=8", "pointer_generator.hidden=8",
+                                   "pointer_generator.coverage=true", "task.pre_coverage_epochs=1",
+                                   "task.pre_coverage_lr=0.01", "train.max_epochs=1", "train.log_every=1",
+                                   "train.run_dir=" + run};
+  family("pointer_generator").train(YAML::Load("model: pointer_generator\n"), "<test>", sets);
+  std::ifstream in(fs::path(run) / "metrics.jsonl");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find("\"phase\":\"no_coverage\""), std::string::npos) << all;
+  EXPECT_NE(all.find("\"coverage_loss\""), std::string::npos) << all;
+  ASSERT_TRUE(fs::exists(fs::path(run) / "best" / "vocab.txt"));
+  fs::rename(fs::path(run) / "best", dir.file("model"));
+  auto m = load_model_as<LoadedPointerGenerator>(dir.file("model"), "pointer_generator");
+  EXPECT_TRUE(m->model->cfg().coverage);
+  EXPECT_NO_THROW(m->run_line("officials said Kovaletu visited Bramido"));
+  // The effective config lists the phase keys.
+  const std::string dumped = family("pointer_generator").dump_config(YAML::Load("model: pointer_generator\n"), "<test>", sets);
+  EXPECT_NE(dumped.find("pre_coverage_epochs"), std::string::npos);
+}
+
+// A SentencePiece model on a source<TAB>target file (validation pairs held out).
+TEST(PointerGeneratorFamily, SentencePieceOnATsvFile) {
+  TempDir dir;
+  core::Rng rng(3);
+  std::string tsv;
+  for (const auto& p : data::tasks::make_name_pairs(120, {}, rng)) tsv += p.source + "\t" + p.target + "\\nthe end\n";
+  const std::string file = dir.write("pairs.tsv", tsv);
+  const std::string run = dir.file("run");
+  family("pointer_generator")
+      .train(YAML::Load("model: pointer_generator\n"), "<test>",
+             {"data.train_tsv=" + file, "data.valid_size=20", "data.rouge_pairs=5", "pointer_generator.unit=spm",
+              "pointer_generator.vocab_size=80", "pointer_generator.embed_dim=8", "pointer_generator.hidden=8",
+              "train.max_steps=3", "train.run_dir=" + run});
+  auto m = load_model_as<LoadedPointerGenerator>(run, "pointer_generator");
+  EXPECT_TRUE(m->codec->spm());
+  EXPECT_EQ(m->codec->size(), 80);
+  EXPECT_TRUE(fs::exists(fs::path(run) / "best" / "vocab.spm"));
+  EXPECT_NO_THROW(m->run_line("officials said Kovaletu visited Bramido"));
+}
+
+TEST(PointerGeneratorFamily, ConfigErrorsNameTheKey) {
+  TempDir dir;
+  const YAML::Node node = YAML::Load("model: pointer_generator\n");
+  auto train = [&](std::vector<std::string> sets) {
+    sets.push_back("train.run_dir=" + dir.file("run"));
+    return error_of([&] { family("pointer_generator").train(node, "<test>", sets); });
+  };
+  EXPECT_NE(train({}).find("exactly one of data.train_tsv and data.generator"), std::string::npos);
+  EXPECT_NE(train({"data.generator=dates"}).find("unknown generator 'dates'"), std::string::npos);
+  EXPECT_NE(train({"data.generator=names", "task.pre_coverage_epochs=2"}).find("needs pointer_generator.coverage"),
+            std::string::npos);
+  EXPECT_NE(train({"data.generator=names", "pointer_generator.hidden=7"}).find("even"), std::string::npos);
+  EXPECT_NE(train({"data.train_tsv=" + dir.file("missing.tsv")}).find("missing.tsv"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.file("run") + "/train.yaml"));
+}
+
+}  // namespace
+}  // namespace engram::models
