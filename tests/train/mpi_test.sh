@@ -2,7 +2,7 @@
 # Data-parallel training under mpirun (issue "Beyond one machine"), on this machine:
 #  1. `mpirun -np 2 engram train` gives the loss curve and validation metrics of one process with
 #     the same global batch, up to float summation order, for every family: seq2seq, MemN2N, the
-#     NTM, pointer networks, speech and tree networks (dropout off: dropout masks are drawn per
+#     NTM, pointer networks, speech, tree networks and the pointer-generator (dropout off: dropout masks are drawn per
 #     rank; SpecAugment's draws are the whole batch's, so they match);
 #  2. a rank killed with SIGKILL ends the whole job, non-zero, within seconds; a stopped rank ends
 #     it after train.distributed.timeout_s; ranks whose parameters differ stop with an error;
@@ -49,12 +49,15 @@ same_curve() {  # what file_a file_b tolerance
 # rate (0.01) is chaotic in its first epoch: a 1e-7 difference of summation order grows to 25% in
 # 28 updates (measured; the loss jumps from 4.6 to 9.6 and back), so it runs at lr 0.001, where the
 # curves agree to 1e-5 over 90 updates.
+# The pointer-generator likewise runs at lr 0.002: at its config's (Adam 0.01, 0.15 in the
+# no-coverage phase) the two curves part by 3e-3 within 40 updates, at 0.002 they agree to 1e-7.
 runs=(
   "seq2seq|configs/dates.yaml|--set data.generate_train=400 --set data.generate_valid=20 --set data.bleu_sentences=20 --set seq2seq.hidden=16 --set seq2seq.embed_dim=8 --set seq2seq.attn_dim=8 --set seq2seq.dropout=0 --set train.max_minutes=0 --set train.max_epochs=0 --set train.max_steps=40 --set train.valid_every=20 --set train.log_every=1"
   "memn2n|configs/babi-1k-pertask.yaml|--set data.dir=$data/babi/en --set data.tasks=1 --set memn2n.dim=8 --set task.seeds=[1] --set task.linear_start.max_epochs=1 --set train.max_epochs=2 --set train.log_every=1 --set task.linear_start.lr=0.001 --set train.optimizer.lr=0.001"
   "ntm|configs/ntm-copy.yaml|--set ntm.task.bits=3 --set ntm.task.max_len=4 --set ntm.ntm.controller_size=8 --set ntm.ntm.memory_slots=8 --set ntm.ntm.memory_width=4 --set data.valid_sequences=4 --set data.batches_per_epoch=20 --set data.batch_size=5 --set train.max_steps=60 --set train.log_every=1"
   "pointer|configs/pointer-sort.yaml|--set pointer.hidden=16 --set pointer.embed_dim=8 --set data.min_n=4 --set data.max_n=5 --set data.batch_size=16 --set data.batches_per_epoch=20 --set data.valid_instances=20 --set train.max_epochs=0 --set train.max_steps=40 --set train.patience=0 --set train.log_every=1"
   "speech|configs/fsdd-digits.yaml|--set data.dir=$data/fsdd --set speech.encoder_units=16 --set speech.embed_dim=16 --set speech.decoder_hidden=16 --set speech.readout_dim=16 --set data.max_train=120 --set data.max_test=10 --set data.batch_size=8 --set train.max_epochs=0 --set train.max_steps=20 --set train.valid_every=10 --set train.log_every=1"
+  "pointer_generator|configs/pointer-generator-names.yaml|--set pointer_generator.embed_dim=8 --set pointer_generator.hidden=16 --set pointer_generator.coverage=true --set data.generate_train=200 --set data.generate_valid=20 --set data.rouge_pairs=10 --set task.pre_coverage_epochs=1 --set task.pre_coverage_lr=0.002 --set train.optimizer.lr=0.002 --set train.max_epochs=2 --set train.log_every=1"
   "tree|configs/sst-rnn-fine.yaml|--set data.dir=$data/sst --set tree.embed=8 --set tree.hidden=8 --set tree.dropout=0 --set train.max_epochs=0 --set train.max_steps=30 --set data.batch_size=5 --set train.log_every=1 --set train.valid_every=15"
 )
 

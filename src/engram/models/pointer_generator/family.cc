@@ -16,7 +16,10 @@ std::string train_pg(const YAML::Node& node, const std::string& source, const st
   const PgTrainConfig cfg = parse_run_config<PgTrainConfig>(node, source, sets);
   cfg.validate();  // everything that can be checked before the data is read
   const train::RunDirLock lock(cfg.train.run_dir);
-  PgTrainTask task(cfg);
+  // Rank 0 builds the vocabulary into the run directory first; the other ranks load it.
+  std::unique_ptr<PgTrainTask> made;
+  train::root_first([&] { made = std::make_unique<PgTrainTask>(cfg); });
+  PgTrainTask& task = *made;
   train::Trainer trainer(task, task.config().train);
   const train::TrainSummary s = trainer.run();
   return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.2f}; model in {}/best", s.steps, s.seconds,

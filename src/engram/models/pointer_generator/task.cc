@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "engram/core/ops.h"
 #include "engram/data/tasks/names.h"
 #include "engram/io/config.h"
 #include "engram/io/files.h"
@@ -126,7 +127,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   }
   // ---- the vocabulary: one for both sides, kept in the run directory (a resumed run reuses it)
   const std::string run = cfg_.train.run_dir;
-  fs::create_directories(run);
+  if (train::world().root()) fs::create_directories(run);  // rank 0 writes for a data-parallel job
   PointerGeneratorConfig& m = cfg_.pointer_generator;
   if (fs::exists(fs::path(run) / PgCodec::file_name(m))) {
     codec_ = PgCodec::load(m, run);
@@ -162,7 +163,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
     }
   note(log, fmt::format("vocab: {} {} ({} of {} train target tokens are copy-only source words)", m.vocab,
                         m.unit == PgUnit::kSpm ? "pieces" : "words", oov_targets, tokens));
-  io::write_file_atomic(fs::path(run) / "train.yaml", io::dump_config(cfg_));
+  if (train::world().root()) io::write_file_atomic(fs::path(run) / "train.yaml", io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<PointerGenerator>(m, init);
   note(log, fmt::format("model: pointer_generator, copy {}, coverage {}, {} parameters", m.copy ? "on" : "off",
@@ -193,11 +194,19 @@ void PgTrainTask::begin_epoch(int epoch, uint64_t seed) {
 train::BatchResult PgTrainTask::train_batch(int64_t index) {
   ENGRAM_CHECK(index >= 0 && static_cast<size_t>(index) < plan_.size(), "pointer_generator: batch {} of {}", index,
                plan_.size());
-  const data::Batch batch = data::collate(train_, plan_[index]);
-  core::Rng dropout(train::batch_seed(seed_, epoch_, index));
+  // This rank's shard of the batch (the whole batch with one rank): the loss is a mean over the
+  // shard's target tokens, scaled to the shard's share of the whole batch's tokens.
+  const std::vector<int64_t>& all = plan_[index];
+  const auto [lo, hi] = train::shard_range(static_cast<int64_t>(all.size()), shard());
+  if (lo == hi) return {0, 0};
+  int64_t batch_tokens = 0;
+  for (int64_t i : all) batch_tokens += static_cast<int64_t>(train_[static_cast<size_t>(i)].tgt.size()) + 1;  // + <eos>
+  const data::Batch batch = data::collate(train_, std::vector<int64_t>(all.begin() + lo, all.begin() + hi));
+  core::Rng dropout(train::shard_seed(train::batch_seed(seed_, epoch_, index), shard()));
   graph_.reset();
   const PgLoss l = model_->loss(graph_, batch, {.dropout_rng = &dropout, .coverage_active = coverage_active_});
-  graph_.backward(l.total);
+  const bool whole = hi - lo == static_cast<int64_t>(all.size());
+  graph_.backward(whole ? l.total : core::scale(l.total, static_cast<float>(l.tokens) / static_cast<float>(batch_tokens)));
   return {static_cast<double>(l.total.data()[0]) * l.tokens, l.tokens};
 }
 

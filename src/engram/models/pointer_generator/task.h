@@ -110,6 +110,7 @@ class PgTrainTask final : public train::TrainTask {
   int64_t batches_per_epoch() const override { return static_cast<int64_t>(plan_.size()); }
   void begin_epoch(int epoch, uint64_t seed) override;
   train::BatchResult train_batch(int64_t index) override;
+  bool shardable() const override { return true; }
   // {"loss": dev NLL per token, "ppl", "coverage_loss", "rouge1", "rouge2", "rouge_l",
   //  "copy_share", "oov_copy", "repeats"}.
   train::Metrics validate() override;
