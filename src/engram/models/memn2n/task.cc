@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "engram/core/error.h"
+#include "engram/data/paths.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
 #include "engram/io/files.h"
@@ -44,9 +45,7 @@ BabiConfig default_babi_config(bool joint) {
 
 std::string babi_data_dir(const BabiConfig& cfg) {
   if (!cfg.data.dir.empty()) return cfg.data.dir;
-  const char* env = std::getenv("ENGRAM_DATA_DIR");
-  const std::string root = env && *env ? env : "../shared/data";
-  return root + "/babi/en";
+  return (data::data_root() / "babi" / "en").string();
 }
 
 std::vector<int> parse_babi_tasks(const std::string& spec, const std::string& dir) {

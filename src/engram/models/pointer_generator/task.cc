@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "engram/core/ops.h"
+#include "engram/data/paths.h"
 #include "engram/data/tasks/names.h"
 #include "engram/io/config.h"
 #include "engram/io/files.h"
@@ -24,14 +25,6 @@ void note(std::FILE* log, const std::string& text) {
   if (!log) return;
   std::fprintf(log, "%s\n", text.c_str());
   std::fflush(log);
-}
-
-// A relative data path as given if it exists, else under $ENGRAM_DATA_DIR (default ../shared/data).
-std::string data_path(const std::string& path) {
-  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path)) return path;
-  const char* env = std::getenv("ENGRAM_DATA_DIR");
-  const fs::path p = (env && *env ? fs::path(env) : fs::path("../shared/data")) / path;
-  return fs::exists(p) ? p.string() : path;  // not found: the reader's error names the given path
 }
 
 PgPairs pairs_of(const std::vector<data::SummaryPair>& in) {
@@ -98,10 +91,10 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
       }
     note(log, fmt::format("data: generated names task, {} train / {} valid pairs", d.generate_train, d.generate_valid));
   } else {
-    PgPairs all = pairs_of(data::read_summary_tsv(data_path(d.train_tsv)));
+    PgPairs all = pairs_of(data::read_summary_tsv(data::resolve_data_path(d.train_tsv)));
     if (!d.valid_tsv.empty()) {
       train_text = std::move(all);
-      valid_text = pairs_of(data::read_summary_tsv(data_path(d.valid_tsv)));
+      valid_text = pairs_of(data::read_summary_tsv(data::resolve_data_path(d.valid_tsv)));
     } else {  // hold out valid_size pairs chosen by a fixed seed
       ENGRAM_CHECK(static_cast<size_t>(d.valid_size) < all.src.size(),
                    "pointer_generator data: valid_size {} must be below the {} pairs of {} without data.valid_tsv",

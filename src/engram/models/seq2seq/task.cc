@@ -10,6 +10,7 @@
 
 #include "engram/core/ops.h"
 #include "engram/data/parallel.h"
+#include "engram/data/paths.h"
 #include "engram/data/tasks/dates.h"
 #include "engram/eval/accuracy.h"
 #include "engram/eval/bleu.h"
@@ -32,8 +33,8 @@ void note(std::FILE* log, const std::string& text) {
 data::ParallelCorpus read_pairs(const std::string& src, const std::string& tgt, const std::string& tsv,
                                 const Seq2SeqDataConfig& d, int64_t max_pairs) {
   data::ParallelOptions o{.max_pairs = max_pairs, .src_field = d.src_field, .tgt_field = d.tgt_field};
-  if (!tsv.empty()) return data::read_tsv_pairs(resolve_data_path(tsv), o);
-  return data::read_parallel(resolve_data_path(src), resolve_data_path(tgt), o);
+  if (!tsv.empty()) return data::read_tsv_pairs(data::resolve_data_path(tsv), o);
+  return data::read_parallel(data::resolve_data_path(src), data::resolve_data_path(tgt), o);
 }
 
 std::string stats_text(const data::ParallelStats& s) {
@@ -62,14 +63,6 @@ std::vector<data::Example> encode_pairs(const TextPairs& p, const TextCodec& src
 }
 
 }  // namespace
-
-std::string resolve_data_path(const std::string& path) {
-  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path)) return path;
-  const char* env = std::getenv("ENGRAM_DATA_DIR");
-  const fs::path root = env && *env ? fs::path(env) : fs::path("../shared/data");
-  const fs::path p = root / path;
-  return fs::exists(p) ? p.string() : path;  // not found: the reader's error names the given path
-}
 
 Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   ENGRAM_CHECK(cfg_.model == Seq2Seq::kName, "seq2seq training: config names model '{}'", cfg_.model);

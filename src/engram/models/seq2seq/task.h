@@ -76,9 +76,6 @@ struct Seq2SeqTrainConfig {
   }
 };
 
-// A relative data path as given if it exists, else under $ENGRAM_DATA_DIR (default ../shared/data).
-std::string resolve_data_path(const std::string& path);
-
 // Text pairs of one split.
 struct TextPairs {
   std::vector<std::string> src, tgt;

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "engram/core/ops.h"
+#include "engram/data/paths.h"
 #include "engram/models/speech/eval.h"
 
 namespace engram::models {
@@ -23,13 +24,6 @@ void note(std::FILE* log, const std::string& text) {
   if (!log) return;
   std::fprintf(log, "%s\n", text.c_str());
   std::fflush(log);
-}
-
-std::string resolve_dir(const std::string& path) {
-  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path)) return path;
-  const char* env = std::getenv("ENGRAM_DATA_DIR");
-  const fs::path p = (env && *env ? fs::path(env) : fs::path("../shared/data")) / path;
-  return fs::exists(p) ? p.string() : path;
 }
 
 // A fixed subset of at most `max` (0 = all), in the listing's order.
@@ -119,7 +113,7 @@ SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log) :
   cfg_.data.validate();
   cfg_.speech.validate();
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string dir = resolve_dir(cfg_.data.dir);
+  const std::string dir = data::resolve_data_path(cfg_.data.dir);
   std::vector<audio::FsddRecording> tr, te;
   for (const auto& r : audio::list_fsdd(dir)) {
     const bool test = cfg_.data.test_speaker.empty() ? r.is_test() : r.speaker == cfg_.data.test_speaker;

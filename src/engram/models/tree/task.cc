@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "engram/io/config.h"
+#include "engram/data/paths.h"
 #include "engram/io/files.h"
 
 namespace engram::models {
@@ -54,9 +55,7 @@ TreeRunConfig read_tree_config(const YAML::Node& node, const std::string& source
 
 std::string sst_data_dir(const TreeDataConfig& cfg) {
   if (!cfg.dir.empty()) return cfg.dir;
-  const char* env = std::getenv("ENGRAM_DATA_DIR");
-  const std::string root = env && *env ? env : "../shared/data";
-  return root + "/sst";
+  return (data::data_root() / "sst").string();
 }
 
 std::vector<data::Tree> load_sst_split(const std::string& dir, const std::string& split, data::SentimentView view,
