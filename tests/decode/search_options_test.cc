@@ -523,8 +523,8 @@ class CopyToy final : public StepModel {
     for (int r = 0; r < n; ++r) {
       if (st.started) ++st.len[r];
       const int want = st.len[r] < st.src_len[r] ? 4 + st.len[r] : kEos;
-      const double rest = (1.0 - (want == kEos ? 0.9 : 0.7)) / (st.v - 1);
-      for (int c = 0; c < st.v; ++c) lp.at(r, c) = static_cast<float>(std::log(c == want ? (want == kEos ? 0.9 : 0.7) : rest));
+      const double top = want == kEos ? 0.9 : 0.7, rest = (1.0 - top) / (st.v - 1);
+      for (int c = 0; c < st.v; ++c) lp.at(r, c) = static_cast<float>(std::log(c == want ? top : rest));
     }
     st.started = true;
     return {lp, {}};

@@ -207,8 +207,8 @@ void SearchOptions::validate() const {
   ENGRAM_CHECK(max_length_offset >= 0 && max_length_offset <= kMaxOutputTokens,
                "search: max_length_offset {} must be in [0, {}]", max_length_offset, kMaxOutputTokens);
   ENGRAM_CHECK(std::isfinite(alpha) && alpha >= 0.0f && alpha <= 10.0f, "search: alpha {} must be in [0, 10]", alpha);
-  ENGRAM_CHECK(min_length >= 0 && min_length <= kMaxOutputTokens, "search: min_length {} must be in [0, {}]", min_length,
-               kMaxOutputTokens);
+  ENGRAM_CHECK(min_length >= 0 && min_length <= kMaxOutputTokens, "search: min_length {} must be in [0, {}]",
+               min_length, kMaxOutputTokens);
   ENGRAM_CHECK(block_ngram_repeat >= 0 && block_ngram_repeat <= kMaxOutputTokens,
                "search: block_ngram_repeat {} must be in [0, {}]", block_ngram_repeat, kMaxOutputTokens);
   ENGRAM_CHECK(std::isfinite(coverage_penalty) && coverage_penalty >= 0.0f && coverage_penalty <= 10.0f,
@@ -330,8 +330,10 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
     }
     if (coverage) {
       step_cov.assign(row_cov.begin(), row_cov.end());
-      for (int r = 0; r < rows; ++r)
-        add_coverage(out.alignment, r, src.lengths[row_sentence[r]], step_cov.data() + static_cast<int64_t>(r) * cov_width);
+      for (int r = 0; r < rows; ++r) {
+        double* cov = step_cov.data() + static_cast<int64_t>(r) * cov_width;
+        add_coverage(out.alignment, r, src.lengths[row_sentence[r]], cov);
+      }
     }
     // Every live row's 2K best classes, rows split over the threads (each row independent, so
     // the result does not depend on the split).

@@ -31,7 +31,7 @@ constexpr int kMaxOutputTokens = 1024;
 //   These two masks remove classes; the other log-probabilities are not renormalised, so log_prob
 //   stays the model's. Where they would leave a row no class the model allows (a pointer model
 //   whose only allowed class is <eos>), that row's masks are lifted for that step, so the
-//   hypothesis still ends as the model requires. A row the model itself allows nothing is an error
+//   hypothesis still ends as the model requires. A row where the model itself allows nothing is an error
 //   in greedy and sampling and drops out of the beam, as before.
 // - Score of a hypothesis of n = tokens + (finished ? 1 : 0) steps, source length S:
 //     score = log p / lp(n) + cp,  lp(n) = ((5 + n) / 6)^alpha,
