@@ -38,6 +38,10 @@ expect 2 "--beam: .*expected an integer, got 'two'" -- "$bin" translate -m "$gol
 expect 2 "length" -- "$bin" ntm show -m "$golden/ntm" --length 100000
 expect 1 "beam 0 must be in" -- "$bin" translate -m "$golden/seq2seq" --beam 0
 expect 1 "alpha nan" -- "$bin" translate -m "$golden/seq2seq" --alpha nan
+expect 1 "min_length -1 must be in" -- "$bin" translate -m "$golden/seq2seq" --min-length -1
+expect 1 "block_ngram_repeat 2000 must be in" -- "$bin" translate -m "$golden/seq2seq" --block-ngram-repeat 2000
+expect 1 "coverage_penalty 11 must be in" -- "$bin" translate -m "$golden/seq2seq" --coverage-penalty 11
+expect 2 "--min-length: .*expected an integer" -- "$bin" translate -m "$golden/seq2seq" --min-length three
 expect 1 "neither a model directory" -- "$bin" translate -m "$tmp/missing"
 expect 1 "ntm.*takes seq2seq" -- "$bin" translate -m "$golden/ntm"
 expect 1 "bogus" -- "$bin" train "$src/configs/dates.yaml" --set train.bogus=1 --dump-config
@@ -49,6 +53,14 @@ printf '29 November 2026\n' > "$tmp/in"
 stdin=$tmp/in expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" translate -m \"$golden/seq2seq\" > /dev/full"
 stdin=$tmp/in expect 0 "" -- "$bin" translate -m "$golden/seq2seq"
 [ "$(cat "$tmp/out")" = "2026-11-29" ] || { echo "FAIL: translation '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
+# The decoding flags reach the search (the model reads and writes characters): with
+# --block-ngram-repeat 1 no character appears twice, with --min-length 14 at least 14 come out.
+stdin=$tmp/in expect 0 "" -- "$bin" translate -m "$golden/seq2seq" --beam 3 --block-ngram-repeat 1 --coverage-penalty 0.2
+[ -s "$tmp/out" ] && [ -z "$(head -n 1 "$tmp/out" | grep -o . | sort | uniq -d)" ] ||
+  { echo "FAIL: --block-ngram-repeat 1 gave '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
+stdin=$tmp/in expect 0 "" -- "$bin" translate -m "$golden/seq2seq" --min-length 14
+[ "$(head -n 1 "$tmp/out" | tr -d '\n' | wc -m)" -ge 14 ] ||
+  { echo "FAIL: --min-length 14 gave '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
 expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" train \"$src/configs/dates.yaml\" --dump-config > /dev/full"
 
 # engram rouge: mismatched files, a missing file, a missing argument, a full standard output.

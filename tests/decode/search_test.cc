@@ -11,107 +11,16 @@
 
 #include "engram/core/error.h"
 #include "engram/decode/search.h"
+#include "decode/toy_model.h"
 
 namespace engram::decode {
 namespace {
 
-constexpr int32_t kGo = 2, kEos = 3;
-
-// A model whose next-token distribution is a function of (sentence, prefix). The state is the
-// list of prefixes, one per row.
-class ToyModel final : public StepModel {
- public:
-  using Dist = std::function<std::vector<double>(int sentence, const std::vector<int32_t>& prefix)>;  // probs [V]
-  ToyModel(int vocab, Dist dist) : vocab_(vocab), dist_(std::move(dist)) {}
-
-  struct State final : DecodeState {
-    int rows() const override { return static_cast<int>(prefix.size()); }
-    std::vector<std::vector<int32_t>> prefix;
-    std::vector<int> sentence;
-    int src_steps = 0;
-    bool started = false;  // a step has run: prev ids extend the prefixes
-  };
-  int32_t go_id() const override { return kGo; }
-  int32_t eos_id() const override { return kEos; }
-  std::unique_ptr<DecodeState> encode(core::Graph&, const SourceBatch& src) const override {
-    auto st = std::make_unique<State>();
-    for (int b = 0; b < src.batch; ++b) {
-      st->prefix.emplace_back();
-      st->sentence.push_back(src.ids[b]);  // the first source token names the sentence
-    }
-    st->src_steps = src.steps;
-    return st;
-  }
-  StepOutput step(core::Graph& g, DecodeState& state, std::span<const int32_t> prev) const override {
-    auto& st = static_cast<State&>(state);
-    const int n = st.rows();
-    core::Tensor lp = g.alloc({n, vocab_}), al = g.alloc({n, st.src_steps});
-    for (int r = 0; r < n; ++r) {
-      if (st.started) st.prefix[r].push_back(prev[r]);  // (a later <go> is an ordinary token here)
-      else EXPECT_EQ(prev[r], kGo);
-      std::vector<double> p = dist_(st.sentence[r], st.prefix[r]);
-      for (int v = 0; v < vocab_; ++v) lp.at(r, v) = static_cast<float>(std::log(p[v]));
-      for (int s = 0; s < st.src_steps; ++s)  // one-hot at (prefix length mod S)
-        al.at(r, s) = s == static_cast<int>(st.prefix[r].size()) % st.src_steps ? 1.0f : 0.0f;
-    }
-    ++steps;
-    st.started = true;
-    return {lp, al};
-  }
-  void reorder(DecodeState& state, std::span<const int32_t> rows) const override {
-    auto& st = static_cast<State&>(state);
-    State next;
-    for (int32_t r : rows) {
-      next.prefix.push_back(st.prefix[r]);
-      next.sentence.push_back(st.sentence[r]);
-    }
-    st.prefix.swap(next.prefix);
-    st.sentence.swap(next.sentence);
-  }
-  mutable int steps = 0;
-
- private:
-  int vocab_;
-  Dist dist_;
-};
-
-// Pseudo-random but fixed distribution over V tokens for each (sentence, prefix); <go> and
-// <pad>/<unk> get a tiny probability.
-ToyModel::Dist random_dist(int vocab, uint64_t salt) {
-  return [vocab, salt](int sentence, const std::vector<int32_t>& prefix) {
-    uint64_t h = 1469598103934665603ull ^ salt ^ (static_cast<uint64_t>(sentence) * 0x9E3779B97F4A7C15ull);
-    for (int32_t t : prefix) h = (h ^ static_cast<uint64_t>(t + 1)) * 1099511628211ull;
-    core::Rng rng(h);
-    std::vector<double> p(vocab);
-    double total = 0;
-    for (int v = 0; v < vocab; ++v) total += p[v] = (v == kGo || v < 2) ? 1e-3 : std::exp(3.0 * rng.uniform());
-    for (double& x : p) x /= total;
-    return p;
-  };
-}
-
-SourceBatch sources(const std::vector<int>& lengths) {
-  std::vector<std::vector<int32_t>> seqs;
-  for (size_t i = 0; i < lengths.size(); ++i) seqs.push_back(std::vector<int32_t>(lengths[i], static_cast<int32_t>(i)));
-  return SourceBatch::from_ids(seqs);
-}
-
-// All complete hypotheses (ending in <eos>, or unfinished at max_len) with their log-probs.
-void enumerate(const ToyModel::Dist& dist, int sentence, int vocab, int max_len, std::vector<int32_t>& prefix,
-               double lp, std::vector<std::pair<double, std::vector<int32_t>>>& out) {
-  std::vector<double> p = dist(sentence, prefix);
-  for (int v = 0; v < vocab; ++v) {
-    const double l = lp + static_cast<double>(static_cast<float>(std::log(p[v])));  // as the model reports it
-    if (v == kEos) {
-      out.push_back({l, prefix});
-    } else {
-      prefix.push_back(v);
-      if (static_cast<int>(prefix.size()) == max_len) out.push_back({l, prefix});
-      else enumerate(dist, sentence, vocab, max_len, prefix, l, out);
-      prefix.pop_back();
-    }
-  }
-}
+using toy::enumerate;
+using toy::kEos;
+using toy::random_dist;
+using toy::sources;
+using toy::ToyModel;
 
 TEST(BeamSearch, FindsTheKnownBestSequenceThatGreedyMisses) {
   // First step: A (4) 0.6, B (5) 0.4. After A: eos 0.3, A 0.35, B 0.35. After B: eos 0.9.

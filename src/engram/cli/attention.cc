@@ -55,7 +55,8 @@ void register_attention(CLI::App& app) {
   add_model_option(cmd, a->model);
   cmd->add_option("sentence", a->sentence, "the source sentence")->required();
   add_output_option(cmd, a->out, "SVG file to write");
-  add_config_flags(cmd, a->search, {"beam", "alpha", "max_length_ratio", "max_length_offset", "max_length"});
+  add_config_flags(cmd, a->search, {"beam", "alpha", "max_length_ratio", "max_length_offset", "max_length",
+                                    "min_length", "block_ngram_repeat", "coverage_penalty"});
   add_threads_option(cmd, a->threads);
   cmd->callback([a] { run_attention(*a); });
 }

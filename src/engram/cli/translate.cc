@@ -1,4 +1,5 @@
-// `engram translate -m MODEL_DIR [--beam K] [--alpha A] [--n-best K] [--alignments FILE]`:
+// `engram translate -m MODEL_DIR [--beam K] [--alpha A] [--n-best K] [--min-length N]
+// [--block-ngram-repeat N] [--coverage-penalty B] [--alignments FILE]`:
 // reads source lines from stdin and writes one translation per line to stdout, streaming: lines
 // are decoded in batches of what is already available, so an interactive session gets each
 // answer at once and a pipe gets batched throughput. With --n-best K, K lines per input in
@@ -47,7 +48,8 @@ void register_translate(CLI::App& app) {
   auto a = std::make_shared<TranslateArgs>();
   auto* cmd = app.add_subcommand("translate", "translate stdin to stdout, one line each (greedy or beam search)");
   add_model_option(cmd, a->model);
-  add_config_flags(cmd, a->search, {"beam", "n_best", "alpha", "max_length_ratio", "max_length_offset", "max_length"});
+  add_config_flags(cmd, a->search, {"beam", "n_best", "alpha", "max_length_ratio", "max_length_offset", "max_length",
+                                    "min_length", "block_ngram_repeat", "coverage_penalty"});
   cmd->add_option("--batch", a->options.batch_size, "sentences decoded together")->check(CLI::Range(1, 4096));
   cmd->add_flag("--scores", a->stream.scores, "print 'i ||| text ||| score' lines");
   cmd->add_option("--alignments", a->stream.alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");

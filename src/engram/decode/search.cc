@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
+#include <utility>
 
 #include "engram/core/error.h"
 #include "engram/core/kernels/parallel.h"
@@ -26,6 +28,83 @@ void append_alignment(const core::Tensor& a, int row, int src_len, std::vector<f
   out.insert(out.end(), p, p + std::min(src_len, s));
 }
 
+// A step's output must have one log-probability row per state row, <eos> among its classes, and
+// the attention weights coverage_penalty needs.
+void check_step(const StepOutput& out, int rows, const StepModel& model, const SearchOptions& o) {
+  const core::Shape& shape = out.log_probs.shape;
+  ENGRAM_CHECK(out.log_probs.data && shape.rank() == 2 && shape[0] == rows && shape[1] >= 1,
+               "search: the model's step returned log-probabilities of shape {} for {} rows", shape, rows);
+  ENGRAM_CHECK(model.eos_id() >= 0 && model.eos_id() < shape[1], "search: the model's <eos> id {} is not one of its {} "
+               "classes", model.eos_id(), shape[1]);
+  ENGRAM_CHECK(o.coverage_penalty == 0.0f || out.alignment.data, "search: coverage_penalty {} needs attention weights, "
+               "and this model's steps return none (a model without attention)", o.coverage_penalty);
+  ENGRAM_CHECK(!out.alignment.data || (out.alignment.shape.rank() == 2 && out.alignment.shape[0] == rows),
+               "search: the model's step returned alignments of shape {} for {} rows", out.alignment.shape, rows);
+}
+
+// The search's own masks on one step's log-probs [N, V] (min_length's <eos>, blocked n-grams),
+// written into the step output in place as -inf. The values they replace are kept per row, so a
+// row left with no class the model allows gets them back (lift).
+class StepMasks {
+ public:
+  void start(int rows) {
+    saved_.resize(rows);
+    for (auto& row : saved_) row.clear();
+  }
+  void mask(float* lp, int row, int32_t cls) {
+    saved_[row].push_back({cls, lp[cls]});
+    lp[cls] = -std::numeric_limits<float>::infinity();
+  }
+  bool any(int row) const { return !saved_[row].empty(); }
+  void lift(float* lp, int row) {  // last masked first: a class masked twice gets its first value
+    for (auto it = saved_[row].rbegin(); it != saved_[row].rend(); ++it) lp[it->first] = it->second;
+    saved_[row].clear();
+  }
+
+ private:
+  std::vector<std::vector<std::pair<int32_t, float>>> saved_;  // [N] (class, replaced value)
+};
+
+// Tokens that would complete an n-gram (n >= 1) already in `ids`: those that follow an earlier
+// occurrence of its last n - 1 tokens (n = 1: every token in `ids`).
+void blocked_tokens(std::span<const int32_t> ids, int n, std::vector<int32_t>& out) {
+  out.clear();
+  const int len = static_cast<int>(ids.size());
+  if (len < n) return;
+  const int32_t* tail = ids.data() + (len - (n - 1));
+  for (int j = 0; j + n <= len; ++j)  // the n-gram ids[j .. j + n - 1] lies inside ids
+    if (std::equal(tail, tail + (n - 1), ids.data() + j)) out.push_back(ids[j + n - 1]);
+}
+
+// Masks row `row` of a step ([V] at lp) for a hypothesis of `tokens` tokens: <eos> before
+// min_length tokens, and (block_ngram_repeat > 0) the tokens that would repeat an n-gram of its
+// `prefix` (all its tokens; empty when not blocking). `scratch` is reused between calls.
+void mask_row(float* lp, int v, int row, int tokens, std::span<const int32_t> prefix, const SearchOptions& o,
+              int32_t eos, StepMasks& masks, std::vector<int32_t>& scratch) {
+  if (tokens < o.min_length) masks.mask(lp, row, eos);
+  if (o.block_ngram_repeat > 0) {
+    blocked_tokens(prefix, o.block_ngram_repeat, scratch);
+    for (int32_t c : scratch)
+      if (c >= 0 && c < v && c != eos) masks.mask(lp, row, c);
+  }
+}
+
+// Adds row `row` of a step's alignment [N, S'] to a coverage row [src_len] (Σ_j α_ji so far).
+void add_coverage(const core::Tensor& a, int row, int src_len, double* cov) {
+  ENGRAM_CHECK(a.shape[1] >= src_len, "search: the model's alignment has {} source positions for a source of {}",
+               a.shape[1], src_len);
+  const float* p = a.data + static_cast<int64_t>(row) * a.shape[1];
+  for (int i = 0; i < src_len; ++i) cov[i] += p[i];
+}
+
+// GNMT's coverage penalty cp = β Σ_{i < src_len} log(min(c_i, 1)) of a coverage row c (0 when β = 0).
+double coverage_term(const double* cov, int src_len, float beta) {
+  if (beta == 0.0f) return 0.0;
+  double sum = 0;
+  for (int i = 0; i < src_len; ++i) sum += std::log(std::min(cov[i], 1.0));
+  return beta * sum;
+}
+
 // One pass of greedy decoding with a token chooser (arg-max or a sample) per row.
 template <class Choose>
 std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const SourceBatch& src,
@@ -35,25 +114,40 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
   g.reset();
   std::unique_ptr<DecodeState> state = model.encode(g, src);
   const int b = src.batch;
+  const bool masking = options.min_length > 0 || options.block_ngram_repeat > 0;
+  const bool coverage = options.coverage_penalty > 0.0f;
   std::vector<Hypothesis> hyps(b);
+  std::vector<std::vector<double>> cov(b);  // [B][S_b] Σ_j α_ji when coverage_penalty > 0
   std::vector<int32_t> row_sentence(b), prev(b, model.go_id());  // [N]
   for (int i = 0; i < b; ++i) {
     row_sentence[i] = i;
     hyps[i].src_len = src.lengths[i];
+    if (coverage) cov[i].assign(std::max(0, src.lengths[i]), 0.0);
   }
+  StepMasks masks;
+  std::vector<int32_t> scratch;
   while (!row_sentence.empty()) {
     g.reset();
+    const int n = static_cast<int>(row_sentence.size());
     StepOutput out = model.step(g, *state, prev);
-    const int n = static_cast<int>(row_sentence.size()), v = out.log_probs.shape[1];
+    check_step(out, n, model, options);
+    const int v = out.log_probs.shape[1];
+    masks.start(n);
     std::vector<int32_t> keep, next_prev, next_sentence;
     for (int r = 0; r < n; ++r) {
       Hypothesis& h = hyps[row_sentence[r]];
-      const float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
-      const int32_t tok = choose(lp, v);
+      float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
+      if (masking) mask_row(lp, v, r, static_cast<int>(h.ids.size()), h.ids, options, model.eos_id(), masks, scratch);
+      int32_t tok = choose(lp, v);
+      if (!std::isfinite(lp[tok]) && masks.any(r)) {  // the search's masks left nothing: lift them
+        masks.lift(lp, r);
+        tok = choose(lp, v);
+      }
       // A model masks what it does not allow with -inf; it must allow something.
       ENGRAM_CHECK(std::isfinite(lp[tok]), "decode: sentence {}, output step {}: the model allows no class (every "
                    "log-probability is -inf or NaN)", row_sentence[r], h.ids.size() + 1);
       h.log_prob += lp[tok];
+      if (coverage) add_coverage(out.alignment, r, h.src_len, cov[row_sentence[r]].data());
       if (options.alignments) append_alignment(out.alignment, r, h.src_len, h.alignment);
       bool done = tok == model.eos_id();
       if (done) {
@@ -72,8 +166,11 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
     prev.swap(next_prev);
     row_sentence.swap(next_sentence);
   }
-  for (Hypothesis& h : hyps)
-    h.score = h.log_prob / length_penalty(static_cast<int>(h.ids.size()) + (h.finished ? 1 : 0), options.alpha);
+  for (int i = 0; i < b; ++i) {
+    Hypothesis& h = hyps[i];
+    h.score = h.log_prob / length_penalty(static_cast<int>(h.ids.size()) + (h.finished ? 1 : 0), options.alpha) +
+              coverage_term(cov[i].data(), coverage ? h.src_len : 0, options.coverage_penalty);
+  }
   return hyps;
 }
 
@@ -110,6 +207,12 @@ void SearchOptions::validate() const {
   ENGRAM_CHECK(max_length_offset >= 0 && max_length_offset <= kMaxOutputTokens,
                "search: max_length_offset {} must be in [0, {}]", max_length_offset, kMaxOutputTokens);
   ENGRAM_CHECK(std::isfinite(alpha) && alpha >= 0.0f && alpha <= 10.0f, "search: alpha {} must be in [0, 10]", alpha);
+  ENGRAM_CHECK(min_length >= 0 && min_length <= kMaxOutputTokens, "search: min_length {} must be in [0, {}]",
+               min_length, kMaxOutputTokens);
+  ENGRAM_CHECK(block_ngram_repeat >= 0 && block_ngram_repeat <= kMaxOutputTokens,
+               "search: block_ngram_repeat {} must be in [0, {}]", block_ngram_repeat, kMaxOutputTokens);
+  ENGRAM_CHECK(std::isfinite(coverage_penalty) && coverage_penalty >= 0.0f && coverage_penalty <= 10.0f,
+               "search: coverage_penalty {} must be in [0, 10]", coverage_penalty);
 }
 
 double length_penalty(int length, float alpha) {
@@ -177,41 +280,84 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
   // Live rows of sentence s are [begin, begin + count[s]) in the state, sentences in `active`
   // order. The first step runs one row per sentence (the empty prefix: the state as encoded) and
   // expands it into up to K prefixes; from then on each sentence has up to K rows.
+  const bool masking = options.min_length > 0 || options.block_ngram_repeat > 0;
+  const bool coverage = options.coverage_penalty > 0.0f;
   std::vector<int> active(b), count(b, 1), max_len(b);
   std::vector<double> row_lp(b, 0.0);         // [N] prefix log-probability
   std::vector<int32_t> row_node(b, -1);       // [N] prefix node
   std::vector<int32_t> prev(b, model.go_id());
   std::vector<std::vector<Ended>> ended(b);
+  int cov_width = 0;  // W = max S_b: coverage rows are [W], sentence s using its first S_s
   for (int s = 0; s < b; ++s) {
     active[s] = s;
     max_len[s] = max_output_length(src.lengths[s], options);
+    cov_width = std::max(cov_width, src.lengths[s]);
   }
+  if (!coverage) cov_width = 0;
+  std::vector<double> row_cov(static_cast<size_t>(b) * cov_width, 0.0);  // [N, W] Σ_j α_ji of each prefix
+  std::vector<double> step_cov;                                          // [N, W] ... and this step's α
   PrefixTree tree;
   int align_width = 0;  // S of the recorded α rows
   std::vector<Candidate> cands;
   std::vector<int32_t> row_best;  // [N, per_row] each live row's best classes, best first
   std::vector<double> scores;
+  std::vector<int32_t> row_sentence, prefix, scratch;  // [N]; one prefix's tokens
+  StepMasks masks;
   for (int t = 0; !active.empty(); ++t) {
     g.reset();
+    const int rows = static_cast<int>(prev.size());
     StepOutput out = model.step(g, *state, prev);
+    check_step(out, rows, model, options);
     const int v = out.log_probs.shape[1], level = t + 1;  // level: tokens of a prefix made now
     const bool record_align = options.alignments && out.alignment.data;
     const int s_pad = record_align ? out.alignment.shape[1] : 0;
     const double lp_level = length_penalty(level, options.alpha);
     if (record_align) align_width = s_pad;
+    row_sentence.clear();
+    for (int s : active) row_sentence.insert(row_sentence.end(), count[s], s);
+    // Every live prefix has t tokens: the search's masks (min_length, blocked n-grams) go in first.
+    masks.start(rows);
+    if (masking) {
+      for (int r = 0; r < rows; ++r) {
+        prefix.clear();
+        if (options.block_ngram_repeat > 0) {
+          for (int32_t node = row_node[r]; node >= 0; node = tree.parent[node]) prefix.push_back(tree.token[node]);
+          std::reverse(prefix.begin(), prefix.end());
+        }
+        mask_row(out.log_probs.data + static_cast<int64_t>(r) * v, v, r, t, prefix, options, model.eos_id(), masks,
+                 scratch);
+      }
+    }
+    if (coverage) {
+      step_cov.assign(row_cov.begin(), row_cov.end());
+      for (int r = 0; r < rows; ++r) {
+        double* cov = step_cov.data() + static_cast<int64_t>(r) * cov_width;
+        add_coverage(out.alignment, r, src.lengths[row_sentence[r]], cov);
+      }
+    }
     // Every live row's 2K best classes, rows split over the threads (each row independent, so
     // the result does not depend on the split).
-    const int rows = out.log_probs.shape[0], per_row = std::min(2 * k, v);
+    const int per_row = std::min(2 * k, v);
     row_best.resize(static_cast<size_t>(rows) * per_row);
+    auto best_of_row = [&](int64_t r, std::vector<int32_t>& order) {
+      top_k(out.log_probs.data + r * v, v, per_row, order);
+      std::copy(order.begin(), order.end(), row_best.begin() + r * per_row);
+    };
     core::kernels::parallel_for(rows, 1, [&](int64_t r0, int64_t r1) {
       std::vector<int32_t> order;
-      for (int64_t r = r0; r < r1; ++r) {
-        top_k(out.log_probs.data + r * v, v, per_row, order);
-        std::copy(order.begin(), order.end(), row_best.begin() + r * per_row);
-      }
+      for (int64_t r = r0; r < r1; ++r) best_of_row(r, order);
     });
+    if (masking) {  // a row the search's masks left no allowed class gets them lifted
+      for (int r = 0; r < rows; ++r) {
+        float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
+        if (masks.any(r) && !std::isfinite(lp[row_best[static_cast<size_t>(r) * per_row]])) {
+          masks.lift(lp, r);
+          best_of_row(r, scratch);
+        }
+      }
+    }
     std::vector<int32_t> live_rows, live_prev, live_node;
-    std::vector<double> live_lp;
+    std::vector<double> live_lp, live_cov;
     std::vector<int> next_active, next_count;
     int begin = 0;
     for (size_t a = 0; a < active.size(); ++a) {
@@ -231,9 +377,11 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
       int alive = 0;
       for (size_t rank = 0; rank < cands.size() && alive < k; ++rank) {
         const Candidate& c = cands[rank];
+        const double* cov = step_cov.data() + static_cast<int64_t>(c.row) * cov_width;
         if (c.token == model.eos_id()) {  // a finished hypothesis, if it ranks within the beam
           if (static_cast<int>(rank) >= k) continue;
-          Ended e{c.log_prob, c.log_prob / lp_level, row_node[c.row], true, {}};
+          const double score = c.log_prob / lp_level + coverage_term(cov, src.lengths[s], options.coverage_penalty);
+          Ended e{c.log_prob, score, row_node[c.row], true, {}};
           if (options.alignments) append_alignment(out.alignment, c.row, src.lengths[s], e.eos_align);
           ended[s].push_back(std::move(e));
           continue;
@@ -248,25 +396,29 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
         live_prev.push_back(c.token);
         live_node.push_back(static_cast<int32_t>(tree.token.size()) - 1);
         live_lp.push_back(c.log_prob);
+        if (coverage) live_cov.insert(live_cov.end(), cov, cov + cov_width);
         ++alive;
       }
       bool done = alive == 0;
       if (!done && level >= max_len[s]) {  // out of length: the live prefixes end unfinished
-        for (size_t i = first_new; i < live_rows.size(); ++i)
-          ended[s].push_back({live_lp[i], live_lp[i] / lp_level, live_node[i], false, {}});
+        for (size_t i = first_new; i < live_rows.size(); ++i) {
+          const double cp = coverage_term(live_cov.data() + i * cov_width, src.lengths[s], options.coverage_penalty);
+          ended[s].push_back({live_lp[i], live_lp[i] / lp_level + cp, live_node[i], false, {}});
+        }
         done = true;
       }
       if (!done && static_cast<int>(ended[s].size()) >= k) {
         scores.clear();
         for (const Ended& e : ended[s]) scores.push_back(e.score);
         std::nth_element(scores.begin(), scores.begin() + (k - 1), scores.end(), std::greater<double>());
-        done = live_lp[first_new] / lp_level <= scores[k - 1];
+        done = live_lp[first_new] / lp_level <= scores[k - 1];  // + cp's bound, 0
       }
       if (done) {  // the sentence leaves the state
         live_rows.resize(first_new);
         live_prev.resize(first_new);
         live_node.resize(first_new);
         live_lp.resize(first_new);
+        live_cov.resize(first_new * cov_width);
       } else {
         next_active.push_back(s);
         next_count.push_back(alive);
@@ -281,6 +433,7 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
     prev.swap(live_prev);
     row_lp.swap(live_lp);
     row_node.swap(live_node);
+    row_cov.swap(live_cov);
   }
   // n-best lists: best score first (stable: earlier-ended first among equal scores).
   std::vector<std::vector<Hypothesis>> result(b);

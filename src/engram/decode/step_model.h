@@ -51,7 +51,10 @@ class DecodeState {
   virtual int rows() const = 0;  // N
 };
 
-// What one step returns: views into the graph's arena, valid until the graph is reset.
+// What one step returns: views into the graph's arena, valid until the graph is reset. The search
+// may overwrite entries of log_probs (its own masks, decode/search.h) before it resets the graph.
+// V may differ from one batch to the next (a copy model's target vocabulary plus the batch's
+// source words); the search reads it from every step.
 struct StepOutput {
   core::Tensor log_probs;  // [N, V] log p(y_t | y_<t, x), each row normalised
   core::Tensor alignment;  // [N, S] attention weights of this step; data == nullptr if none
