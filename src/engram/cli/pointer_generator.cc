@@ -29,9 +29,8 @@ struct PgArgs {
 
 void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
   add_model_option(cmd, a->dir);
-  add_config_flags(cmd, a->search, {"beam", "alpha", "max_length"});
-  cmd->add_option("--min-length", a->options.min_length, "output tokens before <eos> is allowed")
-      ->check(CLI::Range(0, decode::kMaxOutputTokens));
+  add_config_flags(cmd, a->search,
+                   {"beam", "alpha", "max_length", "min_length", "block_ngram_repeat", "coverage_penalty"});
   cmd->add_option("--max-source-tokens", a->options.max_source_tokens,
                   "truncate articles to this many tokens (0 = the model's, as in training)")
       ->check(CLI::Range(0, 100000));

@@ -111,15 +111,16 @@ class PointerGenerator final : public Model {
 };
 
 // Options of decoding with the step model.
+// (A minimum length, n-gram blocking and the coverage penalty are the shared search's options:
+// decode::SearchOptions.)
 struct PgDecodeOptions {
-  int min_length = 0;            // <eos> is not allowed before this many output tokens
   bool coverage_active = true;   // as PgForwardOptions::coverage_active
 };
 
 // PointerGenerator as a decode::StepModel (step.cc): SourceBatch::ids in extended ids (each in
 // [0, V + S)); the classes of a step are V + X (copy; X from the batch's largest id) or V.
-// Log-probabilities of <pad> and <go> are −inf, so are <eos>'s before min_length, and those of
-// extra ids a row's source does not hold. The alignment is α [N, S].
+// Log-probabilities of <pad> and <go> are −inf, and so are those of extra ids a row's source does
+// not hold. The alignment is α [N, S].
 class PgStepModel final : public decode::StepModel {
  public:
   PgStepModel(const PointerGenerator& model, const PgDecodeOptions& options) : model_(model), options_(options) {}

@@ -29,7 +29,6 @@ class PgState final : public decode::DecodeState {
   int src_len = 0;                       // S
   int key_dim = 0;                       // K
   int extra = 0;                         // X
-  int steps_done = 0;                    // output tokens so far (the same for every row)
   std::vector<float> h, c;               // [N, H] (c: LSTM only)
   std::vector<float> coverage;           // [N, S] Σ of earlier α (coverage models)
   std::vector<int32_t> mem_rows;         // [N] the sentence each row reads
@@ -127,7 +126,6 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
     float* row = lp.data + int64_t{r} * width;
     row[data::kPadId] = kNegInf;
     row[data::kGoId] = kNegInf;
-    if (st.steps_done < options_.min_length) row[data::kEosId] = kNegInf;
   }
   store(st.h, o.state.layers[0].h);
   if (!st.c.empty()) store(st.c, o.state.layers[0].c);
@@ -135,7 +133,6 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
     const float* a = o.alpha.data();
     for (size_t k = 0; k < st.coverage.size(); ++k) st.coverage[k] += a[k];
   }
-  ++st.steps_done;
   return {lp, o.alpha.value()};
 }
 

@@ -15,7 +15,6 @@ namespace fs = std::filesystem;
 
 void SummarizeOptions::validate() const {
   search.validate();
-  ENGRAM_CHECK(min_length >= 0, "summarize: min_length {} must be >= 0", min_length);
   ENGRAM_CHECK(max_source_tokens >= 0, "summarize: max_source_tokens {} must be >= 0", max_source_tokens);
   ENGRAM_CHECK(batch_size >= 1, "summarize: batch_size {} must be >= 1", batch_size);
 }
@@ -64,7 +63,7 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return out[a].source.ids.size() < out[b].source.ids.size(); });
-  const PgStepModel stepper(model, {.min_length = options.min_length, .coverage_active = options.coverage_active});
+  const PgStepModel stepper(model, {.coverage_active = options.coverage_active});
   core::Graph g(false);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);
