@@ -38,7 +38,7 @@ models=(
 # mean of a metrics key over the train lines after the first
 mean_of() {  # file key
   grep '"event":"train"' "$1" | tail -n +2 | sed -nE "s/.*\"$2\":([-0-9.eE+]+).*/\1/p" |
-    awk '{ s += $1; n++ } END { if (n) printf "%.6g", s / n; else print "nan" }'
+    awk '{ s += $1; n++ } END { if (n) printf "%.6g\n", s / n; else print "nan" }'
 }
 metrics_file() { find "$1" -name metrics.jsonl | head -1; }
 median() { sort -g | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3g (%.3g-%.3g)", m, a[1], a[NR] }'; }
@@ -54,13 +54,15 @@ median_value() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1)
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 } | tee "$out"
 
+m=0
 for entry in "${models[@]}"; do
   IFS='|' read -r name config sets <<< "$entry"
+  m=$((m + 1))
   : > "$tmp/one" && : > "$tmp/two" && : > "$tmp/share"
   vocab=""
   for rep in $(seq 1 "$reps"); do
     for side in one two; do
-      dir=$tmp/run-$side-$rep
+      dir=$tmp/m$m-$side-$rep
       mkdir -p "$dir"
       [ -n "$vocab" ] && { cp "$vocab"/*.spm "$dir"/ 2> /dev/null || true; }  # reuse the SentencePiece model
       # shellcheck disable=SC2086
@@ -73,6 +75,7 @@ for entry in "${models[@]}"; do
         sed -nE 's/.*\(([0-9]+) batches per epoch, ([0-9]+) parameters\).*/\1 \2/p' "$dir.log" | head -1 > "$tmp/shape"
       fi
       mean_of "$(metrics_file "$dir")" updates_per_s >> "$tmp/$side"
+      echo "  $name, $side, repetition $rep: $(tail -1 "$tmp/$side") updates/s" >&2
       if [ -z "$vocab" ] && ls "$dir"/*.spm > /dev/null 2>&1; then vocab=$dir; fi
     done
   done
