@@ -14,6 +14,7 @@ void register_commands(CLI::App& app) {
   register_sentiment(app);
   register_pointer(app);
   register_speech(app);
+  register_serve(app);
 }
 
 }  // namespace engram::cli

@@ -16,5 +16,6 @@ void register_ntm(CLI::App& app);      // ntm eval|show (cli/ntm.cc)
 void register_sentiment(CLI::App& app);  // sentiment eval|show (cli/sentiment.cc)
 void register_pointer(CLI::App& app);  // pointer eval|show (cli/pointer.cc)
 void register_speech(CLI::App& app);   // speech transcribe (cli/speech.cc)
+void register_serve(CLI::App& app);    // serve (cli/serve.cc)
 
 }  // namespace engram::cli

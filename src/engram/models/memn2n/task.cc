@@ -331,7 +331,9 @@ LoadedBabiModel load_babi_model(const fs::path& dir) {
   return m;
 }
 
-std::string LoadedBabiModel::run_line(const std::string& line) {
+std::string LoadedBabiModel::run_line(const std::string& line) { return answer(line).answer; }
+
+LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
   // Sentences: split after '.', '!', '?' or a newline; the tokenizer strips the punctuation.
   std::vector<std::string> sentences;
   std::string cur;
@@ -356,8 +358,11 @@ std::string LoadedBabiModel::run_line(const std::string& line) {
   const std::vector<data::BabiSample> samples = {sample};
   Memn2nDataset set;
   encode_babi(samples, 0, vocab, &set);
-  const Memn2nExplanation e = explain_memn2n(*model, set, 0);
-  return vocab.token(e.predicted);
+  Answer a;
+  a.story.assign(sentences.begin(), sentences.end() - 1);
+  a.explanation = explain_memn2n(*model, set, 0);
+  a.answer = vocab.token(a.explanation.predicted);
+  return a;
 }
 
 }  // namespace engram::models
