@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
 
@@ -86,23 +88,27 @@ void Batcher::work() {
   const auto max_wait = std::chrono::milliseconds(options_.max_wait_ms);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    // The model whose oldest request has waited longest.
+    // A model is ready when its queue holds max_batch units or its oldest request has waited
+    // max_wait_ms; of the ready ones, the one whose oldest request came first.
+    const Clock::time_point now = Clock::now();
     size_t pick = queues_.size();
-    for (size_t i = 0; i < queues_.size(); ++i)
-      if (!queues_[i].jobs.empty() &&
-          (pick == queues_.size() || queues_[i].jobs.front()->queued() < queues_[pick].jobs.front()->queued()))
-        pick = i;
+    Clock::time_point wake = Clock::time_point::max();  // the earliest deadline of a model not ready
+    for (size_t i = 0; i < queues_.size(); ++i) {
+      if (queues_[i].jobs.empty()) continue;
+      const Clock::time_point deadline = queues_[i].jobs.front()->queued() + max_wait;
+      if (queues_[i].units >= options_.max_batch || stopping_ || now >= deadline) {
+        if (pick == queues_.size() || queues_[i].jobs.front()->queued() < queues_[pick].jobs.front()->queued()) pick = i;
+      } else {
+        wake = std::min(wake, deadline);
+      }
+    }
     if (pick == queues_.size()) {
-      if (stopping_) return;
-      cv_.wait(lock);
+      if (stopping_ && wake == Clock::time_point::max()) return;  // nothing queued
+      if (wake == Clock::time_point::max()) cv_.wait(lock);
+      else cv_.wait_until(lock, wake);  // for more requests, or the deadline
       continue;
     }
     Queue& q = queues_[pick];
-    const Clock::time_point deadline = q.jobs.front()->queued() + max_wait;
-    if (q.units < options_.max_batch && !stopping_ && Clock::now() < deadline) {
-      cv_.wait_until(lock, deadline);  // for more requests, or the deadline
-      continue;
-    }
     // The oldest request, then those behind it while they fit in max_batch units.
     std::vector<std::shared_ptr<Job>> batch;
     int units = 0;
