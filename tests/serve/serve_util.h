@@ -41,9 +41,10 @@ inline std::vector<std::pair<std::string, std::string>> golden_cases(const std::
 // A server over the named golden families, listening on 127.0.0.1:<free port> in a thread.
 class RunningServer {
  public:
-  RunningServer(const std::vector<std::string>& families, ServeOptions options) {
-    std::vector<std::string> specs;
-    for (const std::string& f : families) specs.push_back(golden_dir(f));
+  RunningServer(const std::vector<std::string>& families, ServeOptions options)
+      : RunningServer(options, golden_specs(families)) {}
+  // A server over model specs ("DIR" or "NAME=DIR", as `engram serve -m`).
+  RunningServer(ServeOptions options, const std::vector<std::string>& specs) {
     options.host = "127.0.0.1";
     options.port = 0;
     server_ = std::make_unique<Server>(load_models(specs), options);
@@ -51,6 +52,11 @@ class RunningServer {
     thread_ = std::thread([this] { server_->run(); });
   }
   ~RunningServer() { stop(); }
+  static std::vector<std::string> golden_specs(const std::vector<std::string>& families) {
+    std::vector<std::string> specs;
+    for (const std::string& f : families) specs.push_back(golden_dir(f));
+    return specs;
+  }
   void stop() {
     if (!server_) return;
     server_->stop();

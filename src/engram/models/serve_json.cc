@@ -93,7 +93,9 @@ std::string base64_field(const json& request, const char* key, size_t max_bytes)
     }
   }
   const size_t pad = text.size() - i;
-  ENGRAM_CHECK(pad <= 2 && text.find_first_not_of('=', i) == std::string::npos && (text.size() - pad) % 4 != 1,
+  const size_t data = text.size() - pad;  // characters before the padding
+  const bool padded_ok = pad == 0 ? data % 4 != 1 : pad <= 2 && text.size() % 4 == 0 && data % 4 == 4 - pad;
+  ENGRAM_CHECK(padded_ok && text.find_first_not_of('=', i) == std::string::npos,
                "'{}' is not base64: bad padding or length", key);
   ENGRAM_CHECK(out.size() <= max_bytes, "'{}' holds {} bytes, more than the limit of {}", key, out.size(), max_bytes);
   return out;

@@ -359,7 +359,11 @@ LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
   Memn2nDataset set;
   encode_babi(samples, 0, vocab, &set);
   Answer a;
-  a.story.assign(sentences.begin(), sentences.end() - 1);
+  for (size_t i = 0; i + 1 < sentences.size(); ++i) {  // as read, without the surrounding blanks
+    const std::string& t = sentences[i];
+    const size_t b = t.find_first_not_of(" \t\r"), e = t.find_last_not_of(" \t\r");
+    a.story.push_back(t.substr(b, e - b + 1));
+  }
   a.explanation = explain_memn2n(*model, set, 0);
   a.answer = vocab.token(a.explanation.predicted);
   return a;

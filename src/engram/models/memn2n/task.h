@@ -191,7 +191,7 @@ struct LoadedBabiModel : LoadedModel {
   // run_line's answer with what explains it: the story's sentences as read, the window of them
   // in memory, the attention of every hop and the answer's probability.
   struct Answer {
-    std::vector<std::string> story;  // the statements, in order
+    std::vector<std::string> story;  // the statements, in order, trimmed
     Memn2nExplanation explanation;   // attention[k][j]: hop k on story sentence offset + j
     std::string answer;
   };
