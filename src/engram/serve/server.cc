@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "engram/io/checkpoint.h"
+#include "engram/models/seq2seq/translate.h"
 #include "engram/serve/batcher.h"
 #include "engram/serve/http.h"
 
@@ -61,6 +62,9 @@ std::vector<ServedModel> load_models(const std::vector<std::string>& specs) {
     for (const ServedModel& o : out)
       ENGRAM_CHECK(o.name != m.name, "serve: two models named '{}'; name them with -m NAME=DIR", m.name);
     m.model = models::load_model(dir);
+    // As `engram translate` decodes fp32: few-row products on a packed copy of the weights
+    // (the same values; models/seq2seq/translate.h), packed once here, read by every worker.
+    if (auto* t = dynamic_cast<models::Translator*>(m.model.get())) t->use_packed();
     m.family = &models::family(m.model->family());
     ENGRAM_CHECK(m.family->route != nullptr, "serve: the {} family has no route", m.family->name);
     out.push_back(std::move(m));
