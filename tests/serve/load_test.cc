@@ -234,7 +234,7 @@ TEST(ServeLoad, RandomAndBrokenBodiesLeaveItServing) {
 
 TEST(ServeLoad, StopAnswersTheRequestsInFlight) {
   ServeOptions o;
-  o.max_wait_ms = 300;  // the requests are still waiting for their batch when stop() comes
+  o.max_wait_ms = 1500;  // the requests are still waiting for their batch when stop() comes
   o.max_batch = 64;
   auto s = std::make_unique<RunningServer>(std::vector<std::string>{"seq2seq"}, o);
   const auto cases = golden_cases("seq2seq");
@@ -246,8 +246,17 @@ TEST(ServeLoad, StopAnswersTheRequestsInFlight) {
       httplib::Client c = s->client();
       got[k] = post(c, "/v1/translate", json{{"src", cases[k].first}});
     });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Until the server has queued all four (its queue gauge), at most 10 s.
   const int port = s->port();
+  {
+    httplib::Client probe = s->client();
+    const std::regex queued("engram_queue_units\\{model=\"seq2seq\"\\} 4\n");
+    for (int i = 0; i < 200; ++i) {
+      const auto r = probe.Get("/metrics");
+      if (r && std::regex_search(r->body, queued)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   s->stop();  // returns once the requests received are answered
   for (std::thread& t : clients) t.join();
   for (int k = 0; k < kClients; ++k) {

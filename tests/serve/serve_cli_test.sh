@@ -22,7 +22,7 @@ request() {
   exec 3<&-
 }
 
-"$bin" serve -m "$golden/seq2seq" -m "bab=$golden/memn2n" --port 0 --max-wait-ms 700 > "$tmp/out" 2> "$tmp/err" &
+"$bin" serve -m "$golden/seq2seq" -m "bab=$golden/memn2n" --port 0 --max-wait-ms 2000 > "$tmp/out" 2> "$tmp/err" &
 pid=$!
 port=
 for _ in $(seq 1 300); do
@@ -40,10 +40,10 @@ answer=$(request "$port" POST /v1/babi '{"model": "bab", "story": "Mary moved to
 echo "$answer" | grep -q '"answer":"bathroom"' || fail "POST /v1/babi: $answer"
 echo "$answer" | grep -q '^HTTP/1.1 200' || fail "POST /v1/babi status: $answer"
 
-# SIGTERM while a translation waits for its batch (--max-wait-ms 700): it is still answered.
+# SIGTERM while a translation waits for its batch (--max-wait-ms 2000): it is still answered.
 request "$port" POST /v1/translate '{"src": "29 November 2026"}' > "$tmp/inflight" &
 client=$!
-sleep 0.3
+sleep 1
 kill -TERM "$pid"
 wait "$client"
 # tests/golden/models/seq2seq/cases.tsv, line 1: "29 November 2026" -> "2026-11-29".
