@@ -49,8 +49,10 @@ TEST(ServeRoutes, TranslateBeamNBestAndAlignmentsMatchTheLibrary) {
   ASSERT_EQ(status, 200) << body.dump();
   const json& hyps = body["translations"][0];
   ASSERT_EQ(hyps.size(), 3u);
-  // The same search through the library (models/seq2seq/translate.h).
+  // The same search through the library, on packed weights as the server decodes
+  // (models/seq2seq/translate.h, docs/serve.md).
   auto tr = models::load_model_as<models::Translator>(golden_dir("seq2seq"), "seq2seq");
+  tr->use_packed();
   models::TranslateOptions o;
   o.search.beam = 4, o.search.n_best = 3, o.search.alpha = 0.6f, o.search.alignments = true;
   const models::Translation t = tr->translate({sentence}, o)[0];
