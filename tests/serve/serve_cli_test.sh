@@ -2,7 +2,8 @@
 # `engram serve` as a process: --port 0 prints the port it chose; it answers over HTTP (bash's
 # /dev/tcp, no other client needed); SIGTERM while a request waits for its batch still answers
 # it, then the process exits 0; a second model of the same name is a one-line
-# error with exit 1, an out-of-range port a command-line error (exit 2).
+# error with exit 1, as is a full standard output (it stops serving); an out-of-range port is a
+# command-line error (exit 2).
 # usage: serve_cli_test.sh ENGRAM_BINARY SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -58,4 +59,7 @@ rc=$?
 [ "$rc" -eq 1 ] && grep -q "^engram: error: serve: two models named 'seq2seq'" "$tmp/err" || fail "duplicate names: exit $rc"
 "$bin" serve -m "$golden/seq2seq" --port 70000 > "$tmp/out" 2> "$tmp/err"
 [ $? -eq 2 ] || fail "--port 70000 is a command-line error"
+timeout 30 "$bin" serve -m "$golden/seq2seq" --port 0 > /dev/full 2> "$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "^engram: error: serve: cannot write to standard output" "$tmp/err" || fail "stdout on a full disk: exit $rc"
 echo "serve_cli_test: all checks passed"

@@ -362,12 +362,20 @@ void serve_until_signal(const std::vector<std::string>& model_specs, const Serve
   ENGRAM_CHECK(sigaction(SIGTERM, &sa, &old_term) == 0 && sigaction(SIGINT, &sa, &old_int) == 0,
                "serve: cannot install the SIGTERM handler");
   std::thread runner([&] { server.run(); });
-  on_listening(port);
+  auto finish = [&] {
+    server.stop();
+    runner.join();
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGINT, &old_int, nullptr);
+  };
+  try {
+    on_listening(port);
+  } catch (...) {  // e.g. the port cannot be printed: stop serving, then report
+    finish();
+    throw;
+  }
   while (g_signal == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  server.stop();
-  runner.join();
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGINT, &old_int, nullptr);
+  finish();
 }
 
 }  // namespace engram::serve
