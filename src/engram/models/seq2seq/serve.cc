@@ -1,8 +1,10 @@
 // The translate route of the server (Translator::serve_check / serve): requests that share their
 // search options are decoded as one batch by translate_lines; each response gets its own rows.
+#include <algorithm>
 #include <map>
 #include <tuple>
 
+#include "engram/core/kernels/blas.h"
 #include "engram/models/seq2seq/translate.h"
 #include "engram/models/serve_json.h"
 
@@ -66,7 +68,10 @@ std::vector<json> Translator::serve(std::span<const json* const> requests) const
     for (size_t i : members) batch.insert(batch.end(), lines[i].begin(), lines[i].end());
     TranslateOptions o;
     o.search = search[members.front()];
-    o.batch_size = static_cast<int>(batch.size());
+    // Decoded kSmallRows sentences at a time (sorted by length over the whole batch): those
+    // products run on the packed few-row kernel, which beat one product of all the rows by about
+    // 2x here (bench/results_serve.md); a beam multiplies the rows anyway.
+    o.batch_size = std::min(static_cast<int>(batch.size()), core::kernels::kSmallRows);
     const std::vector<Translation> ts = translate(batch, o);
     size_t next = 0;
     for (size_t i : members) {
