@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake g++ make libeigen3-dev libopenblas-dev libdnnl-dev libsentencepiece-dev libyaml-cpp-dev
       nlohmann-json3-dev libcli11-dev libfmt-dev libcpp-httplib-dev libgtest-dev libbenchmark-dev
-      zlib1g-dev libsndfile1-dev libkissfft-dev libopenmpi-dev openmpi-bin)
+      zlib1g-dev libsndfile1-dev libkissfft-dev libopenmpi-dev openmpi-bin pkg-config)
 [ $# -gt 0 ] && pkgs=("$@")
 missing=()
 for p in "${pkgs[@]}"; do

@@ -15,6 +15,7 @@ void register_commands(CLI::App& app) {
   register_pointer(app);
   register_speech(app);
   register_pointer_generator(app);
+  register_serve(app);
 }
 
 }  // namespace engram::cli

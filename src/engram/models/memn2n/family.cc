@@ -61,7 +61,7 @@ std::unique_ptr<LoadedModel> load_memn2n(const fs::path& dir) {
 
 const Family& memn2n_family() {
   static const Family f{"memn2n", "End-To-End Memory Networks: bAbI question answering",
-                        &dump_run_config<BabiConfig, &babi_recipe>, &train_memn2n, &load_memn2n};
+                        &dump_run_config<BabiConfig, &babi_recipe>, &train_memn2n, &load_memn2n, "babi"};
   return f;
 }
 

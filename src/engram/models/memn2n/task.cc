@@ -330,7 +330,9 @@ LoadedBabiModel load_babi_model(const fs::path& dir) {
   return m;
 }
 
-std::string LoadedBabiModel::run_line(const std::string& line) {
+std::string LoadedBabiModel::run_line(const std::string& line) { return answer(line).answer; }
+
+LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
   // Sentences: split after '.', '!', '?' or a newline; the tokenizer strips the punctuation.
   std::vector<std::string> sentences;
   std::string cur;
@@ -355,8 +357,15 @@ std::string LoadedBabiModel::run_line(const std::string& line) {
   const std::vector<data::BabiSample> samples = {sample};
   Memn2nDataset set;
   encode_babi(samples, 0, vocab, &set);
-  const Memn2nExplanation e = explain_memn2n(*model, set, 0);
-  return vocab.token(e.predicted);
+  Answer a;
+  for (size_t i = 0; i + 1 < sentences.size(); ++i) {  // as read, without the surrounding blanks
+    const std::string& t = sentences[i];
+    const size_t b = t.find_first_not_of(" \t\r"), e = t.find_last_not_of(" \t\r");
+    a.story.push_back(t.substr(b, e - b + 1));
+  }
+  a.explanation = explain_memn2n(*model, set, 0);
+  a.answer = vocab.token(a.explanation.predicted);
+  return a;
 }
 
 }  // namespace engram::models

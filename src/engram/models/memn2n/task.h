@@ -188,6 +188,18 @@ struct LoadedBabiModel : LoadedModel {
   // the question; tokenised as the bAbI files are.
   std::string run_line(const std::string& line) override;
   std::string input_help() const override { return "statements ending in '.', then a question ending in '?'"; }
+  // run_line's answer with what explains it: the story's sentences as read, the window of them
+  // in memory, the attention of every hop and the answer's probability.
+  struct Answer {
+    std::vector<std::string> story;  // the statements, in order, trimmed
+    Memn2nExplanation explanation;   // attention[k][j]: hop k on story sentence offset + j
+    std::string answer;
+  };
+  Answer answer(const std::string& line) const;
+  // POST /v1/babi (serve.cc, docs/serve.md): {"story": text or [sentences], "question"} ->
+  // {"answer", "probability", "story", "hops": [[α per story sentence] per hop]}.
+  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
 };
 // Reads MODEL_DIR/config.yaml, vocab.txt and data.yaml (each also found in the parent) and
 // model.safetensors. A checkpoint written before the one config shape (its config.yaml holds the

@@ -35,7 +35,7 @@ std::unique_ptr<LoadedModel> load_ntm(const std::filesystem::path& dir) { return
 
 const Family& ntm_family() {
   static const Family f{NtmTaskModel::kName, "Neural Turing Machine (and LSTM baseline): copy, repeat copy, recall",
-                        &dump_ntm, &train_ntm_run, &load_ntm};
+                        &dump_ntm, &train_ntm_run, &load_ntm, "ntm"};
   return f;
 }
 

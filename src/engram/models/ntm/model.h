@@ -62,6 +62,12 @@ struct LoadedNtmModel : LoadedModel {
   // task -> "target ... | output ... | N wrong bits", vectors as 0/1 strings.
   std::string run_line(const std::string& line) override;
   std::string input_help() const override { return "LENGTH [REPEAT [SEED]]: one generated sequence of the task"; }
+  // POST /v1/ntm (serve.cc, docs/serve.md): {"length", "repeat"?, "seed"?} -> one generated
+  // sequence of the model's task: {"input" [T][W], "target" [T][K], "output" [T][K] (sigmoid
+  // outputs, 0 where not scored), "scored" [T], "bits", "bit_errors", "write_weightings"
+  // [heads][T][N], "read_weightings" [heads][T][N]} (no weightings for the LSTM baseline).
+  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
 };
 
 // The family's loader (models::load_model calls it); errors name a wrong model kind.

@@ -42,7 +42,7 @@ std::unique_ptr<LoadedModel> load_pointer(const std::filesystem::path& dir) { re
 
 const Family& pointer_family() {
   static const Family f{PointerNet::kName, "Pointer Networks: sorting, convex hull, TSP (outputs point at inputs)",
-                        &dump_pointer, &train_pointer, &load_pointer};
+                        &dump_pointer, &train_pointer, &load_pointer, "pointer"};
   return f;
 }
 

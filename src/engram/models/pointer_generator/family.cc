@@ -34,7 +34,7 @@ std::unique_ptr<LoadedModel> load_pg(const std::filesystem::path& dir) { return 
 const Family& pointer_generator_family() {
   static const Family f{PointerGenerator::kName,
                         "pointer-generator with coverage: summaries that copy unseen names from the source",
-                        &dump_run_config<PgTrainConfig, nullptr>, &train_pg, &load_pg};
+                        &dump_run_config<PgTrainConfig, nullptr>, &train_pg, &load_pg, "summarize"};
   return f;
 }
 

@@ -57,6 +57,11 @@ struct LoadedPointerGenerator : LoadedModel {
   nn::ParamStore& params() override { return model->params(); }
   std::string run_line(const std::string& line) override;  // the greedy summary
   std::string input_help() const override { return "an article (one line of text)"; }
+  // POST /v1/summarize (serve.cc): {"article", "beam", "alpha", "min_length", "max_length",
+  // "block_ngram_repeat", "coverage_penalty"} -> {"summary", "finished", "source_tokens",
+  // "tokens": [{"token", "p_gen", "copied", "attention"}]}; one article per request.
+  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
 };
 
 // The family's loader: the vocabulary file in the checkpoint or in the run directory above it.

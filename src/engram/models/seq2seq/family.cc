@@ -34,7 +34,7 @@ std::unique_ptr<LoadedModel> load_seq2seq(const std::filesystem::path& dir) { re
 
 const Family& seq2seq_family() {
   static const Family f{Seq2Seq::kName, "RNN encoder-decoder with attention: translation, dates",
-                        &dump_run_config<Seq2SeqTrainConfig, nullptr>, &train_seq2seq, &load_seq2seq};
+                        &dump_run_config<Seq2SeqTrainConfig, nullptr>, &train_seq2seq, &load_seq2seq, "translate"};
   return f;
 }
 

@@ -73,6 +73,12 @@ struct Translator : LoadedModel {
   nn::ParamStore& params() override { return model->params(); }
   std::string run_line(const std::string& line) override;  // greedy translation
   std::string input_help() const override { return "a source sentence"; }
+  // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences], "beam",
+  // "n_best", "alpha", "alignments"} -> {"translations": [[{"tgt", "score", "alignment"?,
+  // "src_tokens"?, "tgt_tokens"?}] per sentence]}. Units: sentences. Requests with the same
+  // search options are decoded in one batch.
+  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
 };
 
 // The model alone (config.yaml + model.safetensors, no vocabularies).

@@ -42,7 +42,7 @@ std::unique_ptr<LoadedModel> load_speech(const std::filesystem::path& dir) { ret
 
 const Family& speech_family() {
   static const Family f{SpeechModel::kName, "attention-based speech recognition of spoken digits (FSDD)",
-                        &dump_speech, &train_speech, &load_speech};
+                        &dump_speech, &train_speech, &load_speech, "transcribe"};
   return f;
 }
 

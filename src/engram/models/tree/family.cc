@@ -28,7 +28,7 @@ std::unique_ptr<LoadedModel> load_tree(const std::filesystem::path& dir) { retur
 
 const Family& tree_family() {
   static const Family f{TreeModel::kName, "Recursive nets and Tree-LSTMs: sentiment on the Stanford Sentiment Treebank",
-                        &dump_tree, &train_tree_run, &load_tree};
+                        &dump_tree, &train_tree_run, &load_tree, "sentiment"};
   return f;
 }
 

@@ -166,6 +166,11 @@ struct LoadedTreeModel : LoadedModel {
   // the tree with every node's predicted label.
   std::string run_line(const std::string& line) override;
   std::string input_help() const override { return "a tree such as (3 (2 It) (4 (4 rocks))) or a plain sentence"; }
+  // POST /v1/sentiment (serve.cc, docs/serve.md): {"text": a tree or a plain sentence} ->
+  // {"label", "name", "probability" (the root's), "tree" (every node labelled), "root", "nodes":
+  // [{"children", "word"?, "label", "probability", "probs"}]}.
+  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
 };
 // Reads MODEL_DIR/config.yaml, model.safetensors, vocab.txt and data.yaml (the last two also
 // found in the parent directory).

@@ -1,0 +1,34 @@
+// Reading the fields of a server request body (LoadedModel::serve_check): each accessor checks
+// the field's type and range and throws engram::Error with a one-line message naming the field,
+// which the server returns as HTTP 400. Used by every family's serve.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace engram::models::serve_json {
+
+using nlohmann::json;
+
+// `request` is a JSON object (the body of every /v1/<route> request).
+void check_object(const json& request);
+// The field, or nullptr when it is absent or null.
+const json* find(const json& request, const char* key);
+// An integer in [lo, hi]; `fallback` when absent.
+int int_field(const json& request, const char* key, int fallback, int lo, int hi);
+// A finite number in [lo, hi]; `fallback` when absent.
+double number_field(const json& request, const char* key, double fallback, double lo, double hi);
+bool bool_field(const json& request, const char* key, bool fallback);
+// A string of at most max_bytes bytes; required.
+std::string string_field(const json& request, const char* key, size_t max_bytes);
+// A string, or an array of 1..max_items strings (each at most max_bytes bytes); required.
+std::vector<std::string> strings_field(const json& request, const char* key, int max_items, size_t max_bytes);
+// The bytes of a base64 string (RFC 4648, '=' padding optional) of at most max_bytes decoded
+// bytes; required.
+std::string base64_field(const json& request, const char* key, size_t max_bytes);
+// An array of 1..max_items finite numbers; required.
+std::vector<double> numbers_field(const json& request, const char* key, int max_items);
+
+}  // namespace engram::models::serve_json

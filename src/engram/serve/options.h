@@ -1,0 +1,31 @@
+// The server's settings (`engram serve` flags; docs/serve.md, docs/limits.md). Each limit has a
+// default and a clear error when a request passes it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "engram/models/registry.h"
+
+namespace engram::serve {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";  // bind address (0.0.0.0 serves every interface: say so)
+  int port = 8080;                 // 0 = a free port (Server::bind returns it)
+  int workers = 2;                 // decoding threads shared by every model (each call: its own graph)
+  int threads = 1;                 // BLAS / OpenMP threads of each worker
+  int http_threads = 128;          // connections handled at once (more wait to be accepted)
+  // Dynamic batching: a worker takes the oldest waiting request of a model and every request
+  // behind it up to max_batch units (seq2seq: sentences), waiting at most max_wait_ms after the
+  // oldest arrived for the batch to fill. A request larger than max_batch is decoded alone.
+  int max_batch = 32;
+  int max_wait_ms = 5;
+  int max_queue = 1024;                // units waiting per model; beyond: 503
+  size_t max_body_bytes = 1u << 20;    // request body; beyond: 413
+  int request_timeout_ms = 30000;      // waiting plus decoding; beyond: 504 (a started batch still finishes)
+  models::ServeLimits limits;          // per-request caps (400)
+
+  void validate() const;  // each field in range, else an engram::Error naming it
+};
+
+}  // namespace engram::serve

@@ -1,0 +1,381 @@
+// The HTTP layer of `engram serve` (server.h): routes, request checks, error replies, shutdown.
+#include "engram/serve/server.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include <sys/socket.h>
+
+#include "engram/io/checkpoint.h"
+#include "engram/models/seq2seq/translate.h"
+#include "engram/serve/batcher.h"
+#include "engram/serve/http.h"
+
+namespace engram::serve {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void ServeOptions::validate() const {
+  auto in = [](const char* name, long long v, long long lo, long long hi) {
+    ENGRAM_CHECK(v >= lo && v <= hi, "serve: {} is {}; it must be in [{}, {}]", name, v, lo, hi);
+  };
+  in("port", port, 0, 65535);
+  in("workers", workers, 1, 256);
+  in("threads", threads, 1, 256);
+  in("http_threads", http_threads, 1, 4096);
+  in("max_batch", max_batch, 1, 4096);
+  in("max_wait_ms", max_wait_ms, 0, 60000);
+  in("max_queue", max_queue, 1, 1 << 24);
+  in("max_body_bytes", static_cast<long long>(max_body_bytes), 1, 1ll << 30);
+  in("request_timeout_ms", request_timeout_ms, 1, 3600000);
+  in("max_items", limits.max_items, 1, 1 << 16);
+  in("max_tokens", limits.max_tokens, 1, 1 << 16);
+  in("max_beam", limits.max_beam, 1, 256);
+  in("max_n_best", limits.max_n_best, 1, 256);
+  in("max_length", limits.max_length, 1, 1 << 16);
+  ENGRAM_CHECK(!host.empty(), "serve: an empty host");
+}
+
+std::vector<ServedModel> load_models(const std::vector<std::string>& specs) {
+  ENGRAM_CHECK(!specs.empty(), "serve: no model (-m DIR or -m NAME=DIR)");
+  std::vector<ServedModel> out;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    ServedModel m;
+    fs::path dir = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    if (eq != std::string::npos) {
+      m.name = spec.substr(0, eq);
+    } else {
+      const fs::path p = dir.lexically_normal();
+      const fs::path d = p.has_filename() ? p : p.parent_path();
+      const std::string last = d.filename().string();
+      m.name = (last == "best" || last == "last" || last == "model") ? d.parent_path().filename().string() : last;
+    }
+    ENGRAM_CHECK(!m.name.empty() && m.name.find_first_of(" \"\\\n") == std::string::npos,
+                 "serve: '{}' gives the model name '{}'; name it with -m NAME=DIR", spec, m.name);
+    for (const ServedModel& o : out)
+      ENGRAM_CHECK(o.name != m.name, "serve: two models named '{}'; name them with -m NAME=DIR", m.name);
+    m.model = models::load_model(dir);
+    // As `engram translate` decodes fp32: few-row products on a packed copy of the weights
+    // (the same values; models/seq2seq/translate.h), packed once here, read by every worker.
+    if (auto* t = dynamic_cast<models::Translator*>(m.model.get())) t->use_packed();
+    m.family = &models::family(m.model->family());
+    ENGRAM_CHECK(m.family->route != nullptr, "serve: the {} family has no route", m.family->name);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+namespace {
+
+constexpr int kListenBacklog = 1024;  // connections waiting to be accepted
+
+// A config.yaml value as JSON: maps, sequences, and scalars as numbers or booleans when they
+// read as one, else strings.
+json yaml_to_json(const YAML::Node& n) {
+  if (n.IsMap()) {
+    json o = json::object();
+    for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+    return o;
+  }
+  if (n.IsSequence()) {
+    json a = json::array();
+    for (const auto& v : n) a.push_back(yaml_to_json(v));
+    return a;
+  }
+  if (!n.IsScalar()) return nullptr;
+  const std::string s = n.Scalar();
+  if (s == "true" || s == "false") return s == "true";
+  long long i = 0;
+  double d = 0;
+  if (YAML::convert<long long>::decode(n, i)) return i;
+  if (YAML::convert<double>::decode(n, d)) return d;
+  return s;
+}
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+}  // namespace
+
+struct Server::Impl {
+  std::vector<ServedModel> models;
+  ServeOptions o;
+  Metrics metrics;
+  std::unique_ptr<Batcher> batcher;
+  httplib::Server http;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> state{0};  // 0 run() not entered, 1 running, 2 returned
+  int port = -1;
+  int listen_socket = -1;  // set by the socket options callback when binding
+
+  // The answer to one request of a family route: the status and body.
+  std::pair<int, json> family_request(const models::Family& family, const json& body) {
+    if (!body.is_object()) return {400, {{"error", fmt::format("the request body must be a JSON object, got {}", body.type_name())}}};
+    // The model: named, or the only one of the family.
+    size_t index = models.size();
+    const auto name = body.find("model");
+    if (name != body.end() && !name->is_null()) {
+      if (!name->is_string()) return {400, {{"error", "'model' must be a string"}}};
+      for (size_t i = 0; i < models.size(); ++i)
+        if (models[i].name == name->get_ref<const std::string&>()) index = i;
+      if (index == models.size())
+        return {404, {{"error", fmt::format("no model named '{}' (GET /v1/models lists them)", name->get<std::string>())}}};
+      if (models[index].family != &family)
+        return {400, {{"error", fmt::format("model '{}' is a {} model; /v1/{} serves {} models", models[index].name,
+                                            models[index].family->name, family.route, family.name)}}};
+    } else {
+      int count = 0;
+      for (size_t i = 0; i < models.size(); ++i)
+        if (models[i].family == &family) index = i, ++count;
+      if (count != 1)
+        return {count == 0 ? 404 : 400,
+                {{"error", count == 0 ? fmt::format("no {} model is loaded", family.name)
+                                      : fmt::format("{} {} models are loaded: name one with 'model'", count, family.name)}}};
+    }
+    int units = 0;
+    try {
+      units = models[index].model->serve_check(body, o.limits);
+    } catch (const Error& e) {
+      return {400, {{"error", e.what()}}};
+    }
+    if (stopping) return {503, {{"error", "the server is shutting down"}}};
+    auto job = std::make_shared<Job>(body, units);
+    if (!batcher->submit(index, job))
+      return {503, {{"error", fmt::format("model '{}' has {} units waiting (max_queue {}): try again later",
+                                          models[index].name, batcher->queued_units(index), o.max_queue)}}};
+    if (!job->wait_until(job->queued() + std::chrono::milliseconds(o.request_timeout_ms))) {
+      job->abandon();
+      return {504, {{"error", fmt::format("no answer within request_timeout_ms {}", o.request_timeout_ms)}}};
+    }
+    return {job->status(), job->body()};
+  }
+
+  // OpenNMT-py's POST /translator/translate: [{"src": text, "id": model}, ...] ->
+  // [[{"src", "tgt", "n_best", "pred_score"}, ...]]; errors {"error", "status": "error"}.
+  std::pair<int, json> opennmt_request(const json& body) {
+    auto fail = [](int status, const std::string& message) {
+      return std::pair<int, json>{status, {{"error", message}, {"status", "error"}}};
+    };
+    if (!body.is_array() || body.empty()) return fail(400, "the request body must be a non-empty JSON array of {\"src\": ...}");
+    json ours = {{"src", json::array()}};
+    const json* id = nullptr;
+    for (const json& item : body) {
+      if (!item.is_object() || !item.contains("src") || !item["src"].is_string())
+        return fail(400, "each item must be an object with a string 'src'");
+      const auto it = item.find("id");
+      if (it != item.end()) {
+        if (id && *id != *it) return fail(400, "every item of one request must name the same model 'id'");
+        id = &*it;
+      }
+      ours["src"].push_back(item["src"]);
+    }
+    // 'id': a model name, or the position of the seq2seq model among them (0-based).
+    const models::Family& seq2seq = models::family("seq2seq");
+    if (id) {
+      if (id->is_string()) {
+        ours["model"] = *id;
+      } else if (id->is_number_integer()) {
+        int64_t k = id->get<int64_t>();
+        for (const ServedModel& m : models)
+          if (m.family == &seq2seq && k-- == 0) ours["model"] = m.name;
+        if (!ours.contains("model")) return fail(404, fmt::format("no seq2seq model with id {}", id->dump()));
+      } else {
+        return fail(400, "'id' must be a model name or a number");
+      }
+    }
+    auto [status, out] = family_request(seq2seq, ours);
+    if (status != 200) return fail(status, out.value("error", "error"));
+    json rows = json::array();
+    for (size_t i = 0; i < body.size(); ++i) {
+      for (const json& h : out["translations"][i])
+        rows.push_back({{"src", body[i]["src"]}, {"tgt", h["tgt"]}, {"n_best", 1}, {"pred_score", h["score"]}});
+      if (out["translations"][i].empty())  // an empty source: one empty translation, as OpenNMT-py
+        rows.push_back({{"src", body[i]["src"]}, {"tgt", ""}, {"n_best", 1}, {"pred_score", 0.0}});
+    }
+    return {200, json::array({rows})};
+  }
+
+  json models_json() const {
+    json list = json::array();
+    for (const ServedModel& m : models) {
+      json config;
+      try {
+        config = yaml_to_json(io::read_checkpoint_info(m.model->dir()).config);
+      } catch (const std::exception&) {
+        config = nullptr;  // the directory changed since loading: the listing still answers
+      }
+      list.push_back({{"name", m.name},
+                      {"family", m.family->name},
+                      {"route", fmt::format("/v1/{}", m.family->route)},
+                      {"dir", m.model->dir().string()},
+                      {"input", m.model->input_help()},
+                      {"config", std::move(config)}});
+    }
+    return {{"models", std::move(list)}};
+  }
+
+  void routes() {
+    for (const models::Family* f : models::families()) {
+      if (!f->route) continue;
+      const std::string path = fmt::format("/v1/{}", f->route);
+      http.Post(path, [this, f, path](const httplib::Request& req, httplib::Response& res) {
+        timed(path, res, [&] {
+          const json body = json::parse(req.body, nullptr, false);
+          if (body.is_discarded()) return std::pair<int, json>{400, {{"error", "the request body is not valid JSON"}}};
+          return family_request(*f, body);
+        });
+      });
+    }
+    http.Post("/translator/translate", [this](const httplib::Request& req, httplib::Response& res) {
+      timed("/translator/translate", res, [&] {
+        const json body = json::parse(req.body, nullptr, false);
+        if (body.is_discarded())
+          return std::pair<int, json>{400, {{"error", "the request body is not valid JSON"}, {"status", "error"}}};
+        return opennmt_request(body);
+      });
+    });
+    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      timed("/v1/models", res, [&] { return std::pair<int, json>{200, models_json()}; });
+    });
+    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      timed("/health", res, [&] {
+        return std::pair<int, json>{stopping ? 503 : 200,
+                                    {{"status", stopping ? "stopping" : "ok"}, {"models", models.size()}}};
+      });
+    });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics.text(), "text/plain; version=0.0.4");
+    });
+    // Replies httplib makes itself (404 unknown path, 413 body too large, 400 bad request) in JSON.
+    http.set_error_handler(httplib::Server::HandlerWithResponse(
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+          std::string message = fmt::format("HTTP {}", res.status);
+          if (res.status == 404) message = fmt::format("no route {} {}", req.method, req.path);
+          if (res.status == 413) message = fmt::format("the request body is larger than max_body_bytes {}", o.max_body_bytes);
+          if (res.status == 405) message = fmt::format("{} does not take {}", req.path, req.method);
+          metrics.request("other", res.status, 0.0);
+          reply(res, res.status, {{"error", message}});
+          return httplib::Server::HandlerResponse::Handled;
+        }));
+    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+      std::string message = "internal error";
+      try {
+        if (ep) std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        message = e.what();
+      } catch (...) {
+      }
+      reply(res, 500, {{"error", message}});
+    });
+  }
+
+  template <class Fn>
+  void timed(const std::string& route, httplib::Response& res, Fn&& fn) {
+    const Clock::time_point start = Clock::now();
+    auto [status, body] = fn();
+    reply(res, status, body);
+    metrics.request(route, status, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+};
+
+Server::Server(std::vector<ServedModel> models, const ServeOptions& options) : impl_(std::make_unique<Impl>()) {
+  options.validate();
+  Impl& s = *impl_;
+  s.models = std::move(models);
+  s.o = options;
+  std::vector<BatchedModel> batched;
+  for (const ServedModel& m : s.models) batched.push_back({m.name, m.model.get()});
+  s.batcher = std::make_unique<Batcher>(std::move(batched),
+                                        BatcherOptions{options.workers, options.threads, options.max_batch,
+                                                       options.max_wait_ms, options.max_queue},
+                                        s.metrics);
+  const int http_threads = options.http_threads;
+  s.http.new_task_queue = [http_threads] { return new httplib::ThreadPool(static_cast<size_t>(http_threads)); };
+  s.http.set_payload_max_length(options.max_body_bytes);
+  s.http.set_keep_alive_max_count(1000);
+  // The listening socket: SO_REUSEADDR as httplib's default does; kept to raise its backlog
+  // after bind (the library listens with a backlog of 5, which drops bursts of connections).
+  s.http.set_socket_options([&s](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    s.listen_socket = sock;
+  });
+  s.routes();
+}
+
+Server::~Server() { stop(); }
+
+int Server::bind() {
+  Impl& s = *impl_;
+  s.port = s.o.port == 0 ? s.http.bind_to_any_port(s.o.host) : (s.http.bind_to_port(s.o.host, s.o.port) ? s.o.port : -1);
+  ENGRAM_CHECK(s.port > 0, "serve: cannot listen on {}:{} (in use, or not an address of this machine)", s.o.host, s.o.port);
+  ENGRAM_CHECK(s.listen_socket >= 0 && ::listen(s.listen_socket, kListenBacklog) == 0,
+               "serve: cannot set the listen backlog of {}:{}", s.o.host, s.port);
+  return s.port;
+}
+
+void Server::run() {
+  Impl& s = *impl_;
+  ENGRAM_CHECK(s.port > 0, "serve: run() before bind()");
+  s.state = 1;
+  if (!s.stopping) s.http.listen_after_bind();  // returns after stop(), its handlers finished
+  s.batcher->stop();
+  s.state = 2;
+}
+
+void Server::stop() {
+  Impl& s = *impl_;
+  s.stopping = true;
+  while (s.state == 1) {  // run() may not have started listening yet: repeat until it returns
+    s.http.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;  // set by the handler below, read by serve_until_signal
+extern "C" void on_stop_signal(int sig) { g_signal = sig; }
+
+}  // namespace
+
+void serve_until_signal(const std::vector<std::string>& model_specs, const ServeOptions& options,
+                        const std::function<void(int port)>& on_listening) {
+  options.validate();
+  Server server(load_models(model_specs), options);
+  const int port = server.bind();
+  g_signal = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_term {}, old_int {};
+  ENGRAM_CHECK(sigaction(SIGTERM, &sa, &old_term) == 0 && sigaction(SIGINT, &sa, &old_int) == 0,
+               "serve: cannot install the SIGTERM handler");
+  std::thread runner([&] { server.run(); });
+  auto finish = [&] {
+    server.stop();
+    runner.join();
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGINT, &old_int, nullptr);
+  };
+  try {
+    on_listening(port);
+  } catch (...) {  // e.g. the port cannot be printed: stop serving, then report
+    finish();
+    throw;
+  }
+  while (g_signal == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  finish();
+}
+
+}  // namespace engram::serve

@@ -1,0 +1,305 @@
+// The routes over real HTTP: every family's route gives the answer its golden model records in
+// cases.tsv (engram's own run_line output, tests/golden/models/), with the data of its pictures;
+// OpenNMT-py's request shape; the listings; and the error replies.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "engram/models/registry.h"
+#include "engram/models/memn2n/task.h"
+#include "engram/models/seq2seq/translate.h"
+#include "serve/serve_util.h"
+
+namespace engram::serve {
+namespace {
+
+using namespace testing;
+
+const std::vector<std::string> kFamilies = {"seq2seq", "memn2n", "ntm", "pointer", "tree"};
+
+TEST(ServeRoutes, TranslateGivesTheGoldenTranslations) {
+  RunningServer s({"seq2seq"}, ServeOptions{});
+  httplib::Client c = s.client();
+  json src = json::array();
+  std::vector<std::string> expected;
+  for (const auto& [in, out] : golden_cases("seq2seq")) src.push_back(in), expected.push_back(out);
+  // All the cases in one request, then one of them alone (a plain string).
+  auto [status, body] = post(c, "/v1/translate", json{{"model", "seq2seq"}, {"src", src}});
+  ASSERT_EQ(status, 200) << body.dump();
+  ASSERT_EQ(body["translations"].size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ(body["translations"][i].size(), 1u) << i;
+    EXPECT_EQ(body["translations"][i][0]["tgt"], expected[i]) << src[i];
+    EXPECT_FALSE(body["translations"][i][0].contains("alignment"));
+  }
+  std::tie(status, body) = post(c, "/v1/translate", json{{"src", src[1]}});  // the only seq2seq model
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body["translations"][0][0]["tgt"], expected[1]);
+}
+
+TEST(ServeRoutes, TranslateBeamNBestAndAlignmentsMatchTheLibrary) {
+  RunningServer s({"seq2seq"}, ServeOptions{});
+  httplib::Client c = s.client();
+  const std::string sentence = golden_cases("seq2seq")[0].first;
+  auto [status, body] = post(c, "/v1/translate", json{{"src", {sentence}}, {"beam", 4}, {"n_best", 3}, {"alpha", 0.6},
+                                                       {"alignments", true}});
+  ASSERT_EQ(status, 200) << body.dump();
+  const json& hyps = body["translations"][0];
+  ASSERT_EQ(hyps.size(), 3u);
+  // The same search through the library, on packed weights as the server decodes
+  // (models/seq2seq/translate.h, docs/serve.md).
+  auto tr = models::load_model_as<models::Translator>(golden_dir("seq2seq"), "seq2seq");
+  tr->use_packed();
+  models::TranslateOptions o;
+  o.search.beam = 4, o.search.n_best = 3, o.search.alpha = 0.6f, o.search.alignments = true;
+  const models::Translation t = tr->translate({sentence}, o)[0];
+  ASSERT_EQ(t.nbest.size(), 3u);
+  for (size_t h = 0; h < 3; ++h) {
+    EXPECT_EQ(hyps[h]["tgt"], t.texts[h]);
+    EXPECT_DOUBLE_EQ(hyps[h]["score"].get<double>(), t.nbest[h].score);
+    if (h > 0) {
+      EXPECT_GE(hyps[h - 1]["score"].get<double>(), hyps[h]["score"].get<double>());
+    }
+    // α: one row per target token (with <eos>), one column per source token, each row sums to 1.
+    const json& a = hyps[h]["alignment"];
+    ASSERT_EQ(a.size(), hyps[h]["tgt_tokens"].size());
+    for (const json& row : a) {
+      ASSERT_EQ(row.size(), hyps[h]["src_tokens"].size());
+      double sum = 0;
+      for (const json& x : row) sum += x.get<double>();
+      EXPECT_NEAR(sum, 1.0, 1e-4);
+    }
+  }
+}
+
+TEST(ServeRoutes, OpenNmtRequestShape) {
+  RunningServer s({"seq2seq", "memn2n"}, ServeOptions{});
+  httplib::Client c = s.client();
+  const auto cases = golden_cases("seq2seq");
+  // OpenNMT-py's server: [{"src", "id"}] -> [[{"src", "tgt", "n_best", "pred_score"}]] (its
+  // onmt/bin/server.py translate route); 'id' 0 is the first seq2seq model.
+  const json req = json::array({{{"src", cases[0].first}, {"id", 0}}, {{"src", cases[2].first}, {"id", 0}}});
+  auto [status, body] = post(c, "/translator/translate", req);
+  ASSERT_EQ(status, 200) << body.dump();
+  ASSERT_TRUE(body.is_array() && body.size() == 1 && body[0].size() == 2) << body.dump();
+  EXPECT_EQ(body[0][0]["src"], cases[0].first);
+  EXPECT_EQ(body[0][0]["tgt"], cases[0].second);
+  EXPECT_EQ(body[0][1]["tgt"], cases[2].second);
+  EXPECT_EQ(body[0][1]["n_best"], 1);
+  EXPECT_TRUE(body[0][1]["pred_score"].is_number());
+  std::tie(status, body) = post(c, "/translator/translate", json::array({{{"src", "x"}, {"id", 7}}}));
+  EXPECT_EQ(status, 404);
+  EXPECT_EQ(body["status"], "error");
+  std::tie(status, body) = post(c, "/translator/translate", json{{"src", "x"}});
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body["status"], "error");
+}
+
+TEST(ServeRoutes, BabiAnswersWithTheAttentionOfEveryHop) {
+  RunningServer s(kFamilies, ServeOptions{});
+  httplib::Client c = s.client();
+  const models::LoadedBabiModel babi_model = models::load_babi_model(golden_dir("memn2n"));
+  const models::LoadedBabiModel* babi = &babi_model;
+  for (const auto& [in, expected] : golden_cases("memn2n")) {
+    // The case's text split into its statements and the question.
+    std::vector<std::string> story;
+    std::string cur, question;
+    for (char ch : in) {
+      cur += ch;
+      if (ch == '.') story.push_back(cur), cur.clear();
+    }
+    question = cur;
+    auto [status, body] = post(c, "/v1/babi", json{{"model", "memn2n"}, {"story", story}, {"question", question}});
+    ASSERT_EQ(status, 200) << body.dump();
+    EXPECT_EQ(body["answer"], expected) << in;
+    ASSERT_EQ(body["story"].size(), story.size());
+    // The hops are the library's explanation of the same text (models/memn2n/task.h), placed on
+    // the story's sentences.
+    const models::LoadedBabiModel::Answer a = babi->answer(in);
+    ASSERT_EQ(body["hops"].size(), a.explanation.attention.size());
+    for (size_t k = 0; k < a.explanation.attention.size(); ++k) {
+      const json& hop = body["hops"][k];
+      ASSERT_EQ(hop.size(), story.size());
+      for (size_t j = 0; j < story.size(); ++j)
+        EXPECT_EQ(hop[j].get<float>(), a.explanation.attention[k][j]) << "hop " << k << " sentence " << j;
+    }
+    EXPECT_EQ(body["probability"].get<float>(), a.explanation.probability);
+  }
+}
+
+TEST(ServeRoutes, NtmGivesTheGoldenOutputsAndWeightings) {
+  RunningServer s(kFamilies, ServeOptions{});
+  httplib::Client c = s.client();
+  for (const auto& [in, expected] : golden_cases("ntm")) {
+    // run_line's "LENGTH [REPEAT [SEED]]" as the request's fields.
+    std::istringstream is(in);
+    json req = json::object();
+    for (const char* key : {"length", "repeat", "seed"})
+      if (int v = 0; is >> v) req[key] = v;
+    auto [status, body] = post(c, "/v1/ntm", req);
+    ASSERT_EQ(status, 200) << body.dump();
+    // run_line's text from the reply: the scored rows' target and thresholded output bits.
+    std::string target, output;
+    for (size_t t = 0; t < body["scored"].size(); ++t) {
+      if (body["scored"][t].get<double>() <= 0) continue;
+      target += target.empty() ? "" : " ", output += output.empty() ? "" : " ";
+      for (const json& b : body["target"][t]) target += b.get<double>() > 0.5 ? '1' : '0';
+      for (const json& p : body["output"][t]) output += p.get<double>() > 0.5 ? '1' : '0';
+    }
+    EXPECT_EQ(fmt::format("target {} | output {} | {:.0f} wrong bits", target, output, body["bit_errors"].get<double>()),
+              expected)
+        << in;
+    const size_t steps = body["input"].size();
+    for (const char* key : {"write_weightings", "read_weightings"}) {
+      ASSERT_GE(body[key].size(), 1u) << key;
+      for (const json& head : body[key]) {
+        ASSERT_EQ(head.size(), steps);
+        double sum = 0;
+        for (const json& x : head[steps - 1]) sum += x.get<double>();
+        EXPECT_NEAR(sum, 1.0, 1e-3) << key << ": a weighting is a distribution over the memory";
+      }
+    }
+  }
+}
+
+TEST(ServeRoutes, PointerGivesTheGoldenOutputsAndPointerDistributions) {
+  RunningServer s(kFamilies, ServeOptions{});
+  httplib::Client c = s.client();
+  for (const auto& [in, expected] : golden_cases("pointer")) {
+    std::istringstream is(in);
+    json points = json::array();
+    for (double v; is >> v;) points.push_back(v);
+    auto [status, body] = post(c, "/v1/pointer", json{{"points", points}});
+    ASSERT_EQ(status, 200) << body.dump();
+    std::string got;
+    for (const json& j : body["output"]) got += fmt::format("{}{}", got.empty() ? "" : " ", j.get<int>() + 1);
+    EXPECT_EQ(got, expected) << in;
+    ASSERT_EQ(body["attention"].size(), body["output"].size() + 1) << "one row per output and the end step";
+    for (const json& row : body["attention"]) EXPECT_EQ(row.size(), points.size());
+  }
+}
+
+TEST(ServeRoutes, SummarizeGivesTheGoldenSummariesWithPgenAndAttention) {
+  RunningServer s({"pointer_generator"}, ServeOptions{});
+  httplib::Client c = s.client();
+  for (const auto& [in, expected] : golden_cases("pointer_generator")) {
+    auto [status, body] = post(c, "/v1/summarize", json{{"article", in}});
+    ASSERT_EQ(status, 200) << body.dump();
+    EXPECT_EQ(body["summary"], expected) << in;
+    const size_t n = body["source_tokens"].size();
+    ASSERT_GT(n, 0u);
+    const json& tokens = body["tokens"];
+    ASSERT_FALSE(tokens.empty());
+    for (const json& t : tokens) {
+      const double p = t["p_gen"].get<double>();
+      EXPECT_GE(p, 0.0);
+      EXPECT_LE(p, 1.0);
+      EXPECT_EQ(t["copied"].get<bool>(), p < 0.5);
+      ASSERT_EQ(t["attention"].size(), n);
+      double sum = 0;
+      for (const json& a : t["attention"]) sum += a.get<double>();
+      EXPECT_NEAR(sum, 1.0, 1e-4) << "each output token's attention over the article";
+    }
+  }
+  auto [status, body] = post(c, "/v1/summarize", json{{"article", ""}});
+  EXPECT_EQ(status, 400) << body.dump();
+  std::tie(status, body) = post(c, "/v1/summarize", json{{"article", "x"}, {"beam", 1000}});
+  EXPECT_EQ(status, 400) << body.dump();
+}
+
+TEST(ServeRoutes, SentimentGivesTheGoldenLabelsOfEveryNode) {
+  RunningServer s(kFamilies, ServeOptions{});
+  httplib::Client c = s.client();
+  for (const auto& [in, expected] : golden_cases("tree")) {
+    auto [status, body] = post(c, "/v1/sentiment", json{{"text", in}});
+    ASSERT_EQ(status, 200) << body.dump();
+    EXPECT_EQ(fmt::format("{} {} ({:.2f})  {}", body["label"].get<int>(), body["name"].get<std::string>(),
+                          body["probability"].get<float>(), body["tree"].get<std::string>()),
+              expected)
+        << in;
+    const json& root = body["nodes"][body["root"].get<size_t>()];
+    EXPECT_EQ(root["label"], body["label"]);
+    double sum = 0;
+    for (const json& p : root["probs"]) sum += p.get<double>();
+    EXPECT_NEAR(sum, 1.0, 1e-4);
+  }
+}
+
+TEST(ServeRoutes, ModelsHealthAndMetrics) {
+  RunningServer s(kFamilies, ServeOptions{});
+  httplib::Client c = s.client();
+  auto r = c.Get("/v1/models");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  const json models = json::parse(r->body)["models"];
+  ASSERT_EQ(models.size(), kFamilies.size());
+  EXPECT_EQ(models[0]["name"], "seq2seq");
+  EXPECT_EQ(models[0]["family"], "seq2seq");
+  EXPECT_EQ(models[0]["route"], "/v1/translate");
+  EXPECT_EQ(models[4]["route"], "/v1/sentiment");
+  EXPECT_TRUE(models[0]["config"].is_object()) << models[0].dump();
+  r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["status"], "ok");
+  post(c, "/v1/translate", json{{"src", "29 November 2026"}});
+  post(c, "/v1/translate", json{{"src", 5}});
+  r = c.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("engram_requests_total{route=\"/v1/translate\",status=\"200\"} 1\n"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("engram_requests_total{route=\"/v1/translate\",status=\"400\"} 1\n"), std::string::npos);
+  EXPECT_NE(r->body.find("engram_request_errors_total 1\n"), std::string::npos);
+  EXPECT_NE(r->body.find("engram_batch_units_count{model=\"seq2seq\"} 1\n"), std::string::npos);
+  EXPECT_NE(r->body.find("engram_queue_units{model=\"seq2seq\"} 0\n"), std::string::npos);
+  EXPECT_NE(r->body.find("engram_request_seconds_bucket{le=\"+Inf\"} 4\n"), std::string::npos);
+}
+
+// Each bad request: its status and a word of its message.
+TEST(ServeRoutes, BadRequestsGetClearErrors) {
+  ServeOptions o;
+  o.max_body_bytes = 4096;
+  o.limits.max_items = 4;
+  o.limits.max_beam = 5;
+  RunningServer s({"seq2seq", "memn2n"}, o);
+  httplib::Client c = s.client();
+  struct Bad {
+    std::string path, body;
+    int status;
+    std::string says;
+  };
+  const std::vector<Bad> cases = {
+      {"/v1/translate", "{\"src\": [\"a\"", 400, "not valid JSON"},
+      {"/v1/translate", "[1, 2]", 400, "JSON object"},
+      {"/v1/translate", "{\"src\": 5}", 400, "'src' must be a string or an array"},
+      {"/v1/translate", "{\"src\": [\"a\", 3]}", 400, "'src'[1] must be a string"},
+      {"/v1/translate", "{}", 400, "needs 'src'"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"beam\": 6}", 400, "'beam' is 6"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"beam\": \"2\"}", 400, "'beam' must be an integer"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"beam\": 2, \"n_best\": 3}", 400, "must not exceed"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"alpha\": -1}", 400, "'alpha'"},
+      {"/v1/translate", "{\"src\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}", 400, "1 to 4"},
+      {"/v1/translate", "{\"src\": [\"" + std::string(300, 'x') + " " + std::string(300, 'y') + "\"]}", 400, "tokens, more than the limit of 256"},
+      {"/v1/translate", "{\"model\": \"nope\", \"src\": \"a\"}", 404, "no model named 'nope'"},
+      {"/v1/translate", "{\"model\": \"memn2n\", \"src\": \"a\"}", 400, "is a memn2n model"},
+      {"/v1/translate", "{\"model\": 3, \"src\": \"a\"}", 400, "'model' must be a string"},
+      {"/v1/ntm", "{\"length\": 3}", 404, "no ntm model is loaded"},
+      {"/v1/babi", "{\"story\": [\"Mary went home?\"], \"question\": \"Where?\"}", 400, "'?' belongs in 'question'"},
+      {"/v1/babi", "{\"story\": [], \"question\": \"Where is Mary?\"}", 400, "1 to 4"},
+      {"/v1/nothing", "{}", 404, "no route POST /v1/nothing"},
+      {"/v1/translate", "{\"src\": \"" + std::string(5000, 'a') + "\"}", 413, "max_body_bytes"},
+  };
+  for (const Bad& b : cases) {
+    auto [status, body] = post(c, b.path, b.body);
+    EXPECT_EQ(status, b.status) << b.path << " " << b.body.substr(0, 80) << " -> " << body.dump();
+    if (b.status != 200) {
+      ASSERT_TRUE(body.is_object() && body["error"].is_string()) << b.body.substr(0, 80) << " -> " << body.dump();
+      EXPECT_NE(body["error"].get<std::string>().find(b.says), std::string::npos) << body["error"];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace engram::serve

@@ -1,0 +1,94 @@
+// The transcribe route: a WAV sent as base64 gives the transcription the library gives for the
+// file (show_speech: the same search), with each output token's attention; broken base64, a
+// file that is not a WAV and a WAV the model cannot read are 400s. There is no golden speech
+// model, so the model is a small untrained one written to a temporary directory (its output is
+// whatever digits it gives: the route must give the same).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "data/test_util.h"
+#include "engram/io/checkpoint.h"
+#include "engram/models/speech/eval.h"
+#include "engram/models/speech/model.h"
+#include "serve/serve_util.h"
+
+namespace engram::serve {
+namespace {
+
+using namespace testing;
+
+// RFC 4648 base64 with '=' padding.
+std::string base64(const std::string& bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8 | uint8_t(bytes[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out += kAlphabet[(v >> k) & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
+    out += kAlphabet[(v >> 18) & 63], out += kAlphabet[(v >> 12) & 63], out += "==";
+  } else if (i + 2 == bytes.size()) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8;
+    out += kAlphabet[(v >> 18) & 63], out += kAlphabet[(v >> 12) & 63], out += kAlphabet[(v >> 6) & 63], out += '=';
+  }
+  return out;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(ServeSpeech, TranscribeMatchesTheLibraryWithAttention) {
+  // RFC 4648 section 10's test vectors for the encoder the test uses.
+  EXPECT_EQ(base64("f"), "Zg==");
+  EXPECT_EQ(base64("fo"), "Zm8=");
+  EXPECT_EQ(base64("foobar"), "Zm9vYmFy");
+  engram::data::testing::TempDir dir;
+  core::Rng rng(11);
+  models::SpeechConfig cfg;
+  cfg.embed_dim = cfg.encoder_units = cfg.decoder_hidden = cfg.readout_dim = 8;
+  models::SpeechModel model(cfg, rng);
+  const std::string path = dir.file("speech");
+  io::save_checkpoint(path, {.model_name = model.name(), .config = model.config(), .params = &model.params()});
+  RunningServer s(ServeOptions{}, {"digits=" + path});
+  httplib::Client c = s.client();
+  const std::string golden = std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/audio/";
+  const std::string wav = golden + "synth8k.wav";
+  auto loaded = models::load_model_as<models::LoadedSpeechModel>(path, "speech");
+  const models::SpeechShow show = models::show_speech(*loaded, wav, 1);
+  auto [status, body] = post(c, "/v1/transcribe", json{{"wav_base64", base64(read_bytes(wav))}});
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body["text"], show.text);
+  const size_t digits = body["digits"].size();
+  ASSERT_GE(body["attention"].size(), digits);
+  ASSERT_LE(body["attention"].size(), digits + 1);  // + <eos> when the model ended the output
+  for (const json& row : body["attention"]) {
+    double sum = 0;
+    for (const json& x : row) sum += x.get<double>();
+    EXPECT_NEAR(sum, 1.0, 1e-4);
+  }
+  struct Bad {
+    std::string base64;
+    std::string says;
+  };
+  for (const Bad& b : std::vector<Bad>{{"UklG*g==", "not base64"},
+                                       {"Zm9vYmFy=", "bad padding"},
+                                       {base64("hello, not a wav"), "wav"},
+                                       {base64(read_bytes(golden + "stereo.wav")), "mono"},
+                                       {base64(read_bytes(golden + "truncated.wav")), ""}}) {
+    std::tie(status, body) = post(c, "/v1/transcribe", json{{"wav_base64", b.base64}});
+    EXPECT_EQ(status, 400) << b.base64.substr(0, 40) << " -> " << body.dump();
+    std::string e = body.value("error", "");
+    for (char& ch : e) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    EXPECT_NE(e.find(b.says), std::string::npos) << body.dump();
+  }
+}
+
+}  // namespace
+}  // namespace engram::serve
