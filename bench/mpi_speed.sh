@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Data-parallel training speed on this machine (issue "Beyond one machine"): the same `engram
-# train` run as 1 rank x 2 threads and as 2 ranks x 1 thread (mpirun), interleaved A B A B, REPS
+# train` run as 1 rank x 1 thread (the reference), 1 rank x 2 threads and 2 ranks x 1 thread
+# (mpirun), interleaved A B C A B C, REPS
 # times each, for seq2seq on Multi30k (configs/multi30k-de-en.yaml, the recipe's model and
 # batches) and MemN2N on bAbI 1k joint (configs/babi-1k-joint.yaml). Figures come from the runs'
 # own metrics.jsonl (updates/s over the logged windows after the first, so start-up and the
@@ -50,23 +51,25 @@ median_value() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1)
   echo "$(date -u +%Y-%m-%d), $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores;"
   echo "commit $(git rev-parse --short HEAD 2> /dev/null || echo unknown); command: \`bench/mpi_speed.sh\` (REPS=$reps STEPS=$steps)"
   echo
-  echo "| model | parameters | gradient bytes sent per rank per update | 1 rank x 2 threads: updates/s | 2 ranks x 1 thread: updates/s | 2 ranks / 1 rank | time per epoch, 1 rank / 2 ranks | allreduce share of a 2-rank step |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| model | parameters | gradient bytes sent per rank per update | 1 rank x 1 thread: updates/s | 1 rank x 2 threads: updates/s | 2 ranks x 1 thread: updates/s | 2 ranks / 1 rank x 2 threads | time per epoch, 1 rank x 2 threads / 2 ranks | allreduce share of a 2-rank step |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } | tee "$out"
 
 m=0
 for entry in "${models[@]}"; do
   IFS='|' read -r name config sets <<< "$entry"
   m=$((m + 1))
-  : > "$tmp/one" && : > "$tmp/two" && : > "$tmp/share"
+  : > "$tmp/single" && : > "$tmp/one" && : > "$tmp/two" && : > "$tmp/share"
   vocab=""
   for rep in $(seq 1 "$reps"); do
-    for side in one two; do
+    for side in single one two; do
       dir=$tmp/m$m-$side-$rep
       mkdir -p "$dir"
       [ -n "$vocab" ] && { cp "$vocab"/*.spm "$dir"/ 2> /dev/null || true; }  # reuse the SentencePiece model
       # shellcheck disable=SC2086
-      if [ $side = one ]; then
+      if [ $side = single ]; then
+        "$bin" train "$config" $sets --threads 1 --set train.run_dir="$dir" > "$dir.log" 2>&1
+      elif [ $side = one ]; then
         "$bin" train "$config" $sets --threads 2 --set train.run_dir="$dir" > "$dir.log" 2>&1
       else
         OMP_NUM_THREADS=1 "$mpirun" -np 2 --bind-to none "$bin" train "$config" $sets --threads 1 \
@@ -82,8 +85,9 @@ for entry in "${models[@]}"; do
   read -r per_epoch params < "$tmp/shape"
   u1=$(median_value < "$tmp/one") u2=$(median_value < "$tmp/two")
   awk -v name="$name" -v p="$params" -v e="$per_epoch" -v u1="$u1" -v u2="$u2" -v a="$(median < "$tmp/one")" \
+      -v c="$(median < "$tmp/single")" \
       -v b="$(median < "$tmp/two")" -v s="$(median_value < "$tmp/share")" 'BEGIN {
-    printf "| %s | %d | %.1f MB | %s | %s | %.2f | %.0f s / %.0f s | %.0f%% |\n", name, p, 4 * p / 1e6, a, b, u2 / u1,
+    printf "| %s | %d | %.1f MB | %s | %s | %s | %.2f | %.1f s / %.1f s | %.0f%% |\n", name, p, 4 * p / 1e6, c, a, b, u2 / u1,
            e / u1, e / u2, 100 * s }' | tee -a "$out"
 done
 echo | tee -a "$out"

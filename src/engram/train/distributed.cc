@@ -46,15 +46,18 @@ void wait(MPI_Request& req, const char* what) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   int done = 0;
-  for (int spins = 0;; ++spins) {
+  for (int polls = 0;; ++polls) {
     if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) abort_job(std::string(what) + ": MPI error");
     if (done) return;
-    // Spin a little (a gradient allreduce is microseconds to milliseconds), then sleep between
-    // polls so a rank waiting for a long validation on rank 0 leaves the cores to it.
-    if (spins > 2000) std::this_thread::sleep_for(std::chrono::microseconds(spins > 20000 ? 1000 : 50));
-    if ((spins & 63) == 0 && std::chrono::duration<double>(Clock::now() - t0).count() > g_timeout_s)
+    // A non-blocking collective moves only inside MPI calls, so poll without pause while it may
+    // be moving data (a gradient allreduce: milliseconds to a second); past 2 s the others are
+    // busy elsewhere (rank 0 validating), so sleep between polls and leave the cores to them.
+    if ((polls & 63) != 0) continue;
+    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (waited > g_timeout_s)
       abort_job(std::string(what) + " did not complete within " + std::to_string(static_cast<int>(g_timeout_s)) +
                 " s (train.distributed.timeout_s): another rank died or is stuck");
+    if (waited > 2.0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 #endif
