@@ -184,8 +184,19 @@ TEST(PointerGeneratorStepModel, MasksPadGoAndForeignExtraIds) {
     EXPECT_GT(out.log_probs.at(0, data::kEosId), -INFINITY) << "step " << t;
     EXPECT_EQ(out.log_probs.at(0, data::kPadId), -INFINITY);
     EXPECT_EQ(out.log_probs.at(0, data::kGoId), -INFINITY);
+    EXPECT_GT(out.log_probs.at(0, data::kUnkId), -INFINITY);  // <unk> is a word like any other
     EXPECT_GT(out.log_probs.at(0, 8), -INFINITY);  // the source's OOV can be copied
   }
+  // block_unk: <unk> can no longer be chosen; nothing else changes.
+  const PgStepModel blocking(model, {.block_unk = true});
+  auto plain = stepper.encode(g, decode::SourceBatch::from_ids({{4, 8, 5}}));
+  auto blocked = blocking.encode(g, decode::SourceBatch::from_ids({{4, 8, 5}}));
+  g.reset();
+  const std::vector<int32_t> go = {data::kGoId};
+  const decode::StepOutput a = stepper.step(g, *plain, go), b = blocking.step(g, *blocked, go);
+  EXPECT_EQ(b.log_probs.at(0, data::kUnkId), -INFINITY);
+  for (int c = 0; c < a.log_probs.shape[1]; ++c)
+    if (c != data::kUnkId) EXPECT_EQ(a.log_probs.at(0, c), b.log_probs.at(0, c)) << "class " << c;
   EXPECT_NE(error_of([&] { stepper.encode(g, decode::SourceBatch::from_ids({{4, 8 + 3}})); }).find("outside"),
             std::string::npos);
 }

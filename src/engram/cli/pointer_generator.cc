@@ -44,6 +44,7 @@ void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
                   "truncate articles to this many tokens (0 = the model's, as in training)")
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--batch", a->options.batch_size, "articles decoded together")->check(CLI::Range(1, 4096));
+  cmd->add_flag("--no-unk", a->options.block_unk, "never output <unk> (copy or generate a word instead)");
   add_threads_option(cmd, a->threads);
 }
 
