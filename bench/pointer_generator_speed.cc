@@ -38,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 
 struct SpeedArgs {
   int batch = 8, src_len = 400, tgt_len = 120, vocab = 10000, oov = 20;
-  int steps = 5, warmup = 1, sentences = 4, threads = 1;
+  int steps = 5, warmup = 2, sentences = 4, threads = 1;
   std::vector<std::string> what = {"train", "greedy"};
   std::vector<std::string> sets;
 };
@@ -204,7 +204,9 @@ int main(int argc, char** argv) {
   app.add_option("--vocab", a->vocab, "vocabulary size (specials included)");
   app.add_option("--oov", a->oov, "out-of-vocabulary (extended) ids per source");
   app.add_option("--steps", a->steps, "timed training steps");
-  app.add_option("--warmup", a->warmup, "untimed training steps first");
+  app.add_option("--warmup", a->warmup,
+                 "untimed training steps first (2: the graph arena settles into one block after the first step, "
+                 "whose pages the second step touches for the first time)");
   app.add_option("--sentences", a->sentences, "articles decoded one at a time per measurement");
   engram::bench::add_threads_option(app, a->threads);
   app.add_option("--what", a->what, "comma list of train, greedy")->delimiter(',')->check(CLI::IsMember({"train", "greedy"}));

@@ -14,6 +14,8 @@
 #   REPS=N          repetitions per side (default 5)
 #   THREADS=1,2     thread counts tried on both sides
 #   STEPS=N         timed training steps per measurement (default 3)
+#   WARMUP=N        untimed training steps first, both sides (default 2: engram's graph arena
+#                   settles into one block after step 1, and step 2 first touches its pages)
 #   SENTENCES=N     articles decoded per measurement (default 4)
 #   OUT=file        Markdown output (default $BUILD/pointer_generator_speed_last.md)
 set -euo pipefail
@@ -25,6 +27,7 @@ bin=$build/bench/pointer_generator_speed
 reps=${REPS:-5}
 threads=${THREADS:-1,2}
 steps=${STEPS:-3}
+warmup=${WARMUP:-2}
 sentences=${SENTENCES:-4}
 out=${OUT:-$build/pointer_generator_speed_last.md}
 python=/usr/bin/python3
@@ -39,7 +42,7 @@ coretype=()
 grep -qw avx512f /proc/cpuinfo && coretype=(OPENBLAS_CORETYPE=SkylakeX)
 [ -d "$libdir/openblas-openmp" ] && torch_lib=$libdir/openblas-openmp || torch_lib=$libdir/openblas-pthread
 torch_cmd=("${base_env[@]}" -u OPENBLAS_CORETYPE "LD_LIBRARY_PATH=$torch_lib" "${coretype[@]}"
-           "$python" bench/pytorch/pointer_generator.py --threads "$threads" --steps "$steps" --sentences "$sentences" "$@")
+           "$python" bench/pytorch/pointer_generator.py --threads "$threads" --steps "$steps" --warmup "$warmup" --sentences "$sentences" "$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -47,13 +50,14 @@ t0=$(date +%s)
 for rep in $(seq "$reps"); do
   for t in ${threads//,/ }; do
     echo "rep $rep/$reps: engram, $t thread(s)" >&2
-    "${engram_env[@]}" "$bin" --threads "$t" --steps "$steps" --sentences "$sentences" "$@" > "$tmp/engram-$rep-t$t.txt"
+    "${engram_env[@]}" "$bin" --threads "$t" --steps "$steps" --warmup "$warmup" --sentences "$sentences" "$@" \
+      > "$tmp/engram-$rep-t$t.txt"
   done
   echo "rep $rep/$reps: pytorch" >&2
   "${torch_cmd[@]}" > "$tmp/torch-$rep.jsonl"
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-engram_example="${engram_env[*]} $bin --threads T --steps $steps --sentences $sentences $*"
+engram_example="${engram_env[*]} $bin --threads T --steps $steps --warmup $warmup --sentences $sentences $*"
 
 "$python" - "$tmp" "$reps" "$threads" "$load0" "$load1" "$(( $(date +%s) - t0 ))" "$engram_example" \
   "${torch_cmd[*]}" <<'PY' | tee "$out"

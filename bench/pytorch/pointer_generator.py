@@ -155,7 +155,7 @@ def main():
     ap.add_argument("--oov", type=int, default=20)
     ap.add_argument("--no-coverage", action="store_true")
     ap.add_argument("--steps", type=int, default=5, help="timed training steps")
-    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--sentences", type=int, default=4, help="articles decoded one at a time")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--what", default="train,greedy")
