@@ -110,6 +110,10 @@ expect 1 "missing.tsv" -- "$bin" pointer-generator eval -m "$pg" --file "$tmp/mi
 printf 'an article without a tab\n' > "$tmp/bad.tsv"
 expect 1 "bad.tsv:1: expected 'source<TAB>target'" -- "$bin" pointer-generator eval -m "$pg" --file "$tmp/bad.tsv"
 expect 1 "the article is empty" -- "$bin" pointer-generator show -m "$pg" "  " -o "$tmp/s.svg"
+expect 1 "give exactly one of --file and --bbc" -- "$bin" pointer-generator eval -m "$pg"
+expect 1 "not trained on BBC" -- "$bin" pointer-generator eval -m "$pg" --bbc test
+expect 2 "" -- "$bin" pointer-generator eval -m "$pg" --bbc train
+expect 1 "nowhere" -- "$bin" pointer-generator eval -m "$pg" --bbc test --task headline --bbc-dir "$tmp/nowhere"
 expect 1 "holds a 'seq2seq' model" -- "$bin" summarize -m "$golden/seq2seq"
 expect 0 "" -- "$bin" pointer-generator show -m "$pg" "reports say Zisi won the race in Seritof today" -o "$tmp/s.svg"
 checks=$((checks + 1))

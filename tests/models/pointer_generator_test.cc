@@ -184,8 +184,19 @@ TEST(PointerGeneratorStepModel, MasksPadGoAndForeignExtraIds) {
     EXPECT_GT(out.log_probs.at(0, data::kEosId), -INFINITY) << "step " << t;
     EXPECT_EQ(out.log_probs.at(0, data::kPadId), -INFINITY);
     EXPECT_EQ(out.log_probs.at(0, data::kGoId), -INFINITY);
+    EXPECT_GT(out.log_probs.at(0, data::kUnkId), -INFINITY);  // <unk> is a word like any other
     EXPECT_GT(out.log_probs.at(0, 8), -INFINITY);  // the source's OOV can be copied
   }
+  // block_unk: <unk> can no longer be chosen; nothing else changes.
+  const PgStepModel blocking(model, {.block_unk = true});
+  auto plain = stepper.encode(g, decode::SourceBatch::from_ids({{4, 8, 5}}));
+  auto blocked = blocking.encode(g, decode::SourceBatch::from_ids({{4, 8, 5}}));
+  g.reset();
+  const std::vector<int32_t> go = {data::kGoId};
+  const decode::StepOutput a = stepper.step(g, *plain, go), b = blocking.step(g, *blocked, go);
+  EXPECT_EQ(b.log_probs.at(0, data::kUnkId), -INFINITY);
+  for (int c = 0; c < a.log_probs.shape[1]; ++c)
+    if (c != data::kUnkId) EXPECT_EQ(a.log_probs.at(0, c), b.log_probs.at(0, c)) << "class " << c;
   EXPECT_NE(error_of([&] { stepper.encode(g, decode::SourceBatch::from_ids({{4, 8 + 3}})); }).find("outside"),
             std::string::npos);
 }
@@ -253,10 +264,85 @@ TEST(PointerGeneratorEval, ScoresByHand) {
   EXPECT_NEAR(s.rouge2, 25.0, 1e-9);
   // ROUGE-L F1: LCS 2 of 3 and 3 (2/3); LCS 1, P = 1, R = 1/2 (2/3).
   EXPECT_NEAR(s.rouge_l, 100.0 * 2 / 3, 1e-9);
-  EXPECT_NE(pg_scores_table(s).find("| 2 | 66.67 | 25.00 | 66.67 | 50.0% (2/4) | 50.0% (1/2) | 25.0% (1/4) |"),
+  EXPECT_NE(pg_scores_table(s).find("| 2 | 66.67 | 25.00 | 66.67 | 66.67 | 50.0% (2/4) | 50.0% (1/2) | 25.0% (1/4) | 0.0% (0/1) | 0.0% (0/1) |"),
             std::string::npos)
       << pg_scores_table(s);
   EXPECT_NE(error_of([&] { score_summaries(codec, sums, {"one reference"}); }).find("2 summaries for 1 references"),
+            std::string::npos);
+}
+
+// ROUGE-Lsum on the output's sentences, the stemmer, repeated trigrams of outputs and
+// references, and the reproduced OOV words, each figure computed by hand (see the comments).
+TEST(PointerGeneratorEval, SentencesStemmerAndTrigramsByHand) {
+  TempDir dir;
+  PointerGeneratorConfig cfg;
+  cfg.vocab_size = data::kNumSpecial + 3;  // the, met, in
+  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  auto summary = [&](const std::string& source, const std::string& text) {
+    Summary s;
+    s.source = extend_source(codec, source);
+    s.tokens = codec.tokens(text);
+    s.ids.assign(s.tokens.size(), data::kUnkId);  // the ids do not enter these figures
+    s.p_gen.assign(s.tokens.size(), 0.9f);
+    s.text = text;
+    return s;
+  };
+  // A: the two reference sentences in the other order. Source OOVs: Zorvak, said, they, talks.
+  const Summary a = summary("Zorvak said they met in talks", "They met in talks. Zorvak meets ministers.");
+  const std::vector<std::string> ref_a = {"Zorvak meets ministers.", "They met in talks."};
+  const PgScores sa = score_summaries(codec, {a}, {ref_a}, {});
+  // ROUGE tokens: hyp "they met in talks zorvak meets ministers", ref "zorvak meets ministers
+  // they met in talks": every unigram shared (1); bigrams 5 of 6 each (all but talks-zorvak /
+  // ministers-they); one LCS over the whole text "they met in talks" = 4 of 7; ROUGE-Lsum: the
+  // output splits into "They met in talks." and "Zorvak meets ministers.", each reference
+  // sentence's LCS covers it whole: 7 hits of 7.
+  EXPECT_NEAR(sa.rouge.rouge1.f1, 1.0, 1e-12);
+  EXPECT_NEAR(sa.rouge.rouge2.precision, 5.0 / 6, 1e-12);
+  EXPECT_NEAR(sa.rouge.rouge2.recall, 5.0 / 6, 1e-12);
+  EXPECT_NEAR(sa.rouge_l, 100.0 * 4 / 7, 1e-9);
+  EXPECT_NEAR(sa.rouge_lsum, 100.0, 1e-9);
+  // Word tokens: 7 in either text, 5 trigrams each, none repeated. The one reference token
+  // outside the vocabulary that the source holds is Zorvak ("They" and "talks." are not the
+  // source's "they" and "talks"); the output has it.
+  EXPECT_EQ(sa.output_trigrams.total, 5);
+  EXPECT_EQ(sa.output_trigrams.repeated, 0);
+  EXPECT_EQ(sa.reference_trigrams.total, 5);
+  EXPECT_EQ(sa.oov_reference, 1);
+  EXPECT_EQ(sa.oov_reproduced, 1);
+  ASSERT_EQ(sa.reproduced_oovs.size(), 1u);
+  EXPECT_EQ(sa.reproduced_oovs[0], (std::vector<std::string>{"Zorvak"}));
+  // B: a repeated output, and words that only match when stemmed. Source OOVs: meetings, went, on.
+  const Summary b = summary("meetings went on", "meetings went on meetings went on");
+  const std::vector<std::string> ref_b = {"meeting went on"};
+  const PgScores plain = score_summaries(codec, {b}, {ref_b}, {});
+  const PgScores stem = score_summaries(codec, {b}, {ref_b}, {.use_stemmer = true});
+  // Output trigrams: (meetings went on), (went on meetings), (on meetings went), (meetings went
+  // on) again: 1 of 4 repeated; the reference's one trigram is not.
+  EXPECT_EQ(plain.output_trigrams.total, 4);
+  EXPECT_EQ(plain.output_trigrams.repeated, 1);
+  EXPECT_DOUBLE_EQ(plain.output_trigrams.rate, 0.25);
+  EXPECT_EQ(plain.reference_trigrams.total, 1);
+  EXPECT_EQ(plain.reference_trigrams.repeated, 0);
+  // ROUGE-1 without the stemmer: "went", "on" shared, P = 2/6, R = 2/3, F = 4/9; with it
+  // (Porter: meetings -> meet, meeting -> meet) 3 shared, P = 1/2, R = 1, F = 2/3.
+  EXPECT_FALSE(plain.stemmed);
+  EXPECT_TRUE(stem.stemmed);
+  EXPECT_NEAR(plain.rouge1, 100.0 * 4 / 9, 1e-9);
+  EXPECT_NEAR(stem.rouge1, 100.0 * 2 / 3, 1e-9);
+  EXPECT_NEAR(stem.rouge.rouge1.precision, 0.5, 1e-12);
+  EXPECT_NEAR(stem.rouge.rouge1.recall, 1.0, 1e-12);
+  // OOV-in-source reference tokens: went, on ("meeting" is not in the source); both reproduced.
+  EXPECT_EQ(plain.oov_reference, 2);
+  EXPECT_EQ(plain.oov_reproduced, 2);
+  EXPECT_EQ(plain.reproduced_oovs[0], (std::vector<std::string>{"went", "on"}));
+  // Both pairs: means of the per-pair figures, trigram counts pooled.
+  const PgScores both = score_summaries(codec, {a, b}, {ref_a, ref_b}, {});
+  EXPECT_NEAR(both.rouge1, 100.0 * (1.0 + 4.0 / 9) / 2, 1e-9);
+  EXPECT_EQ(both.output_trigrams.total, 9);
+  EXPECT_EQ(both.output_trigrams.repeated, 1);
+  EXPECT_NE(pg_rouge_table(stem).find("| ROUGE-1 | 66.67 | 50.00 | 100.00 |"), std::string::npos) << pg_rouge_table(stem);
+  EXPECT_NE(pg_rouge_table(stem).find("stem: yes"), std::string::npos);
+  EXPECT_NE(error_of([&] { score_summaries(codec, {a, b}, {ref_a}, {}); }).find("2 summaries for 1 references"),
             std::string::npos);
 }
 

@@ -137,6 +137,55 @@ TEST(PointerGeneratorFamily, SentencePieceOnATsvFile) {
   EXPECT_NO_THROW(m->run_line("officials said Kovaletu visited Bramido"));
 }
 
+// A BBC-shaped corpus of ten tech articles (001-008 train, 009 valid, 010 test by the fixed
+// split of data/bbc.h): headline, an empty line, two body paragraphs; the summary joins two
+// body sentences with no space, as the corpus does.
+void write_bbc(const TempDir& dir) {
+  for (int n = 1; n <= 10; ++n) {
+    const std::string num = fmt::format("{:03d}", n), name = fmt::format("Zorvak{}", n);
+    for (const char* sub : {"articles/tech", "summaries/tech"}) fs::create_directories(dir.file(sub));
+    dir.write("articles/tech/" + num + ".txt",
+              name + " wins the vote\n\nThe council met on Monday. " + name + " won the vote.\n\nIt was close.\n");
+    dir.write("summaries/tech/" + num + ".txt", name + " won the vote.It was close.");
+  }
+}
+
+// data.bbc: the fixed split, sources = body sentences joined with spaces, targets = the headline
+// or the summary's sentences.
+TEST(PointerGeneratorFamily, TrainsOnTheBbcSplit) {
+  core::kernels::set_blas_threads(1);
+  TempDir dir;
+  write_bbc(dir);
+  const std::vector<data::NewsArticle> train = load_bbc_split(dir.file(""), "train");
+  ASSERT_EQ(train.size(), 8u);
+  EXPECT_EQ(load_bbc_split(dir.file(""), "valid").size(), 1u);
+  const std::vector<data::NewsArticle> test = load_bbc_split(dir.file(""), "test");
+  ASSERT_EQ(test.size(), 1u);
+  EXPECT_EQ(test[0].number, 10);
+  const std::vector<data::SummaryPair> heads = bbc_pairs(test, "headline"), sums = bbc_pairs(test, "summary");
+  EXPECT_EQ(heads[0].source, "The council met on Monday. Zorvak10 won the vote. It was close.");
+  EXPECT_EQ(heads[0].target_sentences, (std::vector<std::string>{"Zorvak10 wins the vote"}));
+  EXPECT_EQ(sums[0].source, heads[0].source);
+  EXPECT_EQ(sums[0].target_sentences, (std::vector<std::string>{"Zorvak10 won the vote.", "It was close."}));
+  EXPECT_NE(error_of([&] { bbc_pairs(test, "title"); }).find("unknown task 'title'"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_bbc_split(dir.file(""), "dev"); }).find("unknown split 'dev'"), std::string::npos);
+
+  const std::string run = dir.file("run");
+  const YAML::Node node = YAML::Load("model: pointer_generator\n");
+  family("pointer_generator")
+      .train(node, "<test>",
+             {"data.bbc=summary", "data.bbc_dir=" + dir.file(""), "data.rouge_pairs=1", "pointer_generator.embed_dim=8",
+              "pointer_generator.hidden=8", "pointer_generator.vocab_size=0", "train.max_steps=2",
+              "train.log_every=1000", "train.run_dir=" + run});
+  const YAML::Node saved = YAML::LoadFile(run + "/train.yaml");
+  EXPECT_EQ(saved["data"]["bbc"].as<std::string>(), "summary");
+  // The vocabulary is built from the 8 train articles: no test-only name in it.
+  auto m = load_model_as<LoadedPointerGenerator>(run, "pointer_generator");
+  EXPECT_NE(m->codec->id("Zorvak1"), data::kUnkId);
+  EXPECT_EQ(m->codec->id("Zorvak9"), data::kUnkId);
+  EXPECT_EQ(m->codec->id("Zorvak10"), data::kUnkId);
+}
+
 TEST(PointerGeneratorFamily, ConfigErrorsNameTheKey) {
   TempDir dir;
   const YAML::Node node = YAML::Load("model: pointer_generator\n");
@@ -144,8 +193,11 @@ TEST(PointerGeneratorFamily, ConfigErrorsNameTheKey) {
     sets.push_back("train.run_dir=" + dir.file("run"));
     return error_of([&] { family("pointer_generator").train(node, "<test>", sets); });
   };
-  EXPECT_NE(train({}).find("exactly one of data.train_tsv and data.generator"), std::string::npos);
+  EXPECT_NE(train({}).find("exactly one of data.train_tsv, data.generator and data.bbc"), std::string::npos);
   EXPECT_NE(train({"data.generator=dates"}).find("unknown generator 'dates'"), std::string::npos);
+  EXPECT_NE(train({"data.bbc=title"}).find("unknown bbc task 'title'"), std::string::npos);
+  EXPECT_NE(train({"data.bbc=headline", "data.generator=names"}).find("exactly one of"), std::string::npos);
+  EXPECT_NE(train({"data.bbc=headline", "data.bbc_dir=" + dir.file("nowhere")}).find("nowhere"), std::string::npos);
   EXPECT_NE(train({"data.generator=names", "task.pre_coverage_epochs=2"}).find("needs pointer_generator.coverage"),
             std::string::npos);
   EXPECT_NE(train({"data.generator=names", "pointer_generator.hidden=7"}).find("even"), std::string::npos);

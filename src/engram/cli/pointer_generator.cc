@@ -2,18 +2,24 @@
 // A thin adapter over models/pointer_generator/.
 //   engram summarize -m DIR [--beam K] [--min-length N] [--max-length N] < articles > summaries
 //   engram pointer-generator eval -m DIR --file PAIRS.tsv [--beam K] [--min-length N]   ROUGE, copy share, OOV copies
+//   engram pointer-generator eval -m DIR --bbc test|valid [--task headline|summary]    the same on a BBC split
 //   engram pointer-generator show -m DIR "article text" -o summary.svg                    attention × p_gen heatmap
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
+#include "engram/io/config.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/show.h"
+#include "engram/models/pointer_generator/task.h"
 #include "engram/viz/heatmap.h"
 
 namespace engram::cli {
@@ -22,6 +28,9 @@ namespace {
 
 struct PgArgs {
   std::string dir, file, article, out = "summary.svg";
+  std::string bbc, task, bbc_dir;  // eval on a BBC split instead of a file
+  bool no_stem = false;
+  int examples = 5;
   models::SummarizeOptions options;
   std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
   int threads = 1;
@@ -35,6 +44,7 @@ void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
                   "truncate articles to this many tokens (0 = the model's, as in training)")
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--batch", a->options.batch_size, "articles decoded together")->check(CLI::Range(1, 4096));
+  cmd->add_flag("--no-unk", a->options.block_unk, "never output <unk> (copy or generate a word instead)");
   add_threads_option(cmd, a->threads);
 }
 
@@ -54,14 +64,66 @@ void run_summarize(PgArgs& a) {
     std::fprintf(stdout, "%s\n", s.text.c_str());
 }
 
+// The run config a model directory was trained with: RUN/train.yaml beside it or one level up
+// (a checkpoint RUN/best); nullopt when there is none.
+std::optional<models::PgTrainConfig> run_config_of(const std::filesystem::path& model_dir) {
+  for (const std::filesystem::path& f : {model_dir / "train.yaml", model_dir.parent_path() / "train.yaml"})
+    if (std::filesystem::exists(f)) {
+      models::PgTrainConfig cfg;
+      io::from_yaml(io::load_yaml_file(f), cfg, f.string());
+      return cfg;
+    }
+  return std::nullopt;
+}
+
+// The pairs to score: the file, or the BBC split with the model's task unless --task says.
+std::vector<data::SummaryPair> eval_pairs(const PgArgs& a, const std::filesystem::path& model_dir, std::string* name) {
+  ENGRAM_CHECK(a.file.empty() != a.bbc.empty(), "pointer-generator eval: give exactly one of --file and --bbc");
+  if (!a.file.empty()) {
+    *name = a.file;
+    return data::read_summary_tsv(a.file);
+  }
+  const std::optional<models::PgTrainConfig> run = run_config_of(model_dir);
+  const std::string task = !a.task.empty() ? a.task : run ? run->data.bbc : "";
+  ENGRAM_CHECK(!task.empty(), "pointer-generator eval: {} was not trained on BBC (no data.bbc in its train.yaml): give --task",
+               model_dir.string());
+  const std::string dir = !a.bbc_dir.empty() ? a.bbc_dir : run ? run->data.bbc_dir : models::PgDataConfig{}.bbc_dir;
+  *name = fmt::format("BBC {} split, {} task", a.bbc, task);
+  return models::bbc_pairs(models::load_bbc_split(dir, a.bbc), task);
+}
+
 void run_eval(PgArgs& a) {
   auto m = prepare(a);
-  const std::vector<data::SummaryPair> pairs = data::read_summary_tsv(a.file);
-  const models::PgScores s = models::evaluate_pointer_generator(*m->model, *m->codec, pairs, a.options);
+  std::string name;
+  const std::vector<data::SummaryPair> pairs = eval_pairs(a, m->dir(), &name);
+  std::vector<models::Summary> sums;
+  const auto t0 = std::chrono::steady_clock::now();
+  const models::PgScores s = models::evaluate_pointer_generator(*m->model, *m->codec, pairs, a.options, &sums,
+                                                                {.use_stemmer = !a.no_stem});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("pointer-generator (%s, copy %s, coverage %s) on %s, %s\n\n", m->dir().string().c_str(),
-              m->model->cfg().copy ? "on" : "off", m->model->cfg().coverage ? "on" : "off", a.file.c_str(),
+              m->model->cfg().copy ? "on" : "off", m->model->cfg().coverage ? "on" : "off", name.c_str(),
               a.options.search.beam == 1 ? "greedy" : fmt::format("beam {}", a.options.search.beam).c_str());
   std::fputs(models::pg_scores_table(s).c_str(), stdout);
+  std::printf("\n");
+  std::fputs(models::pg_rouge_table(s).c_str(), stdout);
+  std::vector<std::vector<std::string>> refs;
+  for (const data::SummaryPair& p : pairs) refs.push_back(p.target_sentences);
+  std::printf("\n");
+  std::fputs(models::pg_rouge_table(models::score_summaries(*m->codec, sums, refs, {.use_stemmer = a.no_stem})).c_str(),
+             stdout);
+  std::printf("\ndecoding: %zu articles in %.1f s (%.2f articles/s, batch %d)\n", pairs.size(), seconds,
+              seconds > 0 ? static_cast<double>(pairs.size()) / seconds : 0.0, a.options.batch_size);
+  // Examples: references whose source-only words the output reproduced.
+  int shown = 0;
+  for (size_t i = 0; i < sums.size() && shown < a.examples; ++i) {
+    if (s.reproduced_oovs[i].empty()) continue;
+    if (shown++ == 0) std::printf("\nexamples (out-of-vocabulary source words the output reproduces):\n");
+    std::string words;
+    for (const std::string& w : s.reproduced_oovs[i]) words += (words.empty() ? "" : ", ") + w;
+    std::printf("- reference: %s\n  output:    %s\n  copied:    %s\n", pairs[i].target().c_str(), sums[i].text.c_str(),
+                words.c_str());
+  }
 }
 
 void run_show(PgArgs& a) {
@@ -84,7 +146,15 @@ void register_pointer_generator(CLI::App& app) {
   auto ea = std::make_shared<PgArgs>();
   auto* eval = pg->add_subcommand("eval", "ROUGE-1/2/L, copied tokens and OOV-copy rate on source<TAB>target pairs");
   add_decode_flags(eval, ea);
-  eval->add_option("--file", ea->file, "pairs: source<TAB>target per line ('\\n' separates target sentences)")->required();
+  eval->add_option("--file", ea->file, "pairs: source<TAB>target per line ('\\n' separates target sentences)");
+  eval->add_option("--bbc", ea->bbc, "instead of --file: a split of the BBC News Summary corpus")
+      ->check(CLI::IsMember({"valid", "test"}));
+  eval->add_option("--task", ea->task, "with --bbc: headline | summary (default: the model's data.bbc)")
+      ->check(CLI::IsMember({"headline", "summary"}));
+  eval->add_option("--bbc-dir", ea->bbc_dir, "with --bbc: the corpus folder (default: the model's data.bbc_dir)");
+  eval->add_flag("--no-stem", ea->no_stem, "ROUGE without rouge_score's Porter stemmer first (default: with it; the other follows)");
+  eval->add_option("--examples", ea->examples, "show this many outputs that reproduce source-only words")
+      ->check(CLI::Range(0, 1000000));
   eval->callback([ea] { run_eval(*ea); });
 
   auto wa = std::make_shared<PgArgs>();

@@ -1,74 +1,116 @@
-// score_summaries / evaluate_pointer_generator: ROUGE, copy share, OOV-copy rate.
+// score_summaries / evaluate_pointer_generator: ROUGE, copy share, OOV-copy rate, repetition.
 #include "engram/models/pointer_generator/eval.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "engram/core/error.h"
-#include "engram/eval/rouge.h"
+#include "engram/data/sentences.h"
 
 namespace engram::models {
 
 PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summaries,
-                         const std::vector<std::string>& refs) {
-  ENGRAM_CHECK(summaries.size() == refs.size(), "pointer_generator eval: {} summaries for {} references",
-               summaries.size(), refs.size());
+                         const std::vector<std::vector<std::string>>& ref_sentences, const PgScoreOptions& options) {
+  ENGRAM_CHECK(summaries.size() == ref_sentences.size(), "pointer_generator eval: {} summaries for {} references",
+               summaries.size(), ref_sentences.size());
   PgScores sc;
   sc.pairs = static_cast<int64_t>(summaries.size());
-  std::vector<std::string> hyps;
+  sc.stemmed = options.use_stemmer;
+  std::vector<std::string> hyps, refs;
+  std::vector<std::vector<std::string>> outputs, references;
   for (size_t i = 0; i < summaries.size(); ++i) {
     const Summary& s = summaries[i];
-    hyps.push_back(s.text);
+    ENGRAM_CHECK(s.p_gen.size() >= s.ids.size(), "pointer_generator eval: summary {} has {} p_gen values for {} tokens",
+                 i, s.p_gen.size(), s.ids.size());
+    hyps.push_back(eval::lsum_text(data::split_sentences(s.text)));
+    refs.push_back(eval::lsum_text(ref_sentences[i]));
     for (size_t r = 0; r < s.ids.size(); ++r) {  // output tokens (not <eos>)
       ++sc.output_tokens;
       sc.copied_tokens += s.copied(r) ? 1 : 0;
     }
     std::map<std::string, int64_t> in_output;
     for (const std::string& t : s.tokens) sc.repeated_tokens += in_output[t]++ > 0 ? 1 : 0;
-    std::map<std::string, int64_t> wanted;  // reference OOV tokens the source holds
-    for (const std::string& t : codec.tokens(refs[i]))
-      if (std::find(s.source.oovs.begin(), s.source.oovs.end(), t) != s.source.oovs.end()) ++wanted[t];
+    std::vector<std::string> ref_tokens;
+    for (const std::string& sentence : ref_sentences[i])
+      for (std::string& t : codec.tokens(sentence)) ref_tokens.push_back(std::move(t));
+    // Reference OOV tokens the source holds, and which of them the output reproduces.
+    std::vector<std::string> reproduced;
+    std::map<std::string, int64_t> wanted;
+    for (const std::string& t : ref_tokens)
+      if (std::find(s.source.oovs.begin(), s.source.oovs.end(), t) != s.source.oovs.end()) {
+        if (wanted[t]++ == 0 && in_output.count(t)) reproduced.push_back(t);
+      }
     for (const auto& [t, n] : wanted) {
       sc.oov_reference += n;
       const auto it = in_output.find(t);
       sc.oov_reproduced += it == in_output.end() ? 0 : std::min(n, it->second);
     }
+    sc.reproduced_oovs.push_back(std::move(reproduced));
+    outputs.push_back(s.tokens);
+    references.push_back(std::move(ref_tokens));
   }
   if (!summaries.empty()) {
-    const eval::RougeResult r = eval::corpus_rouge(hyps, refs);
-    sc.rouge1 = 100 * r.rouge1.f1;
-    sc.rouge2 = 100 * r.rouge2.f1;
-    sc.rouge_l = 100 * r.rouge_l.f1;
+    sc.rouge = eval::corpus_rouge(hyps, refs, {.use_stemmer = options.use_stemmer});
+    sc.rouge1 = 100 * sc.rouge.rouge1.f1;
+    sc.rouge2 = 100 * sc.rouge.rouge2.f1;
+    sc.rouge_l = 100 * sc.rouge.rouge_l.f1;
+    sc.rouge_lsum = 100 * sc.rouge.rouge_lsum.f1;
   }
+  sc.output_trigrams = eval::repeated_trigram_rate(outputs);
+  sc.reference_trigrams = eval::repeated_trigram_rate(references);
   sc.copy_share = sc.output_tokens ? static_cast<double>(sc.copied_tokens) / sc.output_tokens : 0.0;
   sc.oov_copy_rate = sc.oov_reference ? static_cast<double>(sc.oov_reproduced) / sc.oov_reference : 0.0;
   sc.repeat_share = sc.output_tokens ? static_cast<double>(sc.repeated_tokens) / sc.output_tokens : 0.0;
   return sc;
 }
 
+PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summaries,
+                         const std::vector<std::string>& refs) {
+  std::vector<std::vector<std::string>> sentences;
+  for (const std::string& r : refs) sentences.push_back({r});
+  return score_summaries(codec, summaries, sentences, {});
+}
+
 PgScores evaluate_pointer_generator(const PointerGenerator& model, const PgCodec& codec,
                                     const std::vector<data::SummaryPair>& pairs, const SummarizeOptions& options,
-                                    std::vector<Summary>* summaries) {
-  std::vector<std::string> srcs, refs;
+                                    std::vector<Summary>* summaries, const PgScoreOptions& score) {
+  std::vector<std::string> srcs;
+  std::vector<std::vector<std::string>> refs;
   for (const data::SummaryPair& p : pairs) {
     srcs.push_back(p.source);
-    refs.push_back(p.target());
+    refs.push_back(p.target_sentences);
   }
   std::vector<Summary> sums = summarize_lines(model, codec, srcs, options);
-  PgScores sc = score_summaries(codec, sums, refs);
+  PgScores sc = score_summaries(codec, sums, refs, score);
   if (summaries) *summaries = std::move(sums);
   return sc;
 }
 
 std::string pg_scores_table(const PgScores& s) {
-  std::string t = "| pairs | ROUGE-1 | ROUGE-2 | ROUGE-L | copied tokens | OOV-copy rate | repeated tokens |\n";
-  t += "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  t += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) |\n", s.pairs,
-                   s.rouge1, s.rouge2, s.rouge_l, 100 * s.copy_share, s.copied_tokens, s.output_tokens,
-                   100 * s.oov_copy_rate, s.oov_reproduced, s.oov_reference, 100 * s.repeat_share, s.repeated_tokens,
-                   s.output_tokens);
+  std::string t =
+      "| pairs | ROUGE-1 | ROUGE-2 | ROUGE-L | ROUGE-Lsum | copied tokens | OOV-copy rate | repeated tokens | "
+      "repeated trigrams | reference repeated trigrams |\n";
+  t += "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  t += fmt::format(
+      "| {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) "
+      "| {:.1f}% ({}/{}) |\n",
+      s.pairs, s.rouge1, s.rouge2, s.rouge_l, s.rouge_lsum, 100 * s.copy_share, s.copied_tokens, s.output_tokens,
+      100 * s.oov_copy_rate, s.oov_reproduced, s.oov_reference, 100 * s.repeat_share, s.repeated_tokens,
+      s.output_tokens, 100 * s.output_trigrams.rate, s.output_trigrams.repeated, s.output_trigrams.total,
+      100 * s.reference_trigrams.rate, s.reference_trigrams.repeated, s.reference_trigrams.total);
+  return t;
+}
+
+std::string pg_rouge_table(const PgScores& s) {
+  std::string t = fmt::format("| ROUGE (stem: {}) | F1 | P | R |\n| --- | ---: | ---: | ---: |\n", s.stemmed ? "yes" : "no");
+  const std::pair<const char*, const eval::RougeScore*> rows[] = {
+      {"ROUGE-1", &s.rouge.rouge1}, {"ROUGE-2", &s.rouge.rouge2}, {"ROUGE-L", &s.rouge.rouge_l},
+      {"ROUGE-Lsum", &s.rouge.rouge_lsum}};
+  for (const auto& [name, r] : rows)
+    t += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} |\n", name, 100 * r->f1, 100 * r->precision, 100 * r->recall);
   return t;
 }
 

@@ -1,11 +1,17 @@
-// Scoring pointer-generator summaries against references: ROUGE-1/2/L F1 (eval/rouge.h, mean
-// over the pairs, × 100), the share of output tokens copied (1 − p_gen > 0.5), and the OOV-copy
-// rate: of the reference tokens that are outside the vocabulary but in the source (the ones only
-// copying can produce), the share the output reproduces (counts clipped per token, as ROUGE-1).
-// Tokens here are the codec's: words for a word model; for a SentencePiece model pieces, which
-// are rarely out of the vocabulary, so its OOV-copy rate covers few tokens. Also the share of
-// output tokens that repeat an earlier token of the same summary (what coverage is meant to cut;
-// See et al. count duplicated n-grams).
+// Scoring pointer-generator summaries against references: ROUGE-1/2/L/Lsum precision, recall and
+// F1 (eval/rouge.h, rouge_score-compatible, mean over the pairs, × 100; with or without
+// rouge_score's Porter stemmer), the share of output tokens copied (1 − p_gen > 0.5), the
+// OOV-copy rate: of the reference tokens that are outside the vocabulary but in the source (the
+// ones only copying can produce), the share the output reproduces (counts clipped per token, as
+// ROUGE-1, as eval::oov_copy_rate counts), and the repeated-trigram rate of the outputs and of the
+// references (eval::repeated_trigram_rate, what coverage is meant to cut; See et al. count
+// duplicated n-grams). Also the share of output tokens that repeat an earlier token of the same
+// summary.
+// ROUGE-Lsum compares sentences: the reference's own (a TSV target's `\n`-separated sentences, a
+// BBC summary's), and the output's as data::split_sentences finds them in its text.
+// Tokens for the copy and repetition figures are the codec's: words for a word model; for a
+// SentencePiece model pieces, which are rarely out of the vocabulary, so its OOV-copy rate
+// covers few tokens.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +19,21 @@
 #include <vector>
 
 #include "engram/data/summary_pairs.h"
+#include "engram/eval/rouge.h"
+#include "engram/eval/summarization.h"
 #include "engram/models/pointer_generator/summarize.h"
 
 namespace engram::models {
 
+struct PgScoreOptions {
+  bool use_stemmer = false;  // rouge_score's use_stemmer=True
+};
+
 struct PgScores {
   int64_t pairs = 0;
-  double rouge1 = 0, rouge2 = 0, rouge_l = 0;  // F1 × 100, mean over pairs
+  bool stemmed = false;                 // ROUGE with the Porter stemmer
+  double rouge1 = 0, rouge2 = 0, rouge_l = 0, rouge_lsum = 0;  // F1 × 100, mean over pairs
+  eval::RougeResult rouge;              // P, R and F1 (fractions) of the four, mean over pairs
   int64_t output_tokens = 0, copied_tokens = 0;
   double copy_share = 0;        // copied_tokens / output_tokens (0 when there are none)
   int64_t oov_reference = 0;    // reference tokens outside the vocabulary that the source holds
@@ -27,18 +41,28 @@ struct PgScores {
   double oov_copy_rate = 0;     // oov_reproduced / oov_reference (0 when there are none)
   int64_t repeated_tokens = 0;  // output tokens equal to an earlier token of their summary
   double repeat_share = 0;      // repeated_tokens / output_tokens (0 when there are none)
+  eval::RepetitionStats output_trigrams;     // repeated trigrams of the outputs
+  eval::RepetitionStats reference_trigrams;  // and of the references
+  // Per pair, the reference's OOV-in-source tokens the output reproduces (each once, first
+  // seen first): the examples of what copying bought.
+  std::vector<std::vector<std::string>> reproduced_oovs;
 };
 
-// refs[i] is the reference of summaries[i] (same length).
+// ref_sentences[i] holds the reference sentences of summaries[i] (same length).
+PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summaries,
+                         const std::vector<std::vector<std::string>>& ref_sentences, const PgScoreOptions& options);
+// Each reference one sentence, without the stemmer.
 PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summaries,
                          const std::vector<std::string>& refs);
 
-// Summarises the sources of `pairs` and scores them against their targets.
+// Summarises the sources of `pairs` and scores them against their target sentences.
 PgScores evaluate_pointer_generator(const PointerGenerator& model, const PgCodec& codec,
                                     const std::vector<data::SummaryPair>& pairs, const SummarizeOptions& options,
-                                    std::vector<Summary>* summaries = nullptr);
+                                    std::vector<Summary>* summaries = nullptr, const PgScoreOptions& score = {});
 
-// The scores as a small Markdown table.
+// The F1 figures and copy diagnostics as a small Markdown table.
 std::string pg_scores_table(const PgScores& s);
+// ROUGE-1/2/L/Lsum P, R, F1 (× 100) as a Markdown table, the stemmer named.
+std::string pg_rouge_table(const PgScores& s);
 
 }  // namespace engram::models

@@ -115,12 +115,13 @@ class PointerGenerator final : public Model {
 // decode::SearchOptions.)
 struct PgDecodeOptions {
   bool coverage_active = true;   // as PgForwardOptions::coverage_active
+  bool block_unk = false;        // <unk> gets log-probability −inf: the search copies or generates a word instead
 };
 
 // PointerGenerator as a decode::StepModel (step.cc): SourceBatch::ids in extended ids (each in
 // [0, V + S)); the classes of a step are V + X (copy; X from the batch's largest id) or V.
-// Log-probabilities of <pad> and <go> are −inf, and so are those of extra ids a row's source does
-// not hold. The alignment is α [N, S].
+// Log-probabilities of <pad> and <go> are −inf (and <unk>'s with block_unk), and so are those of
+// extra ids a row's source does not hold. The alignment is α [N, S].
 class PgStepModel final : public decode::StepModel {
  public:
   PgStepModel(const PointerGenerator& model, const PgDecodeOptions& options) : model_(model), options_(options) {}

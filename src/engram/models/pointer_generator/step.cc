@@ -126,6 +126,7 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
     float* row = lp.data + int64_t{r} * width;
     row[data::kPadId] = kNegInf;
     row[data::kGoId] = kNegInf;
+    if (options_.block_unk) row[data::kUnkId] = kNegInf;
   }
   store(st.h, o.state.layers[0].h);
   if (!st.c.empty()) store(st.c, o.state.layers[0].c);

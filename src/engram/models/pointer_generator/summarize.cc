@@ -63,7 +63,7 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return out[a].source.ids.size() < out[b].source.ids.size(); });
-  const PgStepModel stepper(model, {.coverage_active = options.coverage_active});
+  const PgStepModel stepper(model, {.coverage_active = options.coverage_active, .block_unk = options.block_unk});
   core::Graph g(false);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);

@@ -28,6 +28,7 @@ struct SummarizeOptions {
   int max_source_tokens = 0;      // longer sources are truncated; 0 = the model's max_source_tokens
   int batch_size = 32;            // sources decoded together
   bool coverage_active = true;    // PgDecodeOptions::coverage_active
+  bool block_unk = false;         // PgDecodeOptions::block_unk: never output <unk>
   void validate() const;
 };
 

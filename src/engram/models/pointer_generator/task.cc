@@ -41,8 +41,11 @@ PgPairs pairs_of(const std::vector<data::SummaryPair>& in) {
 void PgDataConfig::validate() const {
   ENGRAM_CHECK(generator.empty() || generator == "names", "pointer_generator data: unknown generator '{}' (known: names)",
                generator);
-  ENGRAM_CHECK(generator.empty() != train_tsv.empty(),
-               "pointer_generator data: give exactly one of data.train_tsv and data.generator");
+  ENGRAM_CHECK(bbc.empty() || bbc == "headline" || bbc == "summary",
+               "pointer_generator data: unknown bbc task '{}' (known: headline, summary)", bbc);
+  ENGRAM_CHECK(int{!generator.empty()} + int{!train_tsv.empty()} + int{!bbc.empty()} == 1,
+               "pointer_generator data: give exactly one of data.train_tsv, data.generator and data.bbc");
+  ENGRAM_CHECK(bbc.empty() || !bbc_dir.empty(), "pointer_generator data: data.bbc needs data.bbc_dir");
   ENGRAM_CHECK(generate_train >= 1 && generate_valid >= 1 && valid_size >= 1 && max_pairs >= 0,
                "pointer_generator data: generate_train {}, generate_valid {} and valid_size {} must be >= 1, max_pairs "
                "{} >= 0",
@@ -70,6 +73,28 @@ void PgTrainConfig::validate() const {
   train::check_trainer_config(train);
 }
 
+std::vector<data::SummaryPair> bbc_pairs(const std::vector<data::NewsArticle>& articles, const std::string& task) {
+  ENGRAM_CHECK(task == "headline" || task == "summary", "bbc: unknown task '{}' (known: headline, summary)", task);
+  std::vector<data::SummaryPair> out;
+  out.reserve(articles.size());
+  for (const data::NewsArticle& a : articles) {
+    data::SummaryPair p;
+    for (const std::string& s : a.body) p.source += (p.source.empty() ? "" : " ") + s;
+    p.target_sentences = task == "headline" ? std::vector<std::string>{a.headline} : a.summary;
+    p.line = a.number;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<data::NewsArticle> load_bbc_split(const std::string& dir, const std::string& split) {
+  ENGRAM_CHECK(split == "train" || split == "valid" || split == "test",
+               "bbc: unknown split '{}' (known: train, valid, test)", split);
+  const data::BbcSplit which =
+      split == "train" ? data::BbcSplit::kTrain : split == "valid" ? data::BbcSplit::kValid : data::BbcSplit::kTest;
+  return data::bbc_subset(data::load_bbc(data::resolve_data_path(dir)), which);
+}
+
 data::Example pg_example(const PgCodec& codec, const std::string& src, const std::string& tgt, int max_source,
                          int max_target) {
   const ExtendedSource s = extend_source(codec, src, max_source);
@@ -90,6 +115,12 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
         split->tgt.push_back(p.target);
       }
     note(log, fmt::format("data: generated names task, {} train / {} valid pairs", d.generate_train, d.generate_valid));
+  } else if (!d.bbc.empty()) {
+    const std::vector<data::NewsArticle> all = data::load_bbc(data::resolve_data_path(d.bbc_dir));
+    train_text = pairs_of(bbc_pairs(data::bbc_subset(all, data::BbcSplit::kTrain), d.bbc));
+    valid_text = pairs_of(bbc_pairs(data::bbc_subset(all, data::BbcSplit::kValid), d.bbc));
+    note(log, fmt::format("data: BBC {} task, {} train / {} valid articles from {}", d.bbc, train_text.src.size(),
+                          valid_text.src.size(), d.bbc_dir));
   } else {
     PgPairs all = pairs_of(data::read_summary_tsv(data::resolve_data_path(d.train_tsv)));
     if (!d.valid_tsv.empty()) {

@@ -1,6 +1,6 @@
 // Training the pointer-generator (`engram train CONFIG.yaml` with `model: pointer_generator`):
-// the run config, data (a `source<TAB>target` file, data/summary_pairs.h, or the generated names
-// task, data/tasks/names.h), one vocabulary of the most frequent train words (or a SentencePiece
+// the run config, data (a `source<TAB>target` file, data/summary_pairs.h, the generated names
+// task, data/tasks/names.h, or the BBC News Summary corpus, data/bbc.h, with its fixed split), one vocabulary of the most frequent train words (or a SentencePiece
 // model) kept in the run directory, examples in extended ids, and the train::TrainTask: batches
 // by a token budget in an order that is a pure function of (seed, epoch), the loss of model.h,
 // and validation by dev NLL, greedy ROUGE, copy share and OOV-copy rate.
@@ -22,6 +22,7 @@
 
 #include "engram/core/graph.h"
 #include "engram/data/batching.h"
+#include "engram/data/bbc.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/models/pointer_generator/model.h"
 #include "engram/models/pointer_generator/summarize.h"
@@ -32,7 +33,9 @@ namespace engram::models {
 
 struct PgDataConfig {
   std::string train_tsv;             // source<TAB>target per line, or
-  std::string generator;             // "names": the generated copy task
+  std::string generator;             // "names": the generated copy task, or
+  std::string bbc;                   // "headline" | "summary": the BBC corpus (its train / valid split)
+  std::string bbc_dir = "summarization/bbc-news-summary";  // under $ENGRAM_DATA_DIR (data/paths.h)
   std::string valid_tsv;             // validation pairs (else valid_size held out of train_tsv)
   int64_t valid_size = 200;          // pairs held out (seeded) when there is no valid_tsv
   int64_t generate_train = 2000;     // generator: training pairs
@@ -49,6 +52,8 @@ struct PgDataConfig {
   void visit(V& v) {
     v("train_tsv", train_tsv, "training pairs: source<TAB>target per line (\\n separates target sentences)");
     v("generator", generator, "generated task instead of files: names (rare names to copy)");
+    v("bbc", bbc, "BBC News Summary instead of files: headline (body -> headline) | summary (body -> summary)");
+    v("bbc_dir", bbc_dir, "the BBC corpus folder (articles/, summaries/), relative paths under $ENGRAM_DATA_DIR");
     v("valid_tsv", valid_tsv, "validation pairs (else valid_size held out of train_tsv)");
     v("valid_size", valid_size, "pairs held out for validation when there is no valid_tsv");
     v("generate_train", generate_train, "generator: training pairs");
@@ -137,6 +142,14 @@ class PgTrainTask final : public train::TrainTask {
   bool coverage_active_ = true;
   core::Graph graph_;
 };
+
+// The BBC corpus as summarisation pairs: source = the body sentences joined with spaces, target =
+// the headline (task "headline", one sentence) or the extractive summary's sentences ("summary").
+// Errors name an unknown task.
+std::vector<data::SummaryPair> bbc_pairs(const std::vector<data::NewsArticle>& articles, const std::string& task);
+// The articles of one split ("train" | "valid" | "test") of the corpus in `dir` (resolved by
+// data::resolve_data_path).
+std::vector<data::NewsArticle> load_bbc_split(const std::string& dir, const std::string& split);
 
 // One pair in extended ids: the source truncated to max_source, the target to max_target tokens.
 data::Example pg_example(const PgCodec& codec, const std::string& src, const std::string& tgt, int max_source,
