@@ -21,6 +21,12 @@ export OMP_NUM_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=("$mpirun" -np 2 --oversubscribe --bind-to none)
+# Under ASan the ranks' parameters may part in the last bits (its allocator changes buffer
+# alignment, and with it the summation order of reductions such as the clipping norm; two
+# sanitized processes of one run differ likewise), which the parameter checksum rightly calls an
+# error: sanitized runs compare curves only (the checksum itself is tested below, by the seeds).
+nocheck=""
+[ -n "${ENGRAM_SANITIZED:-}" ] && nocheck="--set train.distributed.check_every=0"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
@@ -74,7 +80,7 @@ for entry in "${runs[@]}"; do
     { fail "$family: the one-process run failed"; tail -3 "$one.log"; continue; }
   t0=$(date +%s)
   # shellcheck disable=SC2086
-  timeout 300 "${mpi[@]}" "$bin" train "$src/$config" $sets --threads 1 --set train.run_dir="$two" > "$two.log" 2>&1 ||
+  timeout 300 "${mpi[@]}" "$bin" train "$src/$config" $sets $nocheck --threads 1 --set train.run_dir="$two" > "$two.log" 2>&1 ||
     { fail "$family: the 2-rank run failed"; tail -5 "$two.log"; continue; }
   grep -q "data parallel: 2 ranks" "$two.log" || fail "$family: the 2-rank run did not say it ran on 2 ranks"
   m1=$(metrics_of "$family" "$one") m2=$(metrics_of "$family" "$two")
@@ -93,7 +99,7 @@ done
 # ---- 2. a killed rank ends the job
 ntm_sets="--set ntm.task.bits=3 --set ntm.task.max_len=4 --set ntm.ntm.controller_size=8 --set data.valid_sequences=4 --set data.batch_size=4 --set train.max_steps=1000000 --set train.log_every=1"
 # shellcheck disable=SC2086
-"${mpi[@]}" "$bin" train "$src/configs/ntm-copy.yaml" $ntm_sets --threads 1 --set train.run_dir="$tmp/kill" \
+"${mpi[@]}" "$bin" train "$src/configs/ntm-copy.yaml" $ntm_sets $nocheck --threads 1 --set train.run_dir="$tmp/kill" \
   > "$tmp/kill.log" 2>&1 &
 job=$!
 for _ in $(seq 1 300); do  # until both ranks train
@@ -130,7 +136,7 @@ fi
 
 # ---- 2b. a stuck rank (SIGSTOP) ends the job after train.distributed.timeout_s
 # shellcheck disable=SC2086
-"${mpi[@]}" "$bin" train "$src/configs/ntm-copy.yaml" $ntm_sets --threads 1 --set train.distributed.timeout_s=3 \
+"${mpi[@]}" "$bin" train "$src/configs/ntm-copy.yaml" $ntm_sets $nocheck --threads 1 --set train.distributed.timeout_s=3 \
   --set train.run_dir="$tmp/stuck" > "$tmp/stuck.log" 2>&1 &
 job=$!
 for _ in $(seq 1 300); do
@@ -194,10 +200,10 @@ for plan in "2 1" "1 2"; do
   read -r first second <<< "$plan"
   dir=$tmp/r-$first-$second
   # shellcheck disable=SC2086
-  launch "$first" train "$src/configs/ntm-copy.yaml" $rsets --threads 1 --set train.max_steps=20 --set train.run_dir="$dir" \
+  launch "$first" train "$src/configs/ntm-copy.yaml" $rsets $nocheck --threads 1 --set train.max_steps=20 --set train.run_dir="$dir" \
     > "$dir.log" 2>&1 || { fail "resume $first->$second: the first part failed"; tail -3 "$dir.log"; continue; }
   # shellcheck disable=SC2086
-  launch "$second" train "$src/configs/ntm-copy.yaml" $rsets --threads 1 --set train.max_steps=40 --set train.run_dir="$dir" \
+  launch "$second" train "$src/configs/ntm-copy.yaml" $rsets $nocheck --threads 1 --set train.max_steps=40 --set train.run_dir="$dir" \
     >> "$dir.log" 2>&1 || { fail "resume $first->$second: the resumed part failed"; tail -3 "$dir.log"; continue; }
   grep -q "resuming $dir at step 20" "$dir.log" || fail "resume $first->$second: the second part did not resume at step 20"
   series "$dir/metrics.jsonl" train loss > "$tmp/resumed"

@@ -19,12 +19,12 @@ namespace engram::train {
 
 struct DistributedConfig {
   double timeout_s = 600;     // the longest any collective may wait (validation on rank 0 included)
-  int64_t check_every = 100;  // parameter checksum across ranks every N updates (0 = only at the start of a phase)
+  int64_t check_every = 100;  // parameter checksum across ranks at each phase start and every N updates (0 = never)
 
   template <class V>
   void visit(V& v) {
     v("timeout_s", timeout_s, "the longest a rank waits for the others in one collective (seconds)");
-    v("check_every", check_every, "compare the parameters' checksum across ranks every N updates (0 = only at the start)");
+    v("check_every", check_every, "compare the parameters' checksum across ranks at each phase start and every N updates (0 = never)");
   }
 };
 

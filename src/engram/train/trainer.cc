@@ -308,7 +308,7 @@ TrainSummary Trainer::run() {
                    "(checksum of rank {}: {:016x}); the ranks must run the same engram binary, config and "
                    "thread count", offset + step, w.rank, h);
     };
-    if (w.distributed()) check_same_parameters();
+    if (w.distributed() && pc.distributed.check_every > 0) check_same_parameters();
 
     int64_t last_saved_step = -1;
     auto trainer_state = [&](int epoch, int64_t next_batch) {
