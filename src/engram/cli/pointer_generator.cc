@@ -9,14 +9,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
-#include "engram/io/config.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/show.h"
 #include "engram/models/pointer_generator/task.h"
@@ -64,38 +62,11 @@ void run_summarize(PgArgs& a) {
     std::fprintf(stdout, "%s\n", s.text.c_str());
 }
 
-// The run config a model directory was trained with: RUN/train.yaml beside it or one level up
-// (a checkpoint RUN/best); nullopt when there is none.
-std::optional<models::PgTrainConfig> run_config_of(const std::filesystem::path& model_dir) {
-  for (const std::filesystem::path& f : {model_dir / "train.yaml", model_dir.parent_path() / "train.yaml"})
-    if (std::filesystem::exists(f)) {
-      models::PgTrainConfig cfg;
-      io::from_yaml(io::load_yaml_file(f), cfg, f.string());
-      return cfg;
-    }
-  return std::nullopt;
-}
-
-// The pairs to score: the file, or the BBC split with the model's task unless --task says.
-std::vector<data::SummaryPair> eval_pairs(const PgArgs& a, const std::filesystem::path& model_dir, std::string* name) {
-  ENGRAM_CHECK(a.file.empty() != a.bbc.empty(), "pointer-generator eval: give exactly one of --file and --bbc");
-  if (!a.file.empty()) {
-    *name = a.file;
-    return data::read_summary_tsv(a.file);
-  }
-  const std::optional<models::PgTrainConfig> run = run_config_of(model_dir);
-  const std::string task = !a.task.empty() ? a.task : run ? run->data.bbc : "";
-  ENGRAM_CHECK(!task.empty(), "pointer-generator eval: {} was not trained on BBC (no data.bbc in its train.yaml): give --task",
-               model_dir.string());
-  const std::string dir = !a.bbc_dir.empty() ? a.bbc_dir : run ? run->data.bbc_dir : models::PgDataConfig{}.bbc_dir;
-  *name = fmt::format("BBC {} split, {} task", a.bbc, task);
-  return models::bbc_pairs(models::load_bbc_split(dir, a.bbc), task);
-}
-
 void run_eval(PgArgs& a) {
   auto m = prepare(a);
   std::string name;
-  const std::vector<data::SummaryPair> pairs = eval_pairs(a, m->dir(), &name);
+  const std::vector<data::SummaryPair> pairs =
+      models::pg_eval_pairs({.file = a.file, .bbc = a.bbc, .task = a.task, .bbc_dir = a.bbc_dir}, m->dir(), &name);
   std::vector<models::Summary> sums;
   const auto t0 = std::chrono::steady_clock::now();
   const models::PgScores s = models::evaluate_pointer_generator(*m->model, *m->codec, pairs, a.options, &sums,
@@ -114,16 +85,7 @@ void run_eval(PgArgs& a) {
              stdout);
   std::printf("\ndecoding: %zu articles in %.1f s (%.2f articles/s, batch %d)\n", pairs.size(), seconds,
               seconds > 0 ? static_cast<double>(pairs.size()) / seconds : 0.0, a.options.batch_size);
-  // Examples: references whose source-only words the output reproduced.
-  int shown = 0;
-  for (size_t i = 0; i < sums.size() && shown < a.examples; ++i) {
-    if (s.reproduced_oovs[i].empty()) continue;
-    if (shown++ == 0) std::printf("\nexamples (out-of-vocabulary source words the output reproduces):\n");
-    std::string words;
-    for (const std::string& w : s.reproduced_oovs[i]) words += (words.empty() ? "" : ", ") + w;
-    std::printf("- reference: %s\n  output:    %s\n  copied:    %s\n", pairs[i].target().c_str(), sums[i].text.c_str(),
-                words.c_str());
-  }
+  std::fputs(models::pg_copy_examples(pairs, sums, s, a.examples).c_str(), stdout);
 }
 
 void run_show(PgArgs& a) {

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "engram/core/error.h"
 #include "engram/data/sentences.h"
+#include "engram/io/config.h"
+#include "engram/models/pointer_generator/task.h"
 
 namespace engram::models {
 
@@ -112,6 +115,53 @@ std::string pg_rouge_table(const PgScores& s) {
   for (const auto& [name, r] : rows)
     t += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} |\n", name, 100 * r->f1, 100 * r->precision, 100 * r->recall);
   return t;
+}
+
+namespace {
+
+// The run config a model directory was trained with: RUN/train.yaml beside it or one level up
+// (a checkpoint RUN/best); nullopt when there is none.
+std::optional<PgTrainConfig> run_config_of(const std::filesystem::path& model_dir) {
+  for (const std::filesystem::path& f : {model_dir / "train.yaml", model_dir.parent_path() / "train.yaml"})
+    if (std::filesystem::exists(f)) {
+      PgTrainConfig cfg;
+      io::from_yaml(io::load_yaml_file(f), cfg, f.string());
+      return cfg;
+    }
+  return std::nullopt;
+}
+
+// The pairs to score: the file, or the BBC split with the model's task unless --task says.
+}  // namespace
+
+std::vector<data::SummaryPair> pg_eval_pairs(const PgEvalSource& a, const std::filesystem::path& model_dir,
+                                             std::string* name) {
+  ENGRAM_CHECK(a.file.empty() != a.bbc.empty(), "pointer-generator eval: give exactly one of --file and --bbc");
+  if (!a.file.empty()) {
+    *name = a.file;
+    return data::read_summary_tsv(a.file);
+  }
+  const std::optional<PgTrainConfig> run = run_config_of(model_dir);
+  const std::string task = !a.task.empty() ? a.task : run ? run->data.bbc : "";
+  ENGRAM_CHECK(!task.empty(), "pointer-generator eval: {} was not trained on BBC (no data.bbc in its train.yaml): give --task",
+               model_dir.string());
+  const std::string dir = !a.bbc_dir.empty() ? a.bbc_dir : run ? run->data.bbc_dir : PgDataConfig{}.bbc_dir;
+  *name = fmt::format("BBC {} split, {} task", a.bbc, task);
+  return bbc_pairs(load_bbc_split(dir, a.bbc), task);
+}
+
+std::string pg_copy_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
+                             const PgScores& scores, int n) {
+  std::string out;
+  int shown = 0;
+  for (size_t i = 0; i < summaries.size() && i < scores.reproduced_oovs.size() && shown < n; ++i) {
+    if (scores.reproduced_oovs[i].empty()) continue;
+    if (shown++ == 0) out += "\nexamples (out-of-vocabulary source words the output reproduces):\n";
+    std::string words;
+    for (const std::string& w : scores.reproduced_oovs[i]) words += (words.empty() ? "" : ", ") + w;
+    out += fmt::format("- reference: {}\n  output:    {}\n  copied:    {}\n", pairs[i].target(), summaries[i].text, words);
+  }
+  return out;
 }
 
 }  // namespace engram::models

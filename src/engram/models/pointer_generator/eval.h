@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -64,5 +65,19 @@ PgScores evaluate_pointer_generator(const PointerGenerator& model, const PgCodec
 std::string pg_scores_table(const PgScores& s);
 // ROUGE-1/2/L/Lsum P, R, F1 (× 100) as a Markdown table, the stemmer named.
 std::string pg_rouge_table(const PgScores& s);
+
+// Where `engram pointer-generator eval` takes its pairs: a TSV file, or a BBC split ("valid" |
+// "test") of the model's task (its RUN/train.yaml's data.bbc) unless `task` says.
+struct PgEvalSource {
+  std::string file, bbc, task, bbc_dir;
+};
+// The pairs, and in *name what they are ("BBC test split, headline task" or the file).
+std::vector<data::SummaryPair> pg_eval_pairs(const PgEvalSource& source, const std::filesystem::path& model_dir,
+                                             std::string* name);
+
+// Up to n examples of outputs that reproduce source-only (out-of-vocabulary) reference words:
+// reference, output and the words, as text ("" when there are none).
+std::string pg_copy_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
+                             const PgScores& scores, int n);
 
 }  // namespace engram::models
