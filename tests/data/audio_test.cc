@@ -476,6 +476,25 @@ TEST(AudioSpecAugment, MasksAreBandsSharedAcrossBlocksAndSeeded) {
   EXPECT_EQ(same.data, ones.data);
 }
 
+TEST(SpeedPerturb, LinearInterpolationByHand) {
+  Waveform w;
+  w.sample_rate = 8000;
+  w.samples = {0.0f, 1.0f, 0.5f, -0.5f, 0.25f};
+  // speed 2: t * 2 for t = 0 .. floor(4 / 2) = 2 -> samples 0, 2, 4.
+  EXPECT_EQ(change_speed(w, 2.0f).samples, (std::vector<float>{0.0f, 0.5f, 0.25f}));
+  // speed 0.5: positions 0, 0.5, 1, ..., 4 (9 samples), the midpoints averaged.
+  EXPECT_EQ(change_speed(w, 0.5f).samples,
+            (std::vector<float>{0.0f, 0.5f, 1.0f, 0.75f, 0.5f, 0.0f, -0.5f, -0.125f, 0.25f}));
+  const Waveform w3 = change_speed(w, 0.75f);  // positions 0, 0.75, 1.5, 2.25, 3, 3.75
+  ASSERT_EQ(w3.samples.size(), 6u);            // floor(4 / 0.75) + 1
+  EXPECT_FLOAT_EQ(w3.samples[1], 0.75f);       // 0.25 * 0 + 0.75 * 1
+  EXPECT_FLOAT_EQ(w3.samples[2], 0.75f);       // 0.5 * 1 + 0.5 * 0.5
+  EXPECT_FLOAT_EQ(w3.samples[5], 0.25f * -0.5f + 0.75f * 0.25f);
+  EXPECT_EQ(w3.sample_rate, 8000);
+  EXPECT_TRUE(change_speed(Waveform{{}, 8000}, 1.1f).samples.empty());
+  EXPECT_EQ(error_of([&] { change_speed(w, 0.3f); }), "speed perturbation: speed 0.3 is outside [0.5, 2]");
+}
+
 // ---------------------------------------------------------------------------------------------
 // FSDD
 

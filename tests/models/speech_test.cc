@@ -71,21 +71,36 @@ TEST(SpeechGradCheck, TeacherForcedDistributionsAndLoss) {
     SpeechAttention att;
     SpeechCell cell;
     int pyramid = 0;
+    float dropout = 0;
   };
   for (const V& v : {V{"location/gru", SpeechAttention::kLocation, SpeechCell::kGru},
+                     V{"location/gru/dropout", SpeechAttention::kLocation, SpeechCell::kGru, 0, 0.3f},
                      V{"additive/lstm", SpeechAttention::kAdditive, SpeechCell::kLstm},
                      V{"location/lstm", SpeechAttention::kLocation, SpeechCell::kLstm},
                      V{"location/gru/pyramid2", SpeechAttention::kLocation, SpeechCell::kGru, 2}}) {
     core::Rng rng(5);
-    SpeechModel model(tiny_config(v.att, v.cell, v.pyramid), rng);
+    SpeechConfig cfg = tiny_config(v.att, v.cell, v.pyramid);
+    cfg.dropout = v.dropout;
+    SpeechModel model(cfg, rng);
     const std::vector<audio::Features> u = {random_features(5, 4, rng), random_features(3, 4, rng)};
     const std::vector<const audio::Features*> ptrs = {&u[0], &u[1]};
     const decode::SourceBatch src = speech_source(ptrs);
     const std::vector<std::vector<int>> digits = {{3, 1}, {7}};
+    // With dropout, the same masks at every evaluation (a fresh stream of one seed each time).
     auto f = [&](Graph& g) {
-      Var lp = model.log_probs(g, src, digits, nullptr);
-      return core::concat({flat(core::exp(lp)), flat(model.loss(g, src, digits))}, 0);
+      core::Rng d1(11), d2(11);
+      core::Rng* r1 = v.dropout > 0 ? &d1 : nullptr;
+      core::Rng* r2 = v.dropout > 0 ? &d2 : nullptr;
+      Var lp = model.log_probs(g, src, digits, nullptr, r1);
+      return core::concat({flat(core::exp(lp)), flat(model.loss(g, src, digits, r2))}, 0);
     };
+    if (v.dropout > 0) {  // the masks act in training and not without an Rng
+      Graph g(false);
+      core::Rng d(11);
+      const float with = model.loss(g, src, digits, &d).data()[0];
+      const float without = model.loss(g, src, digits).data()[0];
+      EXPECT_GT(std::abs(with - without), 1e-4f) << v.name;
+    }
     const core::GradCheckResult r = core::grad_check(f, all_params(model.params()), {.max_elements = 24});
     std::printf("%-16s %12.3e %8lld  %s\n", v.name, r.max_error, static_cast<long long>(r.checked), r.worst.c_str());
     EXPECT_GT(r.checked, 0) << v.name;
@@ -205,7 +220,7 @@ TEST(SpeechLearnability, SyntheticDigitStrings) {
   std::unique_ptr<LoadedSpeechModel> m = load_model_as<LoadedSpeechModel>(dir.file("run"), "speech");
   std::vector<audio::Features> feats;
   std::vector<std::vector<int>> refs;
-  for (const auto& u : task.test_set()) {
+  for (const auto& u : task.valid_set()) {
     feats.push_back(u.features);
     refs.push_back(u.digits);
   }
@@ -258,6 +273,71 @@ TEST(SpeechData, DigitStringsJoinOneSpeakersRecordings) {
     EXPECT_EQ(u.features.frames, 21);
   }
   EXPECT_EQ(make_digit_strings(cfg, recs, 20, 2, 2, 50, 5)[7].digits, strings[7].digits) << "deterministic";
+}
+
+// The recordings of 2 speakers x 2 digits x 12 repetitions, as list_fsdd would give them.
+std::vector<audio::FsddRecording> fake_listing() {
+  std::vector<audio::FsddRecording> all;
+  for (const char* sp : {"a", "b"})
+    for (int d = 0; d < 2; ++d)
+      for (int i = 0; i < 12; ++i) all.push_back({"", d, sp, i});
+  return all;
+}
+
+TEST(SpeechData, ValidationRepetitionsAreHeldOutOfTraining) {
+  SpeechDataConfig d;
+  // Upstream split: indices 0-4 test; valid_reps 3 holds out indices 5-7 of every speaker/digit.
+  d.valid_reps = 3;
+  FsddSplit s = split_fsdd(fake_listing(), d);
+  EXPECT_EQ(s.test.size(), 2u * 2 * 5);
+  EXPECT_EQ(s.valid.size(), 2u * 2 * 3);
+  EXPECT_EQ(s.train.size(), 2u * 2 * 4);
+  for (const auto& r : s.test) EXPECT_LT(r.index, 5);
+  for (const auto& r : s.valid) EXPECT_TRUE(r.index >= 5 && r.index < 8);
+  for (const auto& r : s.train) EXPECT_GE(r.index, 8);
+  // A held-out speaker: all of b is test; indices 0-2 of a are validation.
+  d.test_speaker = "b";
+  s = split_fsdd(fake_listing(), d);
+  EXPECT_EQ(s.test.size(), 24u);
+  EXPECT_EQ(s.valid.size(), 6u);
+  EXPECT_EQ(s.train.size(), 18u);
+  for (const auto& r : s.test) EXPECT_EQ(r.speaker, "b");
+  for (const auto& r : s.valid) EXPECT_TRUE(r.speaker == "a" && r.index < 3);
+  for (const auto& r : s.train) EXPECT_TRUE(r.speaker == "a" && r.index >= 3);
+  // valid_reps 0: no validation recordings (validation runs on the test set, as before).
+  d.valid_reps = 0;
+  s = split_fsdd(fake_listing(), d);
+  EXPECT_TRUE(s.valid.empty());
+  EXPECT_EQ(s.train.size(), 24u);
+  // A validation set that leaves nothing to train on is an error.
+  d.valid_reps = 12;
+  EXPECT_NE(data::testing::error_of([&] { split_fsdd(fake_listing(), d); }).find("0 training"), std::string::npos);
+}
+
+TEST(SpeechData, OptionsOutOfRangeAreErrors) {
+  SpeechDataConfig d;
+  d.speed_perturb = {0.9f, 1.0f};
+  EXPECT_NE(data::testing::error_of([&] { d.validate(); }).find("speed_perturb 1 must be in [0.5, 2]"),
+            std::string::npos);
+  d.speed_perturb = {2.5f};
+  EXPECT_NE(data::testing::error_of([&] { d.validate(); }).find("speed_perturb 2.5"), std::string::npos);
+  d.speed_perturb = {0.9f, 1.1f};
+  d.valid_reps = 46;
+  EXPECT_NE(data::testing::error_of([&] { d.validate(); }).find("valid_reps 46 must be in [0, 45]"), std::string::npos);
+  d.valid_reps = 5;
+  d.validate();
+}
+
+TEST(SpeechData, SpeedCopiesChangeTheFrameCount) {
+  SpeechConfig cfg;
+  const std::vector<audio::FsddRecording> recs = {{kGolden + "synth8k.wav", 4, "a", 0}};
+  const auto orig = load_speech_utterances(cfg, recs);
+  const auto fast = load_speech_utterances(cfg, recs, 1.25f);
+  // 2400 samples -> 1 + (2400 - 200) / 80 = 28 frames, stacked by 3 -> 10; at 1.25x:
+  // floor(2399 / 1.25) + 1 = 1920 samples -> 1 + (1920 - 200) / 80 = 22 frames -> 8.
+  EXPECT_EQ(orig[0].features.frames, 10);
+  EXPECT_EQ(fast[0].features.frames, 8);
+  EXPECT_EQ(fast[0].digits, orig[0].digits);
 }
 
 }  // namespace

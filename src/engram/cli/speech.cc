@@ -3,6 +3,8 @@
 //   engram speech transcribe -m DIR [--beam K] [FILE.wav ...]   one line per file: "FILE<TAB>digits"
 //                                  (no files: WAV paths are read from stdin, one per line)
 //   engram speech show -m DIR FILE.wav [--beam K] -o out.svg     spectrogram + each digit's attention
+//   engram speech eval -m DIR [--split test|valid|train] [--beam K] [--set KEY=VALUE ...]
+//                                  digit error rate and sequence accuracy on a set of the run's data
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
 #include <cstdio>
 #include <memory>
@@ -43,6 +45,29 @@ void run_transcribe(const TranscribeArgs& a) {
   }
 }
 
+struct EvalArgs {
+  std::string dir, set = "test";
+  std::vector<std::string> overrides;
+  int beam = 1, batch = 64, threads = 1;
+};
+
+void run_eval(const EvalArgs& a) {
+  use_threads(a.threads);
+  auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
+  const models::SpeechEval e = models::evaluate_speech(*loaded, a.set, a.beam, a.batch, a.overrides);
+  std::printf("%s on the %s set (%s, from %s), beam %d: %lld utterances, %lld digits\n",
+              loaded->dir().string().c_str(), e.set.c_str(), e.split.c_str(), e.train_yaml.string().c_str(), a.beam,
+              static_cast<long long>(e.score.utterances), static_cast<long long>(e.score.ref_tokens));
+  std::printf("digit error rate  %.2f%% (%lld edits)\n", 100 * e.score.ter(), static_cast<long long>(e.score.errors));
+  std::printf("sequence accuracy %.2f%% (%lld / %lld)\n", 100 * e.score.seq_acc(),
+              static_cast<long long>(e.score.exact), static_cast<long long>(e.score.utterances));
+  const double total = e.feature_seconds + e.decode_seconds;
+  std::printf("time              %.3f s for %.1f s of audio, %d per batch: %.0fx real time; reading + features %.3f s "
+              "(%.0f%%), decoding %.3f s\n",
+              total, e.audio_seconds, a.batch, total > 0 ? e.audio_seconds / total : 0.0, e.feature_seconds,
+              total > 0 ? 100 * e.feature_seconds / total : 0.0, e.decode_seconds);
+}
+
 struct ShowArgs {
   std::string dir, file, out = "speech.svg";
   int beam = 1, threads = 1;
@@ -59,7 +84,7 @@ void run_show(const ShowArgs& a) {
 }  // namespace
 
 void register_speech(CLI::App& app) {
-  auto* sp = app.add_subcommand("speech", "speech recognition of spoken digits (transcribe, show)");
+  auto* sp = app.add_subcommand("speech", "speech recognition of spoken digits (transcribe, eval, show)");
   sp->require_subcommand(1);
   auto ta = std::make_shared<TranscribeArgs>();
   auto* tr = sp->add_subcommand("transcribe", "print the digits heard in each WAV file");
@@ -68,6 +93,16 @@ void register_speech(CLI::App& app) {
   tr->add_option("--beam", ta->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
   add_threads_option(tr, ta->threads);
   tr->callback([ta] { run_transcribe(*ta); });
+
+  auto ea = std::make_shared<EvalArgs>();
+  auto* ev = sp->add_subcommand("eval", "digit error rate and sequence accuracy on a set of the run's data");
+  add_model_option(ev, ea->dir);
+  ev->add_option("--split", ea->set, "test | valid | train")->check(CLI::IsMember({"test", "valid", "train"}));
+  ev->add_option("--beam", ea->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  ev->add_option("--batch", ea->batch, "utterances decoded together (1 = one file at a time)")->check(CLI::Range(1, 1024));
+  ev->add_option("--set", ea->overrides, "override a key of the run's train.yaml, e.g. --set data.gap_ms=100 (repeatable)");
+  add_threads_option(ev, ea->threads);
+  ev->callback([ea] { run_eval(*ea); });
 
   auto sa = std::make_shared<ShowArgs>();
   auto* show = sp->add_subcommand("show", "SVG: the log-mel spectrogram with each output digit's attention above it");

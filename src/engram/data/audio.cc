@@ -201,6 +201,24 @@ FsddRecording parse_fsdd_name(const std::string& path) {
   return FsddRecording{path, stem[0] - '0', speaker, std::stoi(index)};
 }
 
+Waveform change_speed(const Waveform& w, float speed) {
+  ENGRAM_CHECK(speed >= 0.5f && speed <= 2.0f, "speed perturbation: speed {} is outside [0.5, 2]", speed);
+  Waveform out;
+  out.sample_rate = w.sample_rate;
+  if (w.samples.empty()) return out;
+  const size_t n = w.samples.size();
+  const size_t m = static_cast<size_t>(static_cast<double>(n - 1) / speed) + 1;
+  out.samples.resize(m);
+  for (size_t t = 0; t < m; ++t) {
+    const double pos = static_cast<double>(t) * speed;
+    const size_t i = std::min(static_cast<size_t>(pos), n - 1);
+    const double frac = pos - static_cast<double>(i);
+    const float next = i + 1 < n ? w.samples[i + 1] : w.samples[i];
+    out.samples[t] = static_cast<float>((1.0 - frac) * w.samples[i] + frac * next);
+  }
+  return out;
+}
+
 std::vector<FsddRecording> list_fsdd(const std::string& dir) {
   namespace fs = std::filesystem;
   fs::path root(dir);

@@ -40,6 +40,12 @@ struct Waveform {
   double seconds() const { return sample_rate > 0 ? double(samples.size()) / sample_rate : 0.0; }
 };
 
+// Speed perturbation (Ko et al. 2015, "Audio augmentation for speech recognition": Kaldi's
+// 0.9 / 1.1 copies): the waveform played `speed` times faster, tempo and pitch together, by
+// linear interpolation: out[t] = x(t * speed) for t = 0 .. floor((N - 1) / speed), the sample
+// rate unchanged. speed must be in [0.5, 2].
+Waveform change_speed(const Waveform& w, float speed);
+
 // Bounds on what a reader accepts, so that a hostile or broken header cannot make it allocate
 // without limit: at most max_seconds of audio at a rate in [1, max_sample_rate], and (read_wav)
 // a file of at most max_file_bytes(). Memory used is then at most the file plus 4 bytes a sample.

@@ -57,6 +57,7 @@ struct SpeechConfig {
   int token_dim = 16;                   // decoder input embedding of the previous token
   int decoder_hidden = 64;              // H
   int readout_dim = 64;                 // P
+  float dropout = 0.0f;                 // training only: on the projected frames and the decoder's top state
 
   template <class V>
   void visit(V& v) {
@@ -75,6 +76,7 @@ struct SpeechConfig {
     v("token_dim", token_dim, "embedding width of the previous output token");
     v("decoder_hidden", decoder_hidden, "decoder units");
     v("readout_dim", readout_dim, "readout width before the digit softmax");
+    v("dropout", dropout, "training dropout on the projected input frames, between encoder layers and on the decoder state before the readout, in [0, 1)");
   }
   // Errors name the first invalid field.
   void validate() const;

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
+#include "engram/models/speech/task.h"
 #include "engram/viz/heatmap.h"
 
 namespace engram::models {
@@ -83,6 +85,42 @@ std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path
   m->fbank = std::make_unique<data::audio::FbankComputer>(cfg.features);
   io::load_checkpoint(dir, m->model->params());
   return m;
+}
+
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch,
+                           const std::vector<std::string>& sets) {
+  namespace fs = std::filesystem;
+  SpeechEval e;
+  for (const fs::path& p : {loaded.model_dir / "train.yaml", loaded.model_dir.parent_path() / "train.yaml"})
+    if (fs::exists(p)) {
+      e.train_yaml = p;
+      break;
+    }
+  ENGRAM_CHECK(!e.train_yaml.empty(), "{}: no train.yaml in the model directory or its parent (the run's data config)",
+               loaded.model_dir.string());
+  const SpeechTrainConfig run = read_speech_config(io::load_yaml_file(e.train_yaml), e.train_yaml.string(), sets);
+  run.data.validate();
+  e.set = set;
+  e.split = run.data.test_speaker.empty() ? "upstream split" : "test speaker " + run.data.test_speaker;
+  auto t0 = std::chrono::steady_clock::now();
+  const std::vector<SpeechUtterance> utts = load_speech_set(loaded.model->cfg(), run.data, set);
+  e.feature_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<data::audio::Features> feats;
+  std::vector<std::vector<int>> refs;
+  const double frame_s = loaded.model->cfg().features.frame_shift_ms / 1000.0;
+  for (const SpeechUtterance& u : utts) {
+    feats.push_back(u.features);
+    refs.push_back(u.digits);
+    e.audio_seconds += static_cast<double>(u.features.frames) * loaded.model->cfg().stack * frame_s;
+  }
+  SpeechDecodeOptions o;
+  o.beam = beam;
+  o.batch_size = batch;
+  t0 = std::chrono::steady_clock::now();
+  const auto hyps = transcribe(*loaded.model, feats, o);
+  e.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  e.score = score_speech(refs, hyps);
+  return e;
 }
 
 std::string LoadedSpeechModel::input_help() const {

@@ -77,4 +77,20 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
 
 std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir);
 
+// `engram speech eval`: the loaded model scored on one set ("train", "valid" or "test") of the
+// data its run was trained on: the run's train.yaml (in the model directory or its parent),
+// with `sets` overrides (`data.test_speaker=theo`, `data.dir=...`) applied; the model's own
+// front end computes the features.
+struct SpeechEval {
+  std::filesystem::path train_yaml;
+  std::string set, split;  // split: "upstream split" or "test speaker NAME"
+  SpeechScore score;
+  double audio_seconds = 0;   // total duration of the set's utterances
+  double feature_seconds = 0;  // wall time of reading the WAV files and computing the features
+  double decode_seconds = 0;   // wall time of transcription (features excluded)
+};
+// `batch`: utterances decoded together (1 = one file at a time).
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch = 64,
+                           const std::vector<std::string>& sets = {});
+
 }  // namespace engram::models

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engram/core/ops.h"
+#include "engram/nn/dropout.h"
 #include "engram/nn/init.h"
 
 namespace engram::models {
@@ -26,6 +27,7 @@ void SpeechConfig::validate() const {
                "speech: embed_dim {}, encoder_units {}, encoder_layers {}, decoder_hidden {}, token_dim {}, "
                "readout_dim {} and attn_dim {} must be positive",
                embed_dim, encoder_units, encoder_layers, decoder_hidden, token_dim, readout_dim, attn_dim);
+  ENGRAM_CHECK(dropout >= 0.0f && dropout < 1.0f, "speech: dropout {} must be in [0, 1)", dropout);
   ENGRAM_CHECK(attention != SpeechAttention::kLocation || (conv_filters >= 1 && conv_width >= 1 && conv_width % 2 == 1),
                "speech: conv_filters {} must be >= 1 and conv_width {} odd and >= 1", conv_filters, conv_width);
 }
@@ -36,7 +38,7 @@ SpeechModel::SpeechModel(const SpeechConfig& cfg, core::Rng& rng) : cfg_(cfg) {
   encoder_ = std::make_unique<nn::RnnEncoder>(
       store_, "encoder", cfg_.input_dim(), cfg_.embed_dim,
       nn::RnnEncoderConfig{.cell = cell, .units = cfg_.encoder_units, .layers = cfg_.encoder_layers,
-                           .bidirectional = cfg_.bidirectional},
+                           .bidirectional = cfg_.bidirectional, .dropout = cfg_.dropout},
       rng);
   for (int i = 0; i < cfg_.pyramid; ++i) {
     const int below = i == 0 ? encoder_->output_width() : pyramid_.back()->output_width();
@@ -65,7 +67,7 @@ SpeechModel::SpeechModel(const SpeechConfig& cfg, core::Rng& rng) : cfg_(cfg) {
 
 YAML::Node SpeechModel::config() const { return io::to_yaml(cfg_); }
 
-SpeechModel::Encoded SpeechModel::encode_batch(Graph& g, const decode::SourceBatch& src) const {
+SpeechModel::Encoded SpeechModel::encode_batch(Graph& g, const decode::SourceBatch& src, core::Rng* dropout_rng) const {
   ENGRAM_CHECK(src.batch >= 1 && src.steps >= 1, "speech: cannot encode an empty batch (S={}, B={})", src.steps,
                src.batch);
   ENGRAM_CHECK(src.feature_dim == cfg_.input_dim(), "speech: inputs have {} features per step, the model takes {}",
@@ -78,7 +80,7 @@ SpeechModel::Encoded SpeechModel::encode_batch(Graph& g, const decode::SourceBat
     ENGRAM_CHECK(n >= 1 && n <= src.steps, "speech: an utterance of {} steps in a batch padded to {}", n, src.steps);
   Var x = g.constant({src.steps, src.batch, src.feature_dim}, src.features.data());
   const nn::EncodedSource enc = encoder_->encode(
-      g, nn::EncoderInput{.steps = src.steps, .batch = src.batch, .features = x, .lengths = src.lengths}, nullptr);
+      g, nn::EncoderInput{.steps = src.steps, .batch = src.batch, .features = x, .lengths = src.lengths}, dropout_rng);
   Encoded out;
   Var outputs = enc.outputs, final_top = enc.final_top;
   int steps = src.steps;
@@ -119,7 +121,7 @@ Var SpeechModel::step_log_probs(Graph& g, const nn::DecoderStepOutput& o, Var em
 }
 
 Var SpeechModel::log_probs(Graph& g, const decode::SourceBatch& src, const std::vector<std::vector<int>>& digits,
-                           std::vector<int32_t>* out_targets) const {
+                           std::vector<int32_t>* out_targets, core::Rng* dropout_rng) const {
   const int b = src.batch;
   ENGRAM_CHECK(static_cast<int>(digits.size()) == b, "speech: {} targets for a batch of {}", digits.size(), b);
   int steps = 0;
@@ -135,7 +137,7 @@ Var SpeechModel::log_probs(Graph& g, const decode::SourceBatch& src, const std::
       if (t > 0) in[static_cast<size_t>(t) * b + i] = digits[i][t - 1];
     }
   }
-  Encoded enc = encode_batch(g, src);
+  Encoded enc = encode_batch(g, src, dropout_rng);
   Var emb = embed_->forward(g, in);                  // [T*B, E]
   Var xw_all = decoder_->input_projection(g, emb);  // [T*B, G]
   nn::DecoderState state = enc.init;
@@ -150,12 +152,15 @@ Var SpeechModel::log_probs(Graph& g, const decode::SourceBatch& src, const std::
     contexts.push_back(o.context);
   }
   if (out_targets) *out_targets = tgt;
-  return output_->log_probs(g, decoder_->readout(g, core::concat(tops, 0), core::concat(contexts, 0), emb, {}));
+  Var top = core::concat(tops, 0);
+  if (dropout_rng) top = nn::Dropout(cfg_.dropout).forward(g, top, *dropout_rng, true);
+  return output_->log_probs(g, decoder_->readout(g, top, core::concat(contexts, 0), emb, {}));
 }
 
-Var SpeechModel::loss(Graph& g, const decode::SourceBatch& src, const std::vector<std::vector<int>>& digits) const {
+Var SpeechModel::loss(Graph& g, const decode::SourceBatch& src, const std::vector<std::vector<int>>& digits,
+                      core::Rng* dropout_rng) const {
   std::vector<int32_t> tgt;
-  Var lp = log_probs(g, src, digits, &tgt);
+  Var lp = log_probs(g, src, digits, &tgt, dropout_rng);
   return core::nll(lp, tgt, core::CrossEntropyOptions{.ignore_index = -1, .mean = false});
 }
 

@@ -44,11 +44,13 @@ class SpeechModel final : public Model, public decode::StepModel {
   const SpeechConfig& cfg() const { return cfg_; }
 
   // Teacher-forced log p [T*B, V] (row t*B + b) for digit targets; `out_targets` receives the
-  // class at each row (-1 past an utterance's <eos>).
+  // class at each row (-1 past an utterance's <eos>). `dropout_rng` (training) draws the
+  // masks of cfg().dropout; null = none.
   Var log_probs(Graph& g, const decode::SourceBatch& src, const std::vector<std::vector<int>>& digits,
-                std::vector<int32_t>* out_targets) const;
+                std::vector<int32_t>* out_targets, core::Rng* dropout_rng = nullptr) const;
   // Σ over utterances and steps of -log p(target), a scalar.
-  Var loss(Graph& g, const decode::SourceBatch& src, const std::vector<std::vector<int>>& digits) const;
+  Var loss(Graph& g, const decode::SourceBatch& src, const std::vector<std::vector<int>>& digits,
+           core::Rng* dropout_rng = nullptr) const;
 
   // ---- decode::StepModel (step.cc)
   int32_t go_id() const override { return kSpeechGo; }
@@ -64,7 +66,7 @@ class SpeechModel final : public Model, public decode::StepModel {
     int steps = 0;                 // S' encoder output steps (after the pyramid)
     std::vector<int32_t> lengths;  // [B] output lengths
   };
-  Encoded encode_batch(Graph& g, const decode::SourceBatch& src) const;
+  Encoded encode_batch(Graph& g, const decode::SourceBatch& src, core::Rng* dropout_rng = nullptr) const;
   // Location features [N, S, K] of the previous alpha [N, S]; invalid Var with additive attention.
   Var location_features(Graph& g, Var alpha) const;
   // log p [N, V] of one step's outputs.

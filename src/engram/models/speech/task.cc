@@ -57,11 +57,62 @@ void SpeechDataConfig::validate() const {
                "speech data: train_strings {} and test_strings {} must be >= 0, 1 <= min_digits {} <= max_digits {} "
                "<= 15, gap_ms {} >= 0",
                train_strings, test_strings, min_digits, max_digits, gap_ms);
+  ENGRAM_CHECK(valid_reps >= 0 && valid_reps <= 45 && valid_strings >= 0,
+               "speech data: valid_reps {} must be in [0, 45] and valid_strings {} >= 0", valid_reps, valid_strings);
+  for (float s : speed_perturb)
+    ENGRAM_CHECK(s >= 0.5f && s <= 2.0f && s != 1.0f,
+                 "speech data: speed_perturb {} must be in [0.5, 2] and not 1 (the original is always used)", s);
+}
+
+FsddSplit split_fsdd(const std::vector<audio::FsddRecording>& all, const SpeechDataConfig& cfg) {
+  FsddSplit s;
+  const bool upstream = cfg.test_speaker.empty();
+  const int first = upstream ? 5 : 0;  // the lowest index outside the test set
+  for (const auto& r : all) {
+    if (upstream ? r.is_test() : r.speaker == cfg.test_speaker)
+      s.test.push_back(r);
+    else if (r.index >= first && r.index < first + cfg.valid_reps)
+      s.valid.push_back(r);
+    else
+      s.train.push_back(r);
+  }
+  ENGRAM_CHECK(!s.train.empty() && !s.test.empty() && (cfg.valid_reps == 0 || !s.valid.empty()),
+               "speech: {} training, {} validation and {} test recordings{}", s.train.size(), s.valid.size(),
+               s.test.size(), upstream ? "" : fmt::format(" (test speaker '{}')", cfg.test_speaker));
+  s.train = subset(std::move(s.train), cfg.max_train, cfg.subset_seed);
+  s.test = subset(std::move(s.test), cfg.max_test, cfg.subset_seed + 1);
+  return s;
+}
+
+std::vector<SpeechUtterance> load_speech_set(const SpeechConfig& cfg, const SpeechDataConfig& d,
+                                             const std::string& set) {
+  ENGRAM_CHECK(set == "train" || set == "valid" || set == "test", "speech: set '{}' is not train, valid or test", set);
+  const std::string dir = data::resolve_data_path(d.dir);
+  FsddSplit split = split_fsdd(audio::list_fsdd(dir), d);
+  if (set == "train") {
+    if (d.train_strings > 0)
+      return make_digit_strings(cfg, split.train, d.train_strings, d.min_digits, d.max_digits, d.gap_ms, d.string_seed,
+                                d.speed_perturb);
+    std::vector<SpeechUtterance> out = load_speech_utterances(cfg, split.train);
+    for (float speed : d.speed_perturb) {
+      std::vector<SpeechUtterance> more = load_speech_utterances(cfg, split.train, speed);
+      out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+    }
+    return out;
+  }
+  const bool test = set == "test" || d.valid_reps == 0;
+  const std::vector<audio::FsddRecording>& recs = test ? split.test : split.valid;
+  if (d.test_strings > 0) {
+    const int64_t count = test || d.valid_strings == 0 ? d.test_strings : d.valid_strings;
+    return make_digit_strings(cfg, recs, count, d.min_digits, d.max_digits, d.gap_ms,
+                              d.string_seed + (test ? 1 : 2));
+  }
+  return load_speech_utterances(cfg, recs);
 }
 
 std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const std::vector<audio::FsddRecording>& recs,
                                                 int64_t count, int min_digits, int max_digits, float gap_ms,
-                                                uint64_t seed) {
+                                                uint64_t seed, std::span<const float> speeds) {
   ENGRAM_CHECK(!recs.empty(), "speech: digit strings from no recordings");
   std::map<std::string, std::vector<size_t>> by_speaker;
   for (size_t i = 0; i < recs.size(); ++i) by_speaker[recs[i].speaker].push_back(i);
@@ -92,6 +143,10 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
       if (k > 0) u.path.push_back('+');
       u.path.append(recs[i].path);
     }
+    if (!speeds.empty()) {  // the original or one of the perturbed speeds, uniformly
+      const size_t pick = rng.below(speeds.size() + 1);
+      if (pick > 0) joined = audio::change_speed(joined, speeds[pick - 1]);
+    }
     u.features = speech_features(cfg, fbank, joined);
     out.push_back(std::move(u));
   }
@@ -99,12 +154,14 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
 }
 
 std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
-                                                    const std::vector<audio::FsddRecording>& recs) {
+                                                    const std::vector<audio::FsddRecording>& recs, float speed) {
   const audio::FbankComputer fbank(cfg.features);
   std::vector<SpeechUtterance> out;
   out.reserve(recs.size());
-  for (const auto& r : recs)
-    out.push_back({speech_features(cfg, fbank, audio::read_wav(r.path)), {r.digit}, r.path});
+  for (const auto& r : recs) {
+    const audio::Waveform w = audio::read_wav(r.path);
+    out.push_back({speech_features(cfg, fbank, speed == 1.0f ? w : audio::change_speed(w, speed)), {r.digit}, r.path});
+  }
   return out;
 }
 
@@ -113,29 +170,15 @@ SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log) :
   cfg_.data.validate();
   cfg_.speech.validate();
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string dir = data::resolve_data_path(cfg_.data.dir);
-  std::vector<audio::FsddRecording> tr, te;
-  for (const auto& r : audio::list_fsdd(dir)) {
-    const bool test = cfg_.data.test_speaker.empty() ? r.is_test() : r.speaker == cfg_.data.test_speaker;
-    (test ? te : tr).push_back(r);
-  }
-  ENGRAM_CHECK(!tr.empty() && !te.empty(), "speech: {} gives {} training and {} test recordings{}", dir, tr.size(),
-               te.size(),
-               cfg_.data.test_speaker.empty() ? "" : fmt::format(" (test speaker '{}')", cfg_.data.test_speaker));
-  tr = subset(std::move(tr), cfg_.data.max_train, cfg_.data.subset_seed);
-  te = subset(std::move(te), cfg_.data.max_test, cfg_.data.subset_seed + 1);
   const SpeechDataConfig& d = cfg_.data;
-  train_ = d.train_strings > 0 ? make_digit_strings(cfg_.speech, tr, d.train_strings, d.min_digits, d.max_digits,
-                                                    d.gap_ms, d.string_seed)
-                               : load_speech_utterances(cfg_.speech, tr);
-  test_ = d.test_strings > 0 ? make_digit_strings(cfg_.speech, te, d.test_strings, d.min_digits, d.max_digits,
-                                                  d.gap_ms, d.string_seed + 1)
-                             : load_speech_utterances(cfg_.speech, te);
+  train_ = load_speech_set(cfg_.speech, d, "train");
+  valid_ = load_speech_set(cfg_.speech, d, "valid");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  note(log, fmt::format("data: FSDD {} ({}): {} training, {} test {}; features in {:.1f} s", dir,
-                        cfg_.data.test_speaker.empty() ? "upstream split"
-                                                       : fmt::format("test speaker {}", cfg_.data.test_speaker),
-                        train_.size(), test_.size(),
+  note(log, fmt::format("data: FSDD {} ({}): {} training{}, {} validation ({}) {}; features in {:.1f} s", d.dir,
+                        d.test_speaker.empty() ? "upstream split" : fmt::format("test speaker {}", d.test_speaker),
+                        train_.size(),
+                        d.speed_perturb.empty() ? "" : fmt::format(" (with {} speed copies)", d.speed_perturb.size()),
+                        valid_.size(), d.valid_reps > 0 ? fmt::format("{} repetitions held out", d.valid_reps) : "the test set",
                         d.train_strings > 0 || d.test_strings > 0
                             ? fmt::format("utterances ({}-{} digit strings)", d.min_digits, d.max_digits)
                             : std::string("recordings"),
@@ -149,11 +192,11 @@ SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log) :
 }
 
 SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::vector<SpeechUtterance> train,
-                                 std::vector<SpeechUtterance> test)
-    : cfg_(cfg), train_(std::move(train)), test_(std::move(test)) {
+                                 std::vector<SpeechUtterance> valid)
+    : cfg_(cfg), train_(std::move(train)), valid_(std::move(valid)) {
   cfg_.data.validate();
-  ENGRAM_CHECK(!train_.empty() && !test_.empty(), "speech: {} training and {} test utterances", train_.size(),
-               test_.size());
+  ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "speech: {} training and {} validation utterances", train_.size(),
+               valid_.size());
   init();
 }
 
@@ -205,7 +248,9 @@ train::BatchResult SpeechTrainTask::train_batch(int64_t index) {
   }
   const decode::SourceBatch src = speech_source(feats);
   graph_.reset();
-  Var sum = model_->loss(graph_, src, digits);
+  // Dropout masks from their own stream (the augmentation's draws stay as they were).
+  core::Rng drop(train::batch_seed(seed_ ^ 0x5eed'd120'90a7ULL, epoch_, index));
+  Var sum = model_->loss(graph_, src, digits, cfg_.speech.dropout > 0 ? &drop : nullptr);
   graph_.backward(core::scale(sum, 1.0f / static_cast<float>(all)));
   return {static_cast<double>(sum.data()[0]), hi - lo};
 }
@@ -216,17 +261,17 @@ train::Metrics SpeechTrainTask::validate() {
   const size_t bs = static_cast<size_t>(cfg_.data.batch_size);
   std::vector<audio::Features> feats;
   std::vector<std::vector<int>> refs;
-  for (const auto& u : test_) {
+  for (const auto& u : valid_) {
     feats.push_back(u.features);
     refs.push_back(u.digits);
   }
-  for (size_t first = 0; first < test_.size(); first += bs) {
-    const size_t n = std::min(bs, test_.size() - first);
+  for (size_t first = 0; first < valid_.size(); first += bs) {
+    const size_t n = std::min(bs, valid_.size() - first);
     std::vector<const audio::Features*> part;
     std::vector<std::vector<int>> d;
     for (size_t i = first; i < first + n; ++i) {
-      part.push_back(&test_[i].features);
-      d.push_back(test_[i].digits);
+      part.push_back(&valid_[i].features);
+      d.push_back(valid_[i].digits);
     }
     g.reset();
     nll += model_->loss(g, speech_source(part), d).data()[0];
@@ -236,7 +281,7 @@ train::Metrics SpeechTrainTask::validate() {
   o.batch_size = cfg_.data.batch_size;
   const auto hyps = transcribe(*model_, feats, o);
   train::Metrics m = speech_metrics(score_speech(refs, hyps));
-  m["loss"] = nll / static_cast<double>(test_.size());
+  m["loss"] = nll / static_cast<double>(valid_.size());
   return m;
 }
 

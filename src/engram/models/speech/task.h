@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct SpeechDataConfig {
   int max_digits = 7;
   float gap_ms = 50;                 // silence between the concatenated recordings
   uint64_t string_seed = 3;          // which recordings each string joins
+  int valid_reps = 0;                // > 0: validation set = that many repetitions of every training
+                                     // speaker/digit (the lowest indices outside the test set); 0 = the test set
+  int64_t valid_strings = 0;         // digit strings of the validation set (0 = as many as test_strings)
+  std::vector<float> speed_perturb;  // extra training copies at these speeds, e.g. [0.9, 1.1] (resampled audio);
+                                     // digit strings: each string at 1 or one of these speeds
 
   template <class V>
   void visit(V& v) {
@@ -53,6 +59,11 @@ struct SpeechDataConfig {
     v("max_digits", max_digits, "digit strings: most digits");
     v("gap_ms", gap_ms, "digit strings: silence between the joined recordings (ms)");
     v("string_seed", string_seed, "digit strings: seed of the recordings joined");
+    v("valid_reps", valid_reps,
+      "> 0: repetitions per training speaker/digit held out for validation (upstream: indices 5.., held-out speaker: "
+      "0..); 0 = validate on the test set");
+    v("valid_strings", valid_strings, "digit strings of the validation set (0 = as many as test_strings)");
+    v("speed_perturb", speed_perturb, "extra training copies of every recording at these speeds (0.5-2, e.g. [0.9, 1.1])");
   }
   void validate() const;
 };
@@ -75,6 +86,15 @@ struct SpeechTrainConfig {
 SpeechTrainConfig read_speech_config(const YAML::Node& node, const std::string& source,
                                      const std::vector<std::string>& sets);
 
+// The recordings of a run: the test set (upstream indices 0-4, or every recording of
+// test_speaker), the validation set (valid_reps > 0: indices [first, first + valid_reps) of the
+// other recordings, first = 5 upstream and 0 with a held-out speaker; else empty: validation on
+// the test set) and the rest for training; max_train / max_test subsets applied.
+struct FsddSplit {
+  std::vector<data::audio::FsddRecording> train, valid, test;
+};
+FsddSplit split_fsdd(const std::vector<data::audio::FsddRecording>& all, const SpeechDataConfig& cfg);
+
 // One utterance: stacked features and the digits spoken.
 struct SpeechUtterance {
   data::audio::Features features;
@@ -82,20 +102,29 @@ struct SpeechUtterance {
   std::string path;
 };
 
-// Utterances of FSDD recordings (features over the thread team).
+// Utterances of FSDD recordings (features over the thread team); speed != 1 resamples each
+// waveform first (data::audio::change_speed).
 std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
-                                                    const std::vector<data::audio::FsddRecording>& recs);
+                                                    const std::vector<data::audio::FsddRecording>& recs,
+                                                    float speed = 1.0f);
 
-// `count` digit strings joined from `recs` (each string from one speaker's recordings).
+// The utterances of one set of a run's data config: "train" (speed copies included), "valid"
+// (the test set's when valid_reps = 0) or "test"; digit strings when the config asks for them.
+std::vector<SpeechUtterance> load_speech_set(const SpeechConfig& cfg, const SpeechDataConfig& data,
+                                             const std::string& set);
+
+// `count` digit strings joined from `recs` (each string from one speaker's recordings); with
+// `speeds`, each string is played at 1 or one of them, drawn uniformly.
 std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg,
                                                 const std::vector<data::audio::FsddRecording>& recs, int64_t count,
-                                                int min_digits, int max_digits, float gap_ms, uint64_t seed);
+                                                int min_digits, int max_digits, float gap_ms, uint64_t seed,
+                                                std::span<const float> speeds = {});
 
 class SpeechTrainTask final : public train::TrainTask {
  public:
   explicit SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log = stdout);
   // With utterances given directly (tests, synthetic features).
-  SpeechTrainTask(const SpeechTrainConfig& cfg, std::vector<SpeechUtterance> train, std::vector<SpeechUtterance> test);
+  SpeechTrainTask(const SpeechTrainConfig& cfg, std::vector<SpeechUtterance> train, std::vector<SpeechUtterance> valid);
 
   nn::ParamStore& params() override { return model_->params(); }
   std::string model_name() const override { return SpeechModel::kName; }
@@ -110,13 +139,13 @@ class SpeechTrainTask final : public train::TrainTask {
   bool reports_perplexity() const override { return false; }
 
   const SpeechModel& model() const { return *model_; }
-  const std::vector<SpeechUtterance>& test_set() const { return test_; }
+  const std::vector<SpeechUtterance>& valid_set() const { return valid_; }
 
  private:
   void init();
   SpeechTrainConfig cfg_;
   std::unique_ptr<SpeechModel> model_;
-  std::vector<SpeechUtterance> train_, test_;
+  std::vector<SpeechUtterance> train_, valid_;
   std::vector<int64_t> order_;
   int64_t batches_ = 0;
   int epoch_ = 0;
