@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The rows of bench/results_speech.md: FSDD single digits on the upstream split (several seeds),
+# speaker-held-out single digits and digit strings over all six folds (location-aware and
+# additive attention), and the real-time factor of transcription on one thread. Every run
+# selects best/ on its validation set (data.valid_reps repetitions of the training speakers) and
+# is scored once on its test set with `engram speech eval`.
+#
+# Usage: bench/speech_fsdd.sh [digits] [folds] [strings] [rtf]   (default: all four parts)
+# Environment (all optional):
+#   BUILD=dir     build directory holding engram (default build)
+#   RUNS=dir      where the run directories go (default runs/speech-bench)
+#   SEEDS="1 2 3" seeds of the upstream-split rows
+#   JOBS=N        trainings at once (default 2), each on one thread
+#   SETS="..."    extra --set flags for every run
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bin=${BUILD:-build}/engram
+runs=${RUNS:-runs/speech-bench}
+seeds=${SEEDS:-1 2 3}
+jobs=${JOBS:-2}
+parts=${*:-digits folds strings rtf}
+speakers="george jackson lucas nicolas theo yweweler"
+[ -x "$bin" ] || { echo "speech_fsdd.sh: $bin missing (build it, or set BUILD)" >&2; exit 1; }
+mkdir -p "$runs"
+export OMP_NUM_THREADS=1
+
+# train NAME CONFIG [--set ...]: trains runs/NAME afresh on one thread (log in NAME.log), then scores its
+# best/ on the test set (NAME.eval).
+train() {
+  local name=$1 cfg=$2
+  shift 2
+  rm -rf "${runs:?}/$name"
+  # shellcheck disable=SC2086
+  if nice "$bin" train "$cfg" --threads 1 --set "train.run_dir=$runs/$name" ${SETS:-} "$@" > "$runs/$name.log" 2>&1 &&
+    nice "$bin" speech eval -m "$runs/$name" --split test --threads 1 > "$runs/$name.eval" 2>&1; then
+    :
+  else
+    echo "speech_fsdd.sh: $name failed; see $runs/$name.log" >&2
+    return 1
+  fi
+}
+# Runs the queued "NAME CONFIG ARGS..." lines, $jobs at a time.
+queue=()
+flush() {
+  local running=0 line
+  for line in "${queue[@]}"; do
+    # shellcheck disable=SC2086
+    train $line &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+  done
+  wait
+  queue=()
+}
+acc() { grep -o 'sequence accuracy [0-9.]*' "$runs/$1.eval" | awk '{print $3}'; }
+der() { grep -o 'digit error rate  [0-9.]*' "$runs/$1.eval" | awk '{print $4}'; }
+secs() { grep -o 'done: [0-9]* steps in [0-9.]* s' "$runs/$1.log" | awk '{print $5}'; }
+mean() { awk '{s += $1; ss += $1 * $1; n++} END {m = s / n; v = n > 1 ? (ss - n * m * m) / (n - 1) : 0;
+  printf "%.2f ± %.2f", m, sqrt(v > 0 ? v : 0)}'; }
+
+echo "engram speech benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [[ " $parts " == *" digits "* ]]; then
+  for s in $seeds; do queue+=("digits-s$s configs/fsdd-digits.yaml --set train.seed=$s"); done
+  flush
+  echo
+  echo "## single digits, upstream split (test: repetitions 0-4, 300 recordings; greedy)"
+  echo "| seed | test accuracy % | digit error % | training s |"
+  echo "|---|---:|---:|---:|"
+  for s in $seeds; do echo "| $s | $(acc digits-s$s) | $(der digits-s$s) | $(secs digits-s$s) |"; done
+  echo "| mean ± sd | $(for s in $seeds; do acc digits-s$s; done | mean) | | |"
+fi
+
+if [[ " $parts " == *" folds "* ]]; then
+  for sp in $speakers; do queue+=("fold-$sp configs/fsdd-digits.yaml --set data.test_speaker=$sp"); done
+  flush
+  echo
+  echo "## single digits, one speaker held out (test: all 500 recordings of the speaker; greedy)"
+  echo "| held-out speaker | test accuracy % | training s |"
+  echo "|---|---:|---:|"
+  for sp in $speakers; do echo "| $sp | $(acc fold-$sp) | $(secs fold-$sp) |"; done
+  echo "| mean ± sd | $(for sp in $speakers; do acc fold-$sp; done | mean) | |"
+fi
+
+if [[ " $parts " == *" strings "* ]]; then
+  for sp in $speakers; do
+    queue+=("strings-loc-$sp configs/fsdd-strings.yaml --set data.test_speaker=$sp")
+    queue+=("strings-add-$sp configs/fsdd-strings.yaml --set data.test_speaker=$sp --set speech.attention=additive")
+  done
+  flush
+  echo
+  echo "## digit strings (1-7 digits), one speaker held out (300 test strings of the speaker; greedy)"
+  echo "| held-out speaker | location: digit error % | exact % | additive: digit error % | exact % |"
+  echo "|---|---:|---:|---:|---:|"
+  for sp in $speakers; do
+    echo "| $sp | $(der strings-loc-$sp) | $(acc strings-loc-$sp) | $(der strings-add-$sp) | $(acc strings-add-$sp) |"
+  done
+  echo "| mean ± sd | $(for sp in $speakers; do der strings-loc-$sp; done | mean) | | $(for sp in $speakers; do der strings-add-$sp; done | mean) | |"
+fi
+
+if [[ " $parts " == *" rtf "* ]]; then
+  model=$runs/digits-s${seeds%% *}
+  [ -d "$model" ] || train "digits-s${seeds%% *}" configs/fsdd-digits.yaml --set "train.seed=${seeds%% *}"
+  strings=$runs/strings-loc-theo
+  [ -d "$strings" ] || train strings-loc-theo configs/fsdd-strings.yaml --set data.test_speaker=theo
+  echo
+  echo "## real-time factor, one thread (reading the WAV files + features + greedy decoding)"
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for m in "$model" "$strings"; do
+    for b in 1 64; do
+      echo "$m, --batch $b: $("$bin" speech eval -m "$m" --split test --threads 1 --batch "$b" | grep '^time')"
+    done
+  done
+fi
