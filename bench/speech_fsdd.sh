@@ -108,10 +108,12 @@ if [[ " $parts " == *" rtf "* ]]; then
   [ -d "$strings" ] || train strings-loc-theo configs/fsdd-strings.yaml --set data.test_speaker=theo
   echo
   echo "## real-time factor, one thread (reading the WAV files + features + greedy decoding)"
+  echo "single digits: the 2,400 training recordings; strings: the 300 test strings"
   echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  for m in "$model" "$strings"; do
-    for b in 1 64; do
-      echo "$m, --batch $b: $("$bin" speech eval -m "$m" --split test --threads 1 --batch "$b" | grep '^time')"
-    done
+  for b in 1 16 64; do
+    echo "$model, --batch $b: $("$bin" speech eval -m "$model" --split train --threads 1 --batch "$b" | grep '^time')"
+  done
+  for b in 1 16 64; do
+    echo "$strings, --batch $b: $("$bin" speech eval -m "$strings" --split test --threads 1 --batch "$b" | grep '^time')"
   done
 fi

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "data/test_util.h"
 #include "engram/core/grad_check.h"
@@ -273,6 +274,24 @@ TEST(SpeechData, DigitStringsJoinOneSpeakersRecordings) {
     EXPECT_EQ(u.features.frames, 21);
   }
   EXPECT_EQ(make_digit_strings(cfg, recs, 20, 2, 2, 50, 5)[7].digits, strings[7].digits) << "deterministic";
+}
+
+TEST(SpeechDecode, BatchesByLengthKeepTheCallersOrder) {
+  // transcribe() batches utterances of similar lengths together; the results must come back in
+  // the order given, equal to decoding one utterance at a time.
+  core::Rng rng(9);
+  const SpeechModel model(tiny_config(SpeechAttention::kLocation, SpeechCell::kGru), rng);
+  std::vector<audio::Features> u;
+  for (int frames : {9, 2, 7, 3, 12, 5, 1}) u.push_back(random_features(frames, 4, rng));
+  SpeechDecodeOptions one, batched;
+  one.batch_size = 1;
+  batched.batch_size = 3;
+  one.max_length = batched.max_length = 6;
+  const auto a = transcribe(model, u, one), b = transcribe(model, u, batched);
+  ASSERT_EQ(a.size(), u.size());
+  EXPECT_EQ(a, b);
+  std::set<std::vector<int>> distinct(a.begin(), a.end());
+  EXPECT_GT(distinct.size(), 1u) << "an untrained model's outputs still differ per input, so order matters";
 }
 
 // The recordings of 2 speakers x 2 digits x 12 repetitions, as list_fsdd would give them.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
@@ -18,8 +19,13 @@ std::vector<std::vector<int>> transcribe(const SpeechModel& model, std::span<con
   ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
                "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
                options.max_length);
-  std::vector<std::vector<int>> out;
-  out.reserve(utts.size());
+  std::vector<std::vector<int>> out(utts.size());
+  // Batches of similar lengths (a batch is padded to its longest utterance): utterances in order
+  // of length, the results put back in the callers' order.
+  std::vector<size_t> order(utts.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (options.batch_size > 1)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return utts[a].frames < utts[b].frames; });
   core::Graph g(false);
   decode::SearchOptions so;
   so.beam = options.beam;
@@ -29,10 +35,10 @@ std::vector<std::vector<int>> transcribe(const SpeechModel& model, std::span<con
   for (size_t first = 0; first < utts.size(); first += options.batch_size) {
     const size_t n = std::min<size_t>(options.batch_size, utts.size() - first);
     std::vector<const data::audio::Features*> part;
-    for (size_t i = 0; i < n; ++i) part.push_back(&utts[first + i]);
+    for (size_t i = 0; i < n; ++i) part.push_back(&utts[order[first + i]]);
     const decode::SourceBatch src = speech_source(part);
     const auto hyps = decode::search(g, model, src, so);
-    for (const auto& h : hyps) out.emplace_back(h[0].ids.begin(), h[0].ids.end());
+    for (size_t i = 0; i < n; ++i) out[order[first + i]].assign(hyps[i][0].ids.begin(), hyps[i][0].ids.end());
   }
   return out;
 }

@@ -22,7 +22,8 @@ struct SpeechDecodeOptions {
   int max_length = 16;   // output digits at most
 };
 
-// One digit sequence per utterance (stacked features, as speech_features gives them).
+// One digit sequence per utterance (stacked features, as speech_features gives them), in the
+// order given; batches group utterances of similar lengths (less padding).
 std::vector<std::vector<int>> transcribe(const SpeechModel& model, std::span<const data::audio::Features> utts,
                                          const SpeechDecodeOptions& options = {});
 
