@@ -17,6 +17,7 @@
 #include "data/test_util.h"
 #include "engram/core/grad_check.h"
 #include "engram/nn/grad_targets.h"
+#include "engram/core/kernels/blas.h"
 #include "engram/core/ops.h"
 #include "engram/data/tasks/tsp.h"
 #include "engram/decode/search.h"
@@ -173,11 +174,15 @@ TEST(PointerStepModel, GreedyAndBeamNeverReturnInvalidOutputs) {
 }
 
 // Σ log p(target) from teacher forcing equals stepping the StepModel with the targets fed back.
+// Both decoder input forms of step.cc: a few instances (at most kernels::kSmallRows: the inputs'
+// projections made at encoding) and a larger batch (the embedded inputs, projected per step).
 TEST(PointerStepModel, TeacherForcedLogProbEqualsStepping) {
-  for (const Variant& v : variants()) {
+  static_assert(core::kernels::kSmallRows < 10);
+  for (const Variant& v : variants())
+  for (const std::vector<int>& sizes : {std::vector<int>{6, 4, 5}, std::vector<int>{6, 4, 5, 3, 6, 2, 5, 4, 6, 3}}) {
     core::Rng rng(7);
     PointerNet model(tiny_config(v, 8), rng);
-    const auto set = instances(v.task, {6, 4, 5});
+    const auto set = instances(v.task, sizes);
     const decode::SourceBatch src = pointer_source(set);
     Graph g(false);
     PointerForward fw = model.forward(g, src, targets_of(set));
@@ -205,7 +210,35 @@ TEST(PointerStepModel, TeacherForcedLogProbEqualsStepping) {
         EXPECT_NEAR(total, 1.0, 1e-5);
         prev = c;
       }
-      EXPECT_NEAR(stepped, forced[i], 1e-4 * (1 + std::abs(forced[i]))) << v.name << " instance " << i;
+      EXPECT_NEAR(stepped, forced[i], 1e-4 * (1 + std::abs(forced[i])))
+          << v.name << " instance " << i << " of " << b;
+    }
+  }
+}
+
+// Decoding on the packed copy of the weights (what run_line and serve use) and in batches of
+// either input form gives the same outputs and log-probabilities as one plain batch.
+TEST(PointerStepModel, PackedWeightsAndBatchSizesDecodeTheSame) {
+  for (const Variant& v : variants()) {
+    core::Rng rng(9);
+    PointerNet model(tiny_config(v, 8), rng);
+    const auto set = instances(v.task, {6, 4, 5, 3, 6, 2, 5, 4, 6, 3, 5});
+    const core::PackedWeights packed = nn::packed_weights(model.params());
+    PointerDecodeOptions all;
+    all.batch_size = 64;
+    const std::vector<PointerPrediction> want = predict_pointer(model, set, all);
+    for (int batch : {1, 3}) {
+      for (const core::PackedWeights* pw : {static_cast<const core::PackedWeights*>(nullptr), &packed}) {
+        PointerDecodeOptions o;
+        o.batch_size = batch;
+        o.packed_weights = pw;
+        const std::vector<PointerPrediction> got = predict_pointer(model, set, o);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < set.size(); ++i) {
+          EXPECT_EQ(got[i].output, want[i].output) << v.name << " instance " << i << " batch " << batch;
+          EXPECT_NEAR(got[i].log_prob, want[i].log_prob, 1e-4) << v.name << " instance " << i << " batch " << batch;
+        }
+      }
     }
   }
 }

@@ -1,7 +1,8 @@
 // Module gradient-check rows: Rnn (LSTM / GRU), 1 and 2 layers, bidirectional, padded batches
 // (different lengths, one of them 0), given initial states, between-layer dropout, and the step
 // API. Each row's output is the flattened outputs followed by every final h (and c), so the check
-// covers both; every parameter and the input sequence are checked.
+// covers both; every parameter and the input sequence are checked. The projected step rows
+// (project_input, then step_projected) output every step's h (and the last c).
 // Dims: T time, B batch, I input width, H hidden, D directions, L layers.
 #include <memory>
 
@@ -87,6 +88,32 @@ ModuleCase step_case(std::string name, CellKind cell) {
   return c;
 }
 
+// Two steps of a 1-layer rnn from its input projections (project_input once for both steps, then
+// step_projected), from given initial states: differentiable in x, the states and every parameter.
+ModuleCase projected_step_case(std::string name, CellKind cell) {
+  ModuleCase c;
+  c.name = std::move(name);
+  const bool lstm = cell == CellKind::kLstm;
+  c.inputs = {{{2 * kB, kI}}, {{kB, kH}}};  // x [2*B, I] (row t*B + b), h0, then c0 (LSTM)
+  if (lstm) c.inputs.push_back({{kB, kH}});
+  c.build = [cell, lstm](ParamStore& store, core::Rng& rng) -> Forward {
+    const RnnConfig cfg{.cell = cell, .input_size = kI, .hidden_size = kH, .layers = 1};
+    auto rnn = std::make_shared<Rnn>(store, "rnn", cfg, rng);
+    return [rnn, lstm](Graph& g, const std::vector<Var>& in) {
+      Var xw = rnn->project_input(g, in[0]);  // [2*B, G]
+      std::vector<RnnState> s = {{in[1], lstm ? in[2] : Var{}}};
+      std::vector<Var> outs;
+      for (int t = 0; t < 2; ++t) {
+        s = rnn->step_projected(g, core::slice(xw, 0, t * kB, (t + 1) * kB), s);
+        outs.push_back(s[0].h);
+      }
+      if (lstm) outs.push_back(s[0].c);
+      return core::concat(outs, 0);
+    };
+  };
+  return c;
+}
+
 }  // namespace
 
 std::vector<ModuleCase> rnn_module_cases() {
@@ -113,6 +140,8 @@ std::vector<ModuleCase> rnn_module_cases() {
                                                      .dropout = 0.3f}),
       step_case("lstm/step/2layers", kLstm),
       step_case("gru/step/2layers", kGru),
+      projected_step_case("lstm/step_projected", kLstm),
+      projected_step_case("gru/step_projected", kGru),
   };
 }
 

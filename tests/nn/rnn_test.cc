@@ -144,6 +144,32 @@ TEST_P(RnnBoth, StepEqualsForward) {
   }
 }
 
+// step_projected over project_input's rows == step(), value for value, for LSTM and GRU.
+TEST_P(RnnBoth, StepProjectedEqualsStep) {
+  ParamStore store;
+  core::Rng rng(11);
+  Rnn rnn(store, "dec", config(GetParam(), 1, false), rng);
+  std::vector<float> x = random_values(kT * kB * kI, 12);
+  Graph g;
+  Var vx = g.constant({kT * kB, kI}, x.data());  // row t*B + b
+  Var xw = rnn.project_input(g, vx);             // [T*B, G]
+  std::vector<RnnState> a = rnn.zero_state(g, kB), b = a;
+  for (int t = 0; t < kT; ++t) {
+    a = rnn.step(g, core::slice(vx, 0, t * kB, (t + 1) * kB), a);
+    b = rnn.step_projected(g, core::slice(xw, 0, t * kB, (t + 1) * kB), b);
+    for (int j = 0; j < kB * kH; ++j) {
+      EXPECT_NEAR(b[0].h.data()[j], a[0].h.data()[j], 1e-6) << "t " << t;
+      if (GetParam() == CellKind::kLstm) EXPECT_NEAR(b[0].c.data()[j], a[0].c.data()[j], 1e-6) << "t " << t;
+    }
+  }
+  // Errors: a stack of two layers, a wrong projection width, a wrong batch of states.
+  Rnn two(store, "two", config(GetParam(), 2, false), rng);
+  EXPECT_THROW(two.step_projected(g, two.project_input(g, vx), two.zero_state(g, kT * kB)), Error);
+  EXPECT_THROW(rnn.step_projected(g, vx, rnn.zero_state(g, kT * kB)), Error);
+  EXPECT_THROW(rnn.step_projected(g, xw, rnn.zero_state(g, kB)), Error);
+  EXPECT_THROW(rnn.project_input(g, g.zeros({kB, kI + 1})), Error);
+}
+
 // Without a tape: same numbers.
 TEST_P(RnnBoth, InferenceModeSameValues) {
   ParamStore store;

@@ -143,4 +143,25 @@ std::vector<RnnState> Rnn::step(Graph& g, Var x, const std::vector<RnnState>& st
   return next;
 }
 
+Var Rnn::project_input(Graph& g, Var x) const {
+  ENGRAM_CHECK(x.shape().rank() == 2 && x.shape()[1] == cfg_.input_size, "rnn '{}': project_input of {} (need [R, {}])",
+               path(), x.shape(), cfg_.input_size);
+  const LayerParams& p = params(0, 0);
+  return core::affine(x, param(g, p.w_ih), param(g, p.b_ih));  // [R, G]
+}
+
+std::vector<RnnState> Rnn::step_projected(Graph& g, Var xw, const std::vector<RnnState>& state) const {
+  ENGRAM_CHECK(!cfg_.bidirectional && cfg_.layers == 1, "rnn '{}': step_projected needs one unidirectional layer",
+               path());
+  ENGRAM_CHECK(static_cast<int>(state.size()) == 1, "rnn '{}': step_projected got {} states, expected 1", path(),
+               state.size());
+  const LayerParams& p = params(0, 0);
+  const Var w_hh = param(g, p.w_hh);  // [G, H]
+  const int gates = w_hh.shape()[0];
+  ENGRAM_CHECK(xw.shape().rank() == 2 && xw.shape()[0] >= 1 && xw.shape()[1] == gates,
+               "rnn '{}': step_projected input {} must be [B, {}]", path(), xw.shape(), gates);
+  check_state(state[0], xw.shape()[0], "step", 0);
+  return {cell(xw, state[0], w_hh, param(g, p.b_hh))};
+}
+
 }  // namespace engram::nn

@@ -68,6 +68,14 @@ class Rnn : public Module {
   std::vector<RnnState> step(Graph& g, Var x, const std::vector<RnnState>& state,
                              core::Rng* dropout_rng = nullptr) const;
 
+  // Layer 0's input projection x [R, I] -> x W_ih^T + b_ih [R, G] (G = 4H LSTM, 3H GRU): the first
+  // product of step(), for inputs known before the recurrence runs (a pointer decoder's inputs are
+  // the embedded input elements: projected once per batch, not once per step). Differentiable.
+  Var project_input(Graph& g, Var x) const;
+  // step() of a one-layer unidirectional rnn from its input projection xw [B, G] (rows of
+  // project_input): the same maths and parameters. Differentiable in xw, the state and W_hh, b_hh.
+  std::vector<RnnState> step_projected(Graph& g, Var xw, const std::vector<RnnState>& state) const;
+
   // L*D zero states [B, H] (constants) to start a recurrence.
   std::vector<RnnState> zero_state(Graph& g, int batch) const;
 

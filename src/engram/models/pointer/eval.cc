@@ -26,6 +26,7 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
   std::vector<PointerPrediction> out;
   out.reserve(instances.size());
   core::Graph g(false);
+  g.use_packed_weights(options.packed_weights);
   decode::SearchOptions so;
   so.beam = options.beam;
   so.alignments = options.attention;
@@ -196,6 +197,7 @@ std::unique_ptr<LoadedPointerModel> load_pointer_model(const std::filesystem::pa
   m->model_dir = dir;
   m->model = std::make_unique<PointerNet>(cfg, rng);
   io::load_checkpoint(dir, m->model->params());
+  m->packed = std::make_unique<core::PackedWeights>(nn::packed_weights(m->model->params()));
   return m;
 }
 
@@ -222,7 +224,9 @@ std::string LoadedPointerModel::run_line(const std::string& line) {
   text.append(" output 1");
   tasks::PointerInstance in = tasks::parse_pointer_line(text, fo, "input");
   in.target.clear();
-  const std::vector<PointerPrediction> p = predict_pointer(*model, std::span(&in, 1));
+  PointerDecodeOptions o;
+  o.packed_weights = packed.get();
+  const std::vector<PointerPrediction> p = predict_pointer(*model, std::span(&in, 1), o);
   std::string out;
   for (int j : p[0].output) out += fmt::format("{}{}", out.empty() ? "" : " ", j + 1);
   if (fo.closed && !p[0].output.empty()) out += fmt::format(" {}", p[0].output[0] + 1);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "engram/core/weights_packed.h"
 #include "engram/models/pointer/model.h"
 #include "engram/models/registry.h"
 #include "engram/train/trainer.h"
@@ -28,6 +29,9 @@ struct PointerDecodeOptions {
   int beam = 1;          // 1 = greedy
   int batch_size = 128;  // instances decoded together
   bool attention = false;  // keep each step's pointer distribution
+  // Few-row products (one instance, or the beams of one) on this packed copy of the weights
+  // (core::PackedWeights; the same fp32 values, read as contiguous streams); nullptr = off.
+  const core::PackedWeights* packed_weights = nullptr;
 };
 
 struct PointerPrediction {
@@ -85,6 +89,9 @@ std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow>
 struct LoadedPointerModel : LoadedModel {
   std::filesystem::path model_dir;
   std::unique_ptr<PointerNet> model;
+  // The weights' packed copy (made at load), for the one-instance decoding of run_line and serve;
+  // it does not follow later changes to params().
+  std::unique_ptr<core::PackedWeights> packed;
 
   std::string family() const override { return PointerNet::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }

@@ -44,6 +44,7 @@ std::vector<json> LoadedPointerModel::serve(std::span<const json* const> request
   const bool closed = tasks::pointer_file_options(task).closed;
   PointerDecodeOptions o;
   o.attention = true;
+  o.packed_weights = packed.get();
   std::vector<json> out;
   for (const json* r : requests) {
     const tasks::PointerInstance in = read_points(*r, task, 1 << 30);

@@ -1,12 +1,19 @@
 // PointerNet as a decode::StepModel: the decoder state and the per-row prefix (which positions
 // each row has pointed at, for the task's rules) live in plain buffers owned by the state, so
-// the search resets the graph every step. The encoded batch (pointer and glimpse keys, the
-// embedded inputs) is copied out once; the keys are re-gathered only when the rows' instance
-// mapping changes (beam expansion and compaction).
-// Dims: B instances, N rows, S positions, V = S + 1 classes, E embedding, H hidden, A attention.
+// the search resets the graph every step. The encoded batch (pointer and glimpse keys, and the
+// decoder's inputs) is copied out once; the keys are re-gathered only when the rows' instance
+// mapping changes (beam expansion and compaction). The decoder's inputs are known before it runs
+// (<go> and the embedded input elements): for a few instances (at most kernels::kSmallRows, where
+// the products read every weight for a handful of rows and so are bound by the weight bytes) their
+// projections x W_ih^T + b_ih are one product at encoding and a step multiplies by W_hh only
+// (nn::Rnn::step_projected), a third fewer weight bytes per step; for a larger batch the step's
+// one product [x; h] -> gates is the faster (FLOP-bound) form, and the inputs stay embeddings.
+// Dims: B instances, N rows, S positions, V = S + 1 classes, E embedding, H hidden, A attention,
+// G gates (4H LSTM, 3H GRU).
 #include <cmath>
 #include <cstring>
 
+#include "engram/core/kernels/blas.h"
 #include "engram/core/ops.h"
 #include "engram/models/pointer/model.h"
 
@@ -27,8 +34,9 @@ class PointerState final : public decode::DecodeState {
   std::vector<int32_t> mem_rows;   // [N] the instance each row decodes
   std::vector<uint8_t> used;       // [N, S] positions pointed at
   std::vector<PointerPrefix> prefix;  // [N]
-  std::vector<float> embedded0;    // [S*B, E] row s*B + b
-  std::vector<float> go;           // [E]
+  int width = 0;                   // E, or G with projected inputs
+  bool projected = false;          // inputs: the rows hold x W_ih^T + b_ih (G wide), else x (E wide)
+  std::vector<float> inputs;       // [S*B + 1, width] of embedded row s*B + b, <go> last
   std::vector<float> keys0, gkeys0, gvalues0;  // [B, V, A], glimpse [B, V, A] and [B, V, H]
   std::vector<float> keys, gkeys, gvalues;     // the same for the current rows
 };
@@ -70,9 +78,11 @@ std::unique_ptr<decode::DecodeState> PointerNet::encode(Graph& g, const decode::
   for (int b = 0; b < src.batch; ++b) st->mem_rows[b] = b;
   st->used.assign(static_cast<size_t>(src.batch) * src.steps, 0);
   st->prefix.assign(src.batch, {});
-  st->embedded0 = copy_of(enc.embedded);
-  const core::Tensor go = store_.value(go_);
-  st->go.assign(go.data, go.data + go.numel());
+  Var table = core::concat({enc.embedded, store_.var(g, go_)}, 0);  // [S*B + 1, E]
+  st->projected = src.batch <= core::kernels::kSmallRows;
+  if (st->projected) table = decoder_->project_input(g, table);      // [S*B + 1, G]
+  st->width = table.shape()[1];
+  st->inputs = copy_of(table);
   st->keys0 = copy_of(enc.pointer_mem.keys);
   st->key_dim = enc.pointer_mem.keys.shape()[2];
   if (glimpse_) {
@@ -88,13 +98,15 @@ std::unique_ptr<decode::DecodeState> PointerNet::encode(Graph& g, const decode::
 decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
   core::NoGrad no_grad(g);
   PointerState& st = as_state(state);
-  const int n = st.n, s = st.s, v = s + 1, e = cfg_.embed_dim, h = cfg_.hidden;
+  const int n = st.n, s = st.s, v = s + 1, h = cfg_.hidden;
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "pointer: {} previous classes for {} rows", prev_ids.size(), n);
-  // The previous step's choices: the decoder's inputs, and the rows' prefixes for the rules.
-  float* x = g.arena().floats(static_cast<size_t>(n) * e);  // [N, E]
+  // The previous step's choices: the decoder's inputs (or their projections), and the rows' prefixes
+  // for the rules.
+  const int width = st.width;
+  float* x = g.arena().floats(static_cast<size_t>(n) * width);  // [N, E] or [N, G]
   for (int r = 0; r < n; ++r) {
     const int32_t c = prev_ids[r], b = st.mem_rows[r];
-    const float* src = st.go.data();
+    int64_t row = static_cast<int64_t>(s) * st.instances;  // <go>
     if (c != kPointerGo) {
       ENGRAM_CHECK(c >= 1 && c <= st.lengths[b], "pointer: row {} continues after class {} (instance of {} points; "
                    "0 = end)", r, c, st.lengths[b]);
@@ -102,9 +114,9 @@ decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::s
       ENGRAM_CHECK(!u, "pointer: row {} points at position {} twice", r, c - 1);
       u = 1;
       if (st.prefix[r].count++ == 0) st.prefix[r].first = c - 1;
-      src = st.embedded0.data() + (static_cast<int64_t>(c - 1) * st.instances + b) * e;
+      row = static_cast<int64_t>(c - 1) * st.instances + b;
     }
-    std::memcpy(x + static_cast<int64_t>(r) * e, src, sizeof(float) * e);
+    std::memcpy(x + static_cast<int64_t>(r) * width, st.inputs.data() + row * width, sizeof(float) * width);
   }
   float* mask = g.arena().floats(static_cast<size_t>(n) * v);  // [N, V]
   for (int r = 0; r < n; ++r)
@@ -112,7 +124,9 @@ decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::s
                     mask + static_cast<int64_t>(r) * v);
   std::vector<nn::RnnState> prev = {
       {view(g, st.h, {n, h}), st.c.empty() ? Var{} : view(g, st.c, {n, h})}};
-  const std::vector<nn::RnnState> next = decoder_->step(g, g.input(core::Tensor{x, {n, e}}), prev);
+  Var xv = g.input(core::Tensor{x, {n, width}});
+  const std::vector<nn::RnnState> next =
+      st.projected ? decoder_->step_projected(g, xv, prev) : decoder_->step(g, xv, prev);
   nn::AttentionMemory pm;
   pm.keys = view(g, st.keys, {n, v, st.key_dim});
   pm.values = pm.keys;  // the pointer reads only the keys
