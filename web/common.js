@@ -91,7 +91,7 @@ Explorer.showToken = function (t) {
 // A heatmap as SVG: rows × cols cells coloured by value(r, c) in [0, 1].
 //   opts: {rowLabels, colLabels, value, cell (px), cellWidth (px), title(r, c, v),
 //          values (print numbers in wide cells), onRow(r | null), onCol(c | null), className}
-// Returns {element, cells[r][c], setRow(r | null), setCol(c | null)}: setRow outlines a row and
+// Returns {element, cells[r][c], setRow(r | null), setCol(c | null), left}: setRow outlines a row and
 // fades the others (hovering a cell or row label calls onRow); setCol outlines a column.
 Explorer.heatmap = function (opts) {
   const S = Explorer.svg;
@@ -173,7 +173,7 @@ Explorer.heatmap = function (opts) {
     Explorer.setAttrs(outline, {x: left + c * cw - 1, y: top - 1, width: cw + 1, height: rows * ch + 1,
       visibility: 'visible'});
   };
-  return {element: root, cells, setRow, setCol};
+  return {element: root, cells, setRow, setCol, left};  // left: x of the first column
 };
 
 // The seeds' picture, live: the input tokens in a row, the output tokens under them; hovering

@@ -26,20 +26,21 @@ Explorer.pages.push({
 
     // The spectrogram [T][M] (low frequencies at the bottom) with one band per encoder step
     // whose opacity is the hovered token's α; returns {element, light(token | null)}.
-    const spectrogram = (spec, attention, framesPerStep) => {
+    // It starts `left` px in, so its frames line up with the heatmap's columns below it.
+    const spectrogram = (spec, attention, framesPerStep, cw, left) => {
       const T = spec.length, M = T ? spec[0].length : 0;
-      const cw = Math.max(1, Math.min(6, Math.floor(900 / Math.max(1, T)))), ch = 3;
-      const W = T * cw, H = M * ch;
+      const ch = 4;
+      const W = left + T * cw, H = M * ch;
       const all = spec.flat();
       const lo = Math.min(...all), hi = Math.max(...all);
       const out = svg('svg', {class: 'spectrogram', width: W, height: H, viewBox: `0 0 ${W} ${H}`});
       for (let t = 0; t < T; ++t) for (let m = 0; m < M; ++m) {
         const v = hi > lo ? (spec[t][m] - lo) / (hi - lo) : 0;
-        out.append(svg('rect', {x: t * cw, y: H - (m + 1) * ch, width: cw, height: ch, fill: Explorer.alphaColor(v)}));
+        out.append(svg('rect', {x: left + t * cw, y: H - (m + 1) * ch, width: cw, height: ch, fill: Explorer.alphaColor(v)}));
       }
       const steps = attention.length ? attention[0].length : 0;
       const bands = Array.from({length: steps}, (_, s) => {
-        const b = svg('rect', {x: s * framesPerStep * cw, y: 0, width: framesPerStep * cw, height: H,
+        const b = svg('rect', {x: left + s * framesPerStep * cw, y: 0, width: framesPerStep * cw, height: H,
           class: 'band', 'fill-opacity': 0});
         out.append(b);
         return b;
@@ -62,17 +63,22 @@ Explorer.pages.push({
           beam: Math.max(1, Number(beam.value) || 1)});
         summary.textContent = `text: ${r.text || '(nothing)'}  (log p = ${r.score.toFixed(3)})`;
         const tokens = r.attention.map((_, i) => (i < r.digits.length ? String(r.digits[i]) : '<eos>'));
-        const spec = r.spectrogram ? spectrogram(r.spectrogram, r.attention, r.frames_per_step) : null;
+        // Pixels per frame: the whole recording within about 900 px; an encoder step is
+        // frames_per_step of them, in the spectrogram and in the heatmap alike.
+        const frames = r.spectrogram ? r.spectrogram.length : (r.attention[0] || []).length * r.frames_per_step;
+        const fw = Math.max(1, Math.min(12, Math.floor(900 / Math.max(1, frames))));
+        let spec = null;
         const map = Explorer.heatmap({
           rowLabels: tokens,
           colLabels: (r.attention[0] || []).map((_, s) => String(s)),
           value: (t, s) => r.attention[t][s],
           title: (t, s, v) => `${tokens[t]} ← encoder step ${s} (frames ${s * r.frames_per_step}–` +
             `${(s + 1) * r.frames_per_step - 1}): α = ${v.toFixed(3)}`,
-          cell: 20, cellWidth: Math.max(4, Math.min(20, Math.floor(900 / Math.max(1, (r.attention[0] || []).length)))),
+          cell: 20, cellWidth: fw * r.frames_per_step,
           onRow: (t) => { map.setRow(t); if (spec) spec.light(t); },
           className: 'speech-map',
         });
+        if (r.spectrogram) spec = spectrogram(r.spectrogram, r.attention, r.frames_per_step, fw, map.left);
         picture.replaceChildren(
           ...(spec ? [el('p', {class: 'hint', text: 'The log-mel spectrogram; hover a row of the map below ' +
             'to see where that output token listened.'}), spec.element] : []),

@@ -71,6 +71,7 @@ function startServer() {
   const g = path.join(sourceDir, 'tests/golden/models');
   const args = ['serve', '--port', '0', '--max-wait-ms', '0'];
   for (const f of ['seq2seq', 'memn2n', 'ntm', 'pointer', 'pointer_generator', 'tree']) args.push('-m', path.join(g, f));
+  args.push('-m', path.join(sourceDir, 'tests/web/models/speech'));  // no golden speech model: tests/web/models/README.md
   server = spawn(bin, args, {stdio: ['ignore', 'pipe', 'pipe']});
   let stderr = '';
   server.stderr.on('data', (d) => { stderr += d; process.stderr.write(d); });
@@ -276,6 +277,32 @@ async function testSentiment(page, base) {
   await page.screenshot({path: path.join(outDir, 'sentiment.png'), fullPage: true});
 }
 
+async function testSpeech(page, base) {
+  const wav = path.join(sourceDir, 'tests/golden/audio/synth8k.wav');
+  await page.goto(`${base}/#speech`, {waitUntil: 'load'});
+  await page.waitForSelector('#page-speech', {visible: true});
+  const input = await page.$('#speech-file');
+  await input.uploadFile(wav);
+  await page.click('#speech-go');
+  await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('page-speech').dataset.state),
+      {timeout: 60_000});
+  const state = await page.$eval('#page-speech', (e) => e.dataset.state);
+  check(state === 'done', 'speech: the uploaded WAV is transcribed');
+  const reply = await post(base, '/v1/transcribe', {wav_base64: fs.readFileSync(wav).toString('base64')});
+  const shown = await page.$eval('#speech-summary', (e) => e.textContent);
+  check(shown.startsWith(`text: ${reply.text || '(nothing)'} `), `speech: "${shown}" is the reply's text "${reply.text}"`);
+  sameMatrix(await cellValues(page, '#speech-picture'), reply.attention, 'speech (tokens × encoder steps)');
+  const T = reply.spectrogram.length, M = reply.spectrogram[0].length;
+  const spec = await page.$$eval('#speech-picture svg.spectrogram rect:not(.band)', (r) => r.length);
+  check(spec === T * M, `speech: the spectrogram has ${spec} cells for ${T} frames × ${M} mel bins`);
+  // Hovering token 0 lays its α over the spectrogram: the most opaque band is its most attended step.
+  await page.hover('#speech-picture rect.cell[data-row="0"][data-col="0"]');
+  const bands = await page.$$eval('#speech-picture .band', (b) => b.map((x) => Number(x.getAttribute('fill-opacity'))));
+  check(bands.length === reply.attention[0].length && argmax(bands) === argmax(reply.attention[0]) && Math.max(...bands) > 0,
+      `speech: hovering the first token shades the spectrogram where it listened (step ${argmax(reply.attention[0])})`);
+  await page.screenshot({path: path.join(outDir, 'speech.png'), fullPage: true});
+}
+
 async function main() {
   fs.mkdirSync(outDir, {recursive: true});
   const chromium = findChromium();
@@ -320,11 +347,11 @@ async function main() {
   await page.goto(base + '/', {waitUntil: 'load'});
   await page.waitForSelector('body[data-ready="true"]', {timeout: 30_000});
   const menu = await page.$$eval('#nav a', (a) => a.map((x) => x.dataset.page));
-  check(JSON.stringify(menu) === JSON.stringify(['translate', 'babi', 'ntm', 'pointer', 'summarize', 'sentiment']),
-      `the menu lists the pages of the loaded families only: ${JSON.stringify(menu)} (no speech model is loaded)`);
+  check(JSON.stringify(menu) === JSON.stringify(['translate', 'babi', 'ntm', 'pointer', 'summarize', 'sentiment', 'speech']),
+      `the menu lists a page per loaded family: ${JSON.stringify(menu)}`);
 
   for (const [name, fn] of [['translate', testTranslate], ['babi', testBabi], ['ntm', testNtm], ['pointer', testPointer],
-    ['copy', testSummarize], ['sentiment', testSentiment]]) {
+    ['copy', testSummarize], ['sentiment', testSentiment], ['speech', testSpeech]]) {
     try {
       await fn(page, base);
     } catch (e) {
@@ -333,6 +360,23 @@ async function main() {
     }
   }
   check(problems.length === 0, `no script error or CSP violation: ${JSON.stringify(problems)}`);
+
+  // A page only for the loaded families: the same server's /v1/models with the memn2n model alone.
+  const only = await browser.newPage();
+  await only.setRequestInterception(true);
+  const models = await (await fetch(base + '/v1/models')).json();
+  only.on('request', (req) => {
+    if (new URL(req.url()).pathname !== '/v1/models') return req.continue();
+    req.respond({status: 200, contentType: 'application/json',
+      body: JSON.stringify({models: models.models.filter((m) => m.family === 'memn2n')})});
+  });
+  await only.goto(base + '/#translate', {waitUntil: 'load'});
+  await only.waitForSelector('body[data-ready="true"]');
+  const onlyMenu = await only.$$eval('#nav a', (a) => a.map((x) => x.dataset.page));
+  const onlyShown = await only.$$eval('section.page:not([hidden])', (s) => s.map((x) => x.id));
+  check(JSON.stringify(onlyMenu) === '["babi"]' && JSON.stringify(onlyShown) === '["page-babi"]',
+      `with only a memn2n model loaded the menu is ${JSON.stringify(onlyMenu)} and #translate shows ${JSON.stringify(onlyShown)}`);
+  await only.close();
 
   await browser.close();
   browser = null;
