@@ -89,7 +89,7 @@ Explorer.showToken = function (t) {
 };
 
 // A heatmap as SVG: rows × cols cells coloured by value(r, c) in [0, 1].
-//   opts: {rowLabels, colLabels, value, cell (px), cellWidth (px), title(r, c, v),
+//   opts: {rowLabels, colLabels, value, cell (px), cellWidth (px), left (px of row labels), title(r, c, v),
 //          values (print numbers in wide cells), onRow(r | null), onCol(c | null), className}
 // Returns {element, cells[r][c], setRow(r | null), setCol(c | null), left}: setRow outlines a row and
 // fades the others (hovering a cell or row label calls onRow); setCol outlines a column.
@@ -99,7 +99,7 @@ Explorer.heatmap = function (opts) {
   const cw = opts.cellWidth || opts.cell || 22, ch = opts.cell || 22;
   const charW = 7.2;
   const longest = (labels) => labels.reduce((m, l) => Math.max(m, String(l).length), 0);
-  const left = Math.ceil(longest(opts.rowLabels) * charW) + 10;
+  const left = opts.left || Math.ceil(longest(opts.rowLabels) * charW) + 10;
   const rotate = longest(opts.colLabels) > 2 || cw < 14;
   const top = rotate ? Math.ceil(Math.min(longest(opts.colLabels), 24) * charW * 0.72) + 14 : 18;
   const width = left + cols * cw + 4, height = top + rows * ch + 4;

@@ -35,7 +35,7 @@ Explorer.pages.push({
         colLabels: Array.from({length: steps}, (_, t) => String(t)),
         value: (r, t) => scale(series[t][r]),
         title: (r, t, v) => `${name}, step ${t}, ${rowName} ${r}: ${series[t][r].toFixed(3)}`,
-        cell: 14, cellWidth: cw,
+        cell: 14, cellWidth: cw, left: 64,  // one margin: the steps line up from panel to panel
         onCol: (t) => panels.forEach((p) => p.setCol(t)),
         className: 'ntm-map',
       });

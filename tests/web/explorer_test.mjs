@@ -174,6 +174,20 @@ async function testTranslate(page, base) {
   check(byRow.every((a, i) => near(a, hyp.alignment[t1][i])), 'translate: hovering a heatmap row lights the source tokens with its α');
   await page.mouse.move(1, 1);
   check((await sourceAlphas()).every((a) => a === ''), 'translate: moving away turns the light off');
+
+  // Beam 4, n-best 3: three hypotheses as the route ranks them; choosing the second draws its α.
+  await page.$eval('#translate-beam', (e) => { e.value = ''; });
+  await page.type('#translate-beam', '4');
+  await page.$eval('#translate-nbest', (e) => { e.value = ''; });
+  await page.type('#translate-nbest', '3');
+  await page.$eval('#page-translate', (e) => { delete e.dataset.state; });
+  await page.click('#translate-go');
+  await page.waitForFunction(() => document.getElementById('page-translate').dataset.state === 'done', {timeout: 60_000});
+  const nbest = (await post(base, '/v1/translate', {src: [sentence], beam: 4, n_best: 3, alignments: true})).translations[0];
+  const listed = await page.$$eval('#translate-hyps .translation', (t) => t.map((x) => x.textContent));
+  check(JSON.stringify(listed) === JSON.stringify(nbest.map((h) => h.tgt)), `translate: n-best 3 lists ${JSON.stringify(listed)}`);
+  await page.click('#translate-hyps li:nth-child(2)');
+  sameMatrix(await cellValues(page, '#translate-picture'), nbest[1].alignment, 'translate, the second hypothesis');
 }
 
 async function testBabi(page, base) {
