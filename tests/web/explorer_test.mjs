@@ -37,15 +37,25 @@ async function cleanup() {
   if (server && server.exitCode === null) server.kill('SIGKILL');
 }
 
+let failing = false;
 async function fail(message) {
+  if (failing) return new Promise(() => {});  // the first failure is reported and exits
+  failing = true;
   console.error(`explorer_test: FAIL: ${message}`);
   await cleanup();
   process.exit(1);
 }
 
 const deadline = setTimeout(() => fail(`not finished within ${kDeadlineMs / 1000} s`), kDeadlineMs);
+// However the test ends (ctest's timeout sends SIGTERM), neither the server nor Chromium outlives it.
+process.on('exit', () => {
+  try { browser?.process()?.kill('SIGKILL'); } catch (e) { /* gone */ }
+  if (server && server.exitCode === null) server.kill('SIGKILL');
+});
+for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => fail(`stopped by ${sig}`));
 
 function check(cond, what) {
+  if (failing) return;  // stopping: the pages are going away under the checks
   if (cond) {
     ++passed;
   } else {
