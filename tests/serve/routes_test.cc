@@ -8,8 +8,11 @@
 #include <cmath>
 #include <sstream>
 
+#include "engram/core/graph.h"
 #include "engram/models/registry.h"
 #include "engram/models/memn2n/task.h"
+#include "engram/models/ntm/model.h"
+#include "engram/models/ntm/seq_task.h"
 #include "engram/models/seq2seq/translate.h"
 #include "serve/serve_util.h"
 
@@ -160,6 +163,39 @@ TEST(ServeRoutes, NtmGivesTheGoldenOutputsAndWeightings) {
         double sum = 0;
         for (const json& x : head[steps - 1]) sum += x.get<double>();
         EXPECT_NEAR(sum, 1.0, 1e-3) << key << ": a weighting is a distribution over the memory";
+      }
+    }
+  }
+}
+
+// The explorer's NTM page draws the add and read vectors beside the weightings: the reply's
+// [head][T][M] rows are the library's trace of the same generated sequence (SeqTrace).
+TEST(ServeRoutes, NtmRepliesTheAddAndReadVectorsOfTheTrace) {
+  RunningServer s({"ntm"}, ServeOptions{});
+  httplib::Client c = s.client();
+  auto [status, body] = post(c, "/v1/ntm", json{{"length", 5}, {"seed", 3}});
+  ASSERT_EQ(status, 200) << body.dump();
+  auto m = models::load_model_as<models::LoadedNtmModel>(golden_dir("ntm"), "ntm");
+  const models::NtmTaskConfig& task = m->model->model_config().task;
+  core::Rng rng(3);
+  const data::tasks::SeqBatch b = models::make_task_batch_at(task, 5, task.task == models::NtmTaskKind::kRepeatCopy ? task.max_repeat : 1, 1, rng);
+  core::Graph g(false, size_t{1} << 24);
+  models::SeqTrace trace;
+  models::sequence_loss(g, m->model->seq(), b, &trace);
+  ASSERT_EQ(body["input"].size(), static_cast<size_t>(trace.steps));
+  const std::pair<const char*, std::pair<const std::vector<float>*, int>> fields[] = {
+      {"add_vectors", {&trace.adds, trace.write_heads}}, {"read_vectors", {&trace.reads, trace.read_heads}}};
+  for (const auto& [key, want] : fields) {
+    const auto& [values, n_heads] = want;
+    ASSERT_EQ(body[key].size(), static_cast<size_t>(n_heads)) << key;
+    ASSERT_GE(n_heads, 1) << key;
+    for (int h = 0; h < n_heads; ++h) {
+      ASSERT_EQ(body[key][h].size(), static_cast<size_t>(trace.steps)) << key;
+      for (int t = 0; t < trace.steps; ++t) {
+        ASSERT_EQ(body[key][h][t].size(), static_cast<size_t>(trace.width)) << key;
+        for (int j = 0; j < trace.width; ++j)
+          EXPECT_EQ(body[key][h][t][j].get<float>(), (*values)[(static_cast<size_t>(t) * n_heads + h) * trace.width + j])
+              << key << " head " << h << " step " << t << " column " << j;
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "data/test_util.h"
+#include "engram/data/audio.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/speech/eval.h"
 #include "engram/models/speech/model.h"
@@ -73,6 +74,18 @@ TEST(ServeSpeech, TranscribeMatchesTheLibraryWithAttention) {
     for (const json& x : row) sum += x.get<double>();
     EXPECT_NEAR(sum, 1.0, 1e-4);
   }
+  // The spectrogram the explorer draws under the attention: the recording's log-mel frames
+  // (the static block of each), which the encoder steps cover frames_per_step at a time.
+  const data::audio::Features mel = loaded->fbank->compute(data::audio::read_wav(wav));
+  ASSERT_EQ(body["spectrogram"].size(), static_cast<size_t>(mel.frames));
+  for (int64_t t = 0; t < mel.frames; ++t) {
+    ASSERT_EQ(body["spectrogram"][t].size(), static_cast<size_t>(mel.mel_bins));
+    for (int m = 0; m < mel.mel_bins; ++m) EXPECT_EQ(body["spectrogram"][t][m].get<float>(), mel.at(t, m)) << t << " " << m;
+  }
+  const int64_t per_step = body["frames_per_step"].get<int64_t>();
+  ASSERT_FALSE(body["attention"].empty());
+  EXPECT_EQ(static_cast<int64_t>(body["attention"][0].size()), (mel.frames + per_step - 1) / per_step)
+      << "the encoder steps cover the spectrogram's frames";
   struct Bad {
     std::string base64;
     std::string says;

@@ -15,6 +15,7 @@
 #include "engram/models/seq2seq/translate.h"
 #include "engram/serve/batcher.h"
 #include "engram/serve/http.h"
+#include "engram/serve/web.h"
 
 namespace engram::serve {
 
@@ -255,6 +256,7 @@ struct Server::Impl {
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics.text(), "text/plain; version=0.0.4");
     });
+    mount_explorer(http, metrics);  // GET / and /static/...: the web explorer (web.h)
     // Replies httplib makes itself (404 unknown path, 413 body too large, 400 bad request) in JSON.
     http.set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) {

@@ -6,6 +6,7 @@
 //   GET  /v1/models           names, families, routes and configs of the loaded models
 //   GET  /health              {"status": "ok", "models": N}
 //   GET  /metrics             Prometheus text (metrics.h)
+//   GET  /, /static/<file>    the web explorer (web.h, web/)
 //
 // Errors are {"error": message} with 400 (malformed JSON, wrong types, over a cap), 404 (unknown
 // model or route), 413 (body too large), 503 (queue full, shutting down), 504 (timed out).

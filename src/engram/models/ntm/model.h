@@ -65,7 +65,8 @@ struct LoadedNtmModel : LoadedModel {
   // POST /v1/ntm (serve.cc, docs/serve.md): {"length", "repeat"?, "seed"?} -> one generated
   // sequence of the model's task: {"input" [T][W], "target" [T][K], "output" [T][K] (sigmoid
   // outputs, 0 where not scored), "scored" [T], "bits", "bit_errors", "write_weightings"
-  // [heads][T][N], "read_weightings" [heads][T][N]} (no weightings for the LSTM baseline).
+  // [heads][T][N], "read_weightings" [heads][T][N], "add_vectors" [write heads][T][M],
+  // "read_vectors" [read heads][T][M]} (all four empty for the LSTM baseline).
   int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
 };

@@ -1,5 +1,6 @@
 // The NTM route of the server (LoadedNtmModel::serve_check / serve): one generated sequence of
-// the model's task per request, with the model's outputs and every head's weighting over time.
+// the model's task per request, with the model's outputs and every head's weighting over time,
+// the write heads' add vectors and the read heads' read vectors (Graves et al. 2014, figure 6).
 #include "engram/core/graph.h"
 #include "engram/models/ntm/model.h"
 #include "engram/models/ntm/seq_task.h"
@@ -32,7 +33,7 @@ json rows(const std::vector<float>& v, int64_t steps, int64_t cols) {
   return out;
 }
 
-// [heads][T][N] from a trace's [T, heads, N].
+// [heads][T][cols] from a trace's [T, heads, cols] (weightings: cols = N slots; vectors: M).
 json heads(const std::vector<float>& w, int steps, int n_heads, int slots) {
   json out = json::array();
   for (int h = 0; h < n_heads; ++h) {
@@ -78,7 +79,9 @@ std::vector<json> LoadedNtmModel::serve(std::span<const json* const> requests) c
                    {"bits", l.bits},
                    {"bit_errors", l.bit_errors},
                    {"write_weightings", heads(trace.write_w, steps, trace.write_heads, trace.slots)},
-                   {"read_weightings", heads(trace.read_w, steps, trace.read_heads, trace.slots)}});
+                   {"read_weightings", heads(trace.read_w, steps, trace.read_heads, trace.slots)},
+                   {"add_vectors", heads(trace.adds, steps, trace.write_heads, trace.width)},
+                   {"read_vectors", heads(trace.reads, steps, trace.read_heads, trace.width)}});
   }
   return out;
 }

@@ -61,7 +61,8 @@ struct LoadedSpeechModel : LoadedModel {
   std::string transcribe_file(const std::string& path, int beam = 1) const;
   // POST /v1/transcribe (serve.cc, docs/serve.md): {"wav_base64": a WAV file in base64, "beam"?}
   // -> {"text", "digits", "score", "frames_per_step", "attention": [[α per encoder step] per
-  // output token, <eos> last]}. At most 30 seconds of audio.
+  // output token, <eos> last], "spectrogram": [T][M] log-mel frames (encoder step s covers
+  // frames s * frames_per_step ...)}. At most 30 seconds of audio.
   int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
 };

@@ -1,5 +1,6 @@
 // The transcribe route of the server (LoadedSpeechModel::serve_check / serve): one WAV file per
-// request, sent as base64; the reply carries each output token's attention over the encoder steps.
+// request, sent as base64; the reply carries each output token's attention over the encoder steps
+// and the log-mel spectrogram those steps cover.
 #include "engram/core/graph.h"
 #include "engram/decode/search.h"
 #include "engram/models/serve_json.h"
@@ -41,7 +42,8 @@ std::vector<json> LoadedSpeechModel::serve(std::span<const json* const> requests
   const SpeechConfig& cfg = model->cfg();
   std::vector<json> out;
   for (const json* r : requests) {
-    const data::audio::Features f = speech_features(cfg, *fbank, read_wave(*r));
+    const data::audio::Waveform wave = read_wave(*r);
+    const data::audio::Features f = speech_features(cfg, *fbank, wave);
     ENGRAM_CHECK(f.frames >= 1, "'wav_base64' is shorter than one analysis window");
     const std::vector<const data::audio::Features*> one = {&f};
     core::Graph g(false);
@@ -57,11 +59,17 @@ std::vector<json> LoadedSpeechModel::serve(std::span<const json* const> requests
     const size_t s = static_cast<size_t>(h.src_len);
     for (size_t row = 0; s > 0 && (row + 1) * s <= h.alignment.size(); ++row)
       attention.push_back(std::vector<float>(h.alignment.begin() + row * s, h.alignment.begin() + (row + 1) * s));
+    // The log-mel spectrogram under the attention, as `engram speech show` draws it: [T][M], the
+    // static block of each feature frame.
+    const data::audio::Features mel = fbank->compute(wave);
+    json spectrogram = json::array();
+    for (int64_t t = 0; t < mel.frames; ++t) spectrogram.push_back(std::vector<float>(mel.row(t), mel.row(t) + mel.mel_bins));
     out.push_back({{"text", digits_text(digits)},
                    {"digits", digits},
                    {"score", h.score},
                    {"frames_per_step", cfg.stack << cfg.pyramid},
-                   {"attention", std::move(attention)}});
+                   {"attention", std::move(attention)},
+                   {"spectrogram", std::move(spectrogram)}});
   }
   return out;
 }
