@@ -49,7 +49,7 @@ void Optimizer::set_lr_scale(nn::ParamId id, float scale) {
   // Rebuild the runs: parameters are laid out in id order, so equal neighbours merge.
   runs_.clear();
   if (std::all_of(scales_.begin(), scales_.end(), [](float s) { return s == 1.0f; })) return;
-  for (nn::ParamId p = 0; p < store_.count(); ++p) {
+  for (nn::ParamId p = 0; p < static_cast<nn::ParamId>(scales_.size()); ++p) {
     const float s = scales_[static_cast<size_t>(p)];
     const int64_t n = store_.shape(p).numel();
     if (n == 0) continue;
