@@ -16,6 +16,8 @@
 #   SEEDS="..."    seeds (default "1 2 3 4 5")
 #   EPOCHS=N       train.max_epochs (default 15)
 #   JOBS=N         trainings at once (default 2; each is OMP_NUM_THREADS=1 nice)
+#   SETS="k=v ..." more config overrides for every run (e.g. "train.optimizer.param_lr=[]")
+#   TAG=name       suffix of the run directories and the table's model column for such a variant
 #   TRAIN=0        only print the table
 #   OUT=file       Markdown output (default RUNS/table.md)
 set -euo pipefail
@@ -30,18 +32,21 @@ views=${VIEWS:-fine binary}
 seeds=${SEEDS:-1 2 3 4 5}
 epochs=${EPOCHS:-15}
 jobs=${JOBS:-2}
-out=${OUT:-$runs/table.md}
+sets=${SETS:-}
+tag=${TAG:-}
+out=${OUT:-$runs/table${tag:+-$tag}.md}
 [ -x "$bin" ] || { echo "tree_sst.sh: $bin missing (build the engram target, or set BUILD)" >&2; exit 1; }
 mkdir -p "$runs"
 
 # One run: train, evaluate best/ on test, write RUNS/NAME/result.txt (key=value lines).
 one_run() {
-  local cell=$1 view=$2 seed=$3 dir="$runs/$1-$2-s$3"
+  local cell=$1 view=$2 seed=$3 dir="$runs/$1-$2-s$3${tag:+-$tag}" extra=() kv
+  for kv in $sets; do extra+=(--set "$kv"); done
   [ -f "$dir/result.txt" ] && return 0
   local t0 t1
   t0=$(date +%s)
   OMP_NUM_THREADS=1 nice "$bin" train "configs/sst-$cell-$view.yaml" --threads 1 --set "train.seed=$seed" \
-    --set "train.max_epochs=$epochs" --set "train.run_dir=$dir" > "$dir.train.log" 2>&1 ||
+    --set "train.max_epochs=$epochs" --set "train.run_dir=$dir" "${extra[@]}" > "$dir.train.log" 2>&1 ||
     { echo "tree_sst.sh: training $dir failed (see $dir.train.log)" >&2; return 1; }
   t1=$(date +%s)
   OMP_NUM_THREADS=1 nice "$bin" sentiment eval -m "$dir" --split test > "$dir.eval.log" 2>&1 ||
@@ -71,9 +76,10 @@ if [ "${TRAIN:-1}" != 0 ]; then
   [ "$failed" = 0 ] || echo "tree_sst.sh: some runs failed; the table shows the finished ones" >&2
 fi
 
-/usr/bin/python3 - "$runs" "$cells" "$views" "$seeds" "$epochs" <<'EOF' | tee "$out"
+/usr/bin/python3 - "$runs" "$cells" "$views" "$seeds" "$epochs" "$tag" <<'EOF' | tee "$out"
 import json, os, statistics, sys
-runs, cells, views, seeds, epochs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
+runs, cells, views, seeds, epochs, tag = (sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split(),
+                                          sys.argv[5], sys.argv[6])
 names = {"treelstm": "constituency Tree-LSTM", "rnn": "recursive net", "childsum": "child-sum Tree-LSTM"}
 print(f"| model | view | test root acc. mean ± std | seeds (root %) | all-node acc. mean (seeds) | best/ epoch | wall s per run |")
 print("|---|---|---|---|---|---|---|")
@@ -81,7 +87,7 @@ for cell in cells:
     for view in views:
         rows = []
         for seed in seeds:
-            d = os.path.join(runs, f"{cell}-{view}-s{seed}")
+            d = os.path.join(runs, f"{cell}-{view}-s{seed}" + (f"-{tag}" if tag else ""))
             f = os.path.join(d, "result.txt")
             if not os.path.exists(f):
                 continue
@@ -98,7 +104,7 @@ for cell in cells:
             continue
         roots = [x[1] for x in rows]
         std = statistics.stdev(roots) if len(roots) > 1 else float("nan")
-        print(f"| {names.get(cell, cell)} | {view} | **{statistics.mean(roots):.2f} ± {std:.2f}** ({len(rows)} seeds) | "
+        print(f"| {names.get(cell, cell)}{f' ({tag})' if tag else ''} | {view} | **{statistics.mean(roots):.2f} ± {std:.2f}** ({len(rows)} seeds) | "
               + ", ".join(f"{x[1]:.1f}" for x in rows) + " | "
               + f"{statistics.mean(x[2] for x in rows):.2f} (" + ", ".join(f"{x[2]:.1f}" for x in rows) + ") | "
               + ", ".join(f"{x[4]}/{x[5]}" for x in rows) + " | "
