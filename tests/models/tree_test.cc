@@ -335,7 +335,9 @@ TEST(TreeRun, EmbeddingsTrainAtThePapersRate) {
     if (e.path().filename().string().rfind("sst-", 0) == 0) configs.push_back(e.path());
   ASSERT_EQ(configs.size(), 6u);
   for (const fs::path& file : configs) {
-    const TreeRunConfig cfg = read_tree_config(io::load_yaml_file(file), file.string(), {});
+    const YAML::Node node = io::load_yaml_file(file);
+    EXPECT_TRUE(node["train"]["optimizer"]["param_lr"].IsSequence()) << file << ": the rate is written out";
+    const TreeRunConfig cfg = read_tree_config(node, file.string(), {});
     core::Rng rng(3);
     TreeModel m(small_config(cfg.tree.cell, v.size()), rng);
     nn::ParamStore& p = m.params();
