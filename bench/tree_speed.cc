@@ -3,6 +3,8 @@
 // issue "Recursive networks" compares them with PyTorch and DyNet's published 18.5 s/epoch.
 //   build/bench/tree_speed [CONFIG.yaml] [--set k=v ...] [--execution level,node] [--batches N]
 //                          [--warmup 2] [--threads 1]
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -28,10 +30,12 @@ void run_speed(const SpeedArgs& a) {
   node["model"] = "tree";
   if (!a.config.empty()) node = io::load_yaml_file(a.config);
   const models::TreeRunConfig cfg = models::read_tree_config(node, a.config.empty() ? "<defaults>" : a.config, a.sets);
-  std::printf("%s cell, embed %d, hidden %d, %s view, batch %d, %s lr %g, BLAS %s with %d thread%s\n",
+  std::string groups;  // ", embedding at 0.1"
+  for (const optim::ParamLrConfig& g : cfg.train.optimizer.param_lr) groups += fmt::format(", {} at {}", g.params, g.lr);
+  std::printf("%s cell, embed %d, hidden %d, %s view, batch %d, %s lr %g%s, BLAS %s with %d thread%s\n",
               models::tree_cell_name(cfg.tree.cell), cfg.tree.embed, cfg.tree.hidden,
               data::sentiment_view_name(cfg.data.view).data(), cfg.data.batch_size, cfg.train.optimizer.name.c_str(),
-              cfg.train.optimizer.lr, core::kernels::blas_backend(), a.threads, a.threads == 1 ? "" : "s");
+              cfg.train.optimizer.lr, groups.c_str(), core::kernels::blas_backend(), a.threads, a.threads == 1 ? "" : "s");
   for (const std::string& name : a.executions) {
     const models::TreeExecution exec = name == "level" ? models::TreeExecution::kByLevel : models::TreeExecution::kPerNode;
     const models::TreeEpochTiming t = models::time_tree_epoch(cfg, exec, a.batches, a.warmup);

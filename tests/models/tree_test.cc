@@ -318,6 +318,64 @@ TEST(TreeRun, RecipeDefaultsAndConfigChecks) {
   const std::string dumped = family("tree").dump_config(node, "<test>", {"task.execution=node"});
   EXPECT_NE(dumped.find("execution: node"), std::string::npos) << dumped;
   EXPECT_NE(dumped.find("name: adagrad"), std::string::npos) << dumped;
+  ASSERT_EQ(c.train.optimizer.param_lr.size(), 1u);
+  EXPECT_EQ(c.train.optimizer.param_lr[0].params, "embedding");
+  EXPECT_FLOAT_EQ(c.train.optimizer.param_lr[0].lr, 0.1f);
+  EXPECT_TRUE(read_tree_config(node, "<test>", {"train.optimizer.param_lr=[]"}).train.optimizer.param_lr.empty());
+  EXPECT_THROW(read_tree_config(node, "<test>", {"train.optimizer.param_lr=[{params: embedding, rate: 1}]"}), Error);
+}
+
+// Tai et al. train the word vectors at their own rate, 0.1, the rest with AdaGrad at 0.05: with
+// the recipe's optimizer (and every configs/sst-*.yaml) one AdaGrad step, which moves each value
+// by exactly its rate (lr * g / |g|), moves the embeddings by 0.1 and every other weight by 0.05.
+TEST(TreeRun, EmbeddingsTrainAtThePapersRate) {
+  const data::Vocab v = toy_vocab();
+  std::vector<fs::path> configs;
+  for (const auto& e : fs::directory_iterator(fs::path(ENGRAM_SOURCE_DIR) / "configs"))
+    if (e.path().filename().string().rfind("sst-", 0) == 0) configs.push_back(e.path());
+  ASSERT_EQ(configs.size(), 6u);
+  for (const fs::path& file : configs) {
+    const YAML::Node node = io::load_yaml_file(file);
+    EXPECT_TRUE(node["train"]["optimizer"]["param_lr"].IsSequence()) << file << ": the rate is written out";
+    const TreeRunConfig cfg = read_tree_config(node, file.string(), {});
+    core::Rng rng(3);
+    TreeModel m(small_config(cfg.tree.cell, v.size()), rng);
+    nn::ParamStore& p = m.params();
+    std::vector<float> before(p.values(), p.values() + p.numel());
+    for (int64_t i = 0; i < p.numel(); ++i) p.grads()[i] = (i % 2 ? 0.5f : -2.0f);
+    optim::make_optimizer(p, cfg.train.optimizer)->step();
+    for (nn::ParamId id = 0; id < p.count(); ++id) {
+      const float rate = id == m.embedding_weight() ? 0.1f : 0.05f;
+      const int64_t at = p.offset(id);
+      EXPECT_NEAR(std::fabs(p.values()[at] - before[static_cast<size_t>(at)]), rate, 1e-6) << file << " " << p.name(id);
+    }
+  }
+}
+
+// A run stopped after one epoch and resumed for a second ends with the parameters of a run of two
+// epochs in one go (the embeddings' own rate comes back from the config, not the checkpoint).
+TEST(TreeFamily, ResumedRunMatchesAnUninterruptedOne) {
+  TempDir dir;
+  const std::string trees =
+      "(3 (2 It) (4 (4 rocks)))\n(1 (2 the) (1 (2 film) (1 (2 is) (1 bad))))\n(4 (2 a) (4 (4 very) (3 good)))\n"
+      "(0 (2 not) (0 (0 bad) (2 .)))\n(2 (2 the) (2 film))\n";
+  fs::create_directories(dir.file("sst"));
+  for (const char* split : {"train", "dev", "test"}) dir.write(std::string("sst/") + split + ".txt", trees);
+  auto train = [&](const std::string& run, int epochs) {
+    const std::vector<std::string> sets = {"data.dir=" + dir.file("sst"), "tree.embed=8", "tree.hidden=8",
+                                           "train.max_epochs=" + std::to_string(epochs), "data.batch_size=2",
+                                           "train.log_every=1000", "train.run_dir=" + dir.file(run)};
+    testing::internal::CaptureStdout();
+    family("tree").train(YAML::Load("model: tree\n"), "<test>", sets);
+    testing::internal::GetCapturedStdout();
+    return load_model_as<LoadedTreeModel>(fs::path(dir.file(run)) / "last", "tree");
+  };
+  train("split", 1);
+  const auto resumed = train("split", 2);
+  const auto whole = train("whole", 2);
+  ASSERT_EQ(resumed->params().numel(), whole->params().numel());
+  for (int64_t i = 0; i < whole->params().numel(); ++i)
+    ASSERT_EQ(resumed->params().values()[i], whole->params().values()[i]) << i;
 }
 
 TEST(TreeFamily, CheckpointRoundTripsThroughLoadModel) {

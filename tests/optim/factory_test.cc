@@ -37,6 +37,57 @@ TEST(Factory, BuildsEveryOptimizerByName) {
   }
 }
 
+// param_lr: a group names a parameter or a module path (its parameters, not a longer name with
+// the same prefix); its rate is a multiple of optimizer.lr, so the multiplier is lr / base.
+TEST(Factory, ParamLrGroups) {
+  nn::ParamStore store;
+  const nn::ParamId emb = store.add("embedding/weight", {4});
+  const nn::ParamId other = store.add("embedding_proj/weight", {2});
+  const nn::ParamId cell = store.add("cell/w", {3});
+  OptimizerConfig c;
+  c.name = "adagrad";
+  c.lr = 0.05f;
+  c.param_lr = {{.params = "embedding", .lr = 0.1f}};
+  auto opt = make_optimizer(store, c);
+  EXPECT_FLOAT_EQ(opt->lr_scale(emb), 2.0f);
+  EXPECT_EQ(opt->lr_scale(other), 1.0f);
+  EXPECT_EQ(opt->lr_scale(cell), 1.0f);
+  c.param_lr = {{.params = "cell/w", .lr = 0.0f}, {.params = "embedding_proj", .lr = 0.5f}};
+  opt = make_optimizer(store, c);
+  EXPECT_EQ(opt->lr_scale(cell), 0.0f);
+  EXPECT_FLOAT_EQ(opt->lr_scale(other), 10.0f);
+  EXPECT_EQ(opt->lr_scale(emb), 1.0f);
+  check_optimizer_config(c);  // no parameters needed
+
+  auto error = [&](std::vector<ParamLrConfig> groups, float base = 0.05f) {
+    OptimizerConfig bad = c;
+    bad.param_lr = std::move(groups);
+    bad.lr = base;
+    try {
+      make_optimizer(store, bad);
+      return std::string("no error");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(error({{.params = "decoder", .lr = 0.1f}}),
+            "optimizer.param_lr[0]: 'decoder' names no parameter of the model (its top-level paths: cell, embedding, "
+            "embedding_proj)");
+  EXPECT_EQ(error({{.params = "embedding", .lr = 0.1f}, {.params = "embedding/weight", .lr = 0.2f}}),
+            "optimizer.param_lr[1] (embedding/weight): parameter 'embedding/weight' is already in param_lr[0] "
+            "(embedding)");
+  EXPECT_EQ(error({{.params = "embedding", .lr = -0.1f}}),
+            "optimizer.param_lr[0] (embedding): lr must be finite and >= 0, got -0.1");
+  EXPECT_EQ(error({{.params = "embedding/", .lr = 0.1f}}),
+            "optimizer.param_lr[0]: params 'embedding/' must be a parameter name or module path (no leading or "
+            "trailing '/')");
+  EXPECT_EQ(error({{.params = "embedding", .lr = 0.1f}}, 0.0f),
+            "optimizer.param_lr needs optimizer.lr > 0 (the groups' rates are multiples of it), got 0");
+  OptimizerConfig bad = c;
+  bad.param_lr = {{.params = "", .lr = 0.1f}};
+  EXPECT_THROW(check_optimizer_config(bad), Error);
+}
+
 TEST(Factory, BuildsSchedules) {
   ScheduleConfig c;
   EXPECT_EQ(make_schedule(c, 0.5f)->lr(100), 0.5f);

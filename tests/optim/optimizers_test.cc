@@ -176,6 +176,49 @@ TEST(RmsProp, ThreeStepsEveryVariant) {
   }
 }
 
+// Per-parameter multipliers: three parameters, the middle one at 2x and the last at 0x. Adagrad's
+// first step moves each value by its rate exactly (lr * g / sqrt(g^2)), so a = 1 - 0.1,
+// b = 1 - 0.2, c = 1; Adam must keep each parameter's moments at its own offset, so three steps
+// equal three steps of separate optimizers at lr and 2 lr.
+TEST(Optimizer, PerParameterLrScale) {
+  nn::ParamStore store;
+  const nn::ParamId a = store.add("a", {2}), b = store.add("b", {3}), c = store.add("c", {1});
+  for (int64_t i = 0; i < store.numel(); ++i) store.values()[i] = 1.0f, store.grads()[i] = 2.0f;
+  Adagrad ada(store, {.lr = 0.1f});
+  ada.set_lr_scale(b, 2.0f);
+  ada.set_lr_scale(c, 0.0f);
+  EXPECT_EQ(ada.lr_scale(a), 1.0f);
+  EXPECT_EQ(ada.lr_scale(b), 2.0f);
+  ada.step();
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(store.value(a)[i], 0.9f, 1e-6);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(store.value(b)[i], 0.8f, 1e-6);
+  EXPECT_EQ(store.value(c)[0], 1.0f);
+  ada.set_lr(0.05f);  // a schedule moves every parameter's rate by one factor: b at 0.1
+  ada.step();  // s = 8: a -= 0.05 * 2 / sqrt(8), b -= 0.1 * 2 / sqrt(8)
+  EXPECT_NEAR(store.value(a)[0], 0.9f - 0.1f / std::sqrt(8.0f), 1e-6);
+  EXPECT_NEAR(store.value(b)[2], 0.8f - 0.2f / std::sqrt(8.0f), 1e-6);
+  EXPECT_THROW(ada.set_lr_scale(3, 1.0f), Error);
+  EXPECT_THROW(ada.set_lr_scale(a, -1.0f), Error);
+  EXPECT_THROW(ada.set_lr_scale(a, NAN), Error);
+
+  const std::vector<float> ga = {0.5f, -1.0f}, gb = {2.0f, 0.25f, -3.0f};
+  nn::ParamStore joint;
+  const nn::ParamId ja = joint.add("a", {2}), jb = joint.add("b", {3});
+  Fixture fa({1.0f, 2.0f}), fb({-1.0f, 0.5f, 3.0f});
+  for (int i = 0; i < 2; ++i) joint.value(ja)[i] = fa.w(i), joint.grad(ja)[i] = ga[i];
+  for (int i = 0; i < 3; ++i) joint.value(jb)[i] = fb.w(i), joint.grad(jb)[i] = gb[i];
+  fa.set_grad(ga), fb.set_grad(gb);
+  Adam adam(joint, {.lr = 0.01f});
+  adam.set_lr_scale(jb, 2.0f);
+  Adam adam_a(fa.store, {.lr = 0.01f}), adam_b(fb.store, {.lr = 0.02f});
+  for (int step = 0; step < 3; ++step) {
+    joint.grad(ja)[0] = fa.store.grad(fa.id)[0] = ga[0] * float(step + 1);  // moments differ by step
+    adam.step(), adam_a.step(), adam_b.step();
+  }
+  for (int i = 0; i < 2; ++i) EXPECT_FLOAT_EQ(joint.value(ja)[i], fa.w(i));
+  for (int i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(joint.value(jb)[i], fb.w(i));
+}
+
 TEST(Optimizer, StateNamesAndShapes) {
   nn::ParamStore store;
   store.add("enc/w", {2, 3});

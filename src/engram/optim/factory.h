@@ -4,11 +4,26 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engram/optim/optimizers.h"
 #include "engram/optim/schedule.h"
 
 namespace engram::optim {
+
+// One parameter group's own learning rate: every parameter named `params` or under the path
+// `params/` updates at `lr` in place of OptimizerConfig::lr, with the same rule (a schedule and a
+// phase's rate scale it by the same factor as the base rate).
+struct ParamLrConfig {
+  std::string params;  // a parameter name or a module path, e.g. "embedding" (= embedding/weight)
+  float lr = 0.0f;
+
+  template <class V>
+  void visit(V& v) {
+    v("params", params, "a parameter name or a module path (its parameters)");
+    v("lr", lr, "their learning rate in place of optimizer.lr");
+  }
+};
 
 struct OptimizerConfig {
   std::string name = "adam";  // sgd|adam|adagrad|rmsprop
@@ -22,6 +37,7 @@ struct OptimizerConfig {
   bool centered = false;                // rmsprop
   bool eps_in_root = false;             // rmsprop
   float eps = 1e-8f;                    // adam, adagrad, rmsprop
+  std::vector<ParamLrConfig> param_lr;  // parameter groups with their own rate (none: lr for all)
 
   template <class V>
   void visit(V& v) {
@@ -37,11 +53,17 @@ struct OptimizerConfig {
     v("centered", centered, "rmsprop: divide by the gradient variance");
     v("eps_in_root", eps_in_root, "rmsprop: sqrt(v + eps) as Graves (2013), not sqrt(v) + eps");
     v("eps", eps, "adam, adagrad, rmsprop: denominator epsilon");
+    v("param_lr", param_lr, "parameter groups with their own learning rate: [{params: embedding, lr: 0.1}]");
   }
 };
 
-// The optimizer `cfg.name` over `store`; errors on an unknown name or invalid options.
+// The optimizer `cfg.name` over `store` with each param_lr group's multiplier lr / cfg.lr set;
+// errors on an unknown name, invalid options, or a group that names no parameter of `store` or
+// a parameter another group already named.
 std::unique_ptr<Optimizer> make_optimizer(nn::ParamStore& store, const OptimizerConfig& cfg);
+// The checks of cfg that need no parameters (make_optimizer makes them too): its options and the
+// param_lr groups' names and rates.
+void check_optimizer_config(const OptimizerConfig& cfg);
 
 struct ScheduleConfig {
   std::string name = "constant";  // constant|step|warmup_inv_sqrt|plateau

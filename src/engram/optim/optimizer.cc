@@ -7,7 +7,11 @@
 namespace engram::optim {
 
 Optimizer::Optimizer(nn::ParamStore& store, float lr, std::vector<std::string> slots)
-    : store_(store), lr_(lr), numel_(store.numel()), slot_names_(std::move(slots)) {
+    : store_(store),
+      lr_(lr),
+      numel_(store.numel()),
+      slot_names_(std::move(slots)),
+      scales_(static_cast<size_t>(store.count()), 1.0f) {
   ENGRAM_CHECK(std::isfinite(lr) && lr >= 0, "learning rate must be finite and >= 0, got {}", lr);
   slots_.reserve(slot_names_.size());
   for (size_t k = 0; k < slot_names_.size(); ++k) slots_.emplace_back(static_cast<size_t>(numel_), 0.0f);
@@ -23,7 +27,43 @@ void Optimizer::check_store() const {
 void Optimizer::step() {
   check_store();
   ++step_;
-  update(store_.values(), store_.grads(), numel_);
+  if (runs_.empty()) {
+    run_offset_ = 0, run_lr_ = lr_;
+    update(store_.values(), store_.grads(), numel_);
+    return;
+  }
+  for (const Run& r : runs_) {
+    run_offset_ = r.begin, run_lr_ = lr_ * r.scale;
+    update(store_.values() + r.begin, store_.grads() + r.begin, r.n);
+  }
+  run_offset_ = 0;
+}
+
+void Optimizer::set_lr_scale(nn::ParamId id, float scale) {
+  check_store();
+  ENGRAM_CHECK(id >= 0 && id < static_cast<nn::ParamId>(scales_.size()), "{} optimizer: parameter id {} is not one of the "
+               "store's {}", kind(), id, scales_.size());
+  ENGRAM_CHECK(std::isfinite(scale) && scale >= 0, "{} optimizer: learning-rate multiplier of '{}' must be finite and "
+               ">= 0, got {}", kind(), store_.name(id), scale);
+  scales_[static_cast<size_t>(id)] = scale;
+  // Rebuild the runs: parameters are laid out in id order, so equal neighbours merge.
+  runs_.clear();
+  if (std::all_of(scales_.begin(), scales_.end(), [](float s) { return s == 1.0f; })) return;
+  for (nn::ParamId p = 0; p < static_cast<nn::ParamId>(scales_.size()); ++p) {
+    const float s = scales_[static_cast<size_t>(p)];
+    const int64_t n = store_.shape(p).numel();
+    if (n == 0) continue;
+    if (!runs_.empty() && runs_.back().scale == s && runs_.back().begin + runs_.back().n == store_.offset(p))
+      runs_.back().n += n;
+    else
+      runs_.push_back({store_.offset(p), n, s});
+  }
+}
+
+float Optimizer::lr_scale(nn::ParamId id) const {
+  ENGRAM_CHECK(id >= 0 && id < static_cast<nn::ParamId>(scales_.size()), "{} optimizer: parameter id {} is not one of the "
+               "store's {}", kind(), id, scales_.size());
+  return scales_[static_cast<size_t>(id)];
 }
 
 void Optimizer::set_lr(float lr) {

@@ -150,9 +150,9 @@ Sgd::Sgd(nn::ParamStore& store, SgdOptions options)
 
 void Sgd::update(float* w, const float* g, int64_t n) {
   if (options_.momentum > 0)
-    sgd_momentum(w, g, slot(0), n, lr(), options_.weight_decay, options_.momentum, options_.nesterov);
+    sgd_momentum(w, g, slot(0), n, step_lr(), options_.weight_decay, options_.momentum, options_.nesterov);
   else
-    sgd_plain(w, g, n, lr(), options_.weight_decay);
+    sgd_plain(w, g, n, step_lr(), options_.weight_decay);
 }
 
 // ---- Adam
@@ -168,11 +168,11 @@ void Adam::update(float* w, const float* g, int64_t n) {
   const double t = static_cast<double>(steps());
   const double bc1 = 1.0 - std::pow(static_cast<double>(options_.beta1), t);
   const double bc2 = 1.0 - std::pow(static_cast<double>(options_.beta2), t);
-  const float step_size = static_cast<float>(lr() / bc1);
+  const float step_size = static_cast<float>(step_lr() / bc1);
   const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
   const bool decoupled = options_.decoupled_weight_decay;
   const float l2 = decoupled ? 0.0f : options_.weight_decay;
-  const float decay = decoupled ? 1.0f - lr() * options_.weight_decay : 1.0f;
+  const float decay = decoupled ? 1.0f - step_lr() * options_.weight_decay : 1.0f;
   float* m = slot(0);
   float* v = slot(1);
   // Over the OpenMP team in whole blocks (each element's update is independent of the split).
@@ -195,7 +195,7 @@ Adagrad::Adagrad(nn::ParamStore& store, AdagradOptions options)
 }
 
 void Adagrad::update(float* w, const float* g, int64_t n) {
-  adagrad_kernel(w, g, slot(0), n, lr(), options_.eps, options_.weight_decay);
+  adagrad_kernel(w, g, slot(0), n, step_lr(), options_.eps, options_.weight_decay);
 }
 
 // ---- RMSProp
@@ -210,7 +210,7 @@ RmsProp::RmsProp(nn::ParamStore& store, RmspropOptions options)
 
 void RmsProp::update(float* w, const float* g, int64_t n) {
   RmspropOptions o = options_;
-  o.lr = lr();
+  o.lr = step_lr();
   int k = 1;
   float* avg = options_.centered ? slot(k++) : nullptr;
   float* buf = options_.momentum > 0 ? slot(k++) : nullptr;

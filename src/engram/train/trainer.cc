@@ -134,10 +134,9 @@ void check_trainer_config(const TrainerConfig& c) {
   ENGRAM_CHECK(std::isfinite(c.distributed.timeout_s) && c.distributed.timeout_s > 0 && c.distributed.check_every >= 0,
                "train.distributed: timeout_s {} must be > 0 and check_every {} >= 0", c.distributed.timeout_s,
                c.distributed.check_every);
-  // The optimizer and the schedule check their own options: build them once on a probe.
-  nn::ParamStore probe;
-  probe.add("probe", {1});
-  optim::make_optimizer(probe, c.optimizer);
+  // The optimizer and the schedule check their own options (the param_lr groups' names are
+  // matched when the optimizer is built over the model).
+  optim::check_optimizer_config(c.optimizer);
   if (c.schedule.is_plateau()) optim::make_plateau(c.schedule, c.optimizer.lr);
   else optim::make_schedule(c.schedule, c.optimizer.lr);
 }

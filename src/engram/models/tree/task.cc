@@ -24,6 +24,13 @@ namespace {
 
 TreeRunConfig tree_recipe(const TreeRunConfig& probe) { return default_tree_run_config(probe.tree.cell, probe.data.view); }
 
+// " (embedding at 0.1)" for the progress line; "" without groups.
+std::string param_lr_text(const optim::OptimizerConfig& o) {
+  std::string s;
+  for (const optim::ParamLrConfig& g : o.param_lr) s += fmt::format("{}{} at {}", s.empty() ? " (" : ", ", g.params, g.lr);
+  return s.empty() ? s : s + ")";
+}
+
 }  // namespace
 
 TreeRunConfig default_tree_run_config(TreeCell cell, data::SentimentView view) {
@@ -35,6 +42,7 @@ TreeRunConfig default_tree_run_config(TreeCell cell, data::SentimentView view) {
   c.task.l2 = 1e-4f;
   c.train.optimizer.name = "adagrad";
   c.train.optimizer.lr = 0.05f;
+  c.train.optimizer.param_lr = {{.params = "embedding", .lr = 0.1f}};  // the word vectors' own rate
   c.train.max_epochs = 10;
   c.train.log_every = 50;
   c.train.run_dir = fmt::format("runs/sst-{}-{}", tree_cell_name(cell), data::sentiment_view_name(view));
@@ -170,12 +178,13 @@ train::TrainSummary train_tree(const TreeRunConfig& cfg) {
   TreeModel model(p.model, init);
   TreeTrainTask task(cfg, model, p.data, {run_dir / "vocab.txt", run_dir / "data.yaml"});
   std::printf("SST %s (%s): %zu train / %zu dev / %zu test trees, vocabulary %d; %s cell, %lld parameters, "
-              "%s execution, batch %d, %s lr %g; run dir %s\n",
+              "%s execution, batch %d, %s lr %g%s; run dir %s\n",
               used.dir.c_str(), data::sentiment_view_name(cfg.data.view).data(), p.data.train.size(),
               p.data.dev.size(), p.data.test.size(), p.data.vocab.size(), tree_cell_name(cfg.tree.cell),
               static_cast<long long>(model.params().numel()),
               cfg.task.execution == TreeExecution::kByLevel ? "level-batched" : "per-node", cfg.data.batch_size,
-              cfg.train.optimizer.name.c_str(), cfg.train.optimizer.lr, cfg.train.run_dir.c_str());
+              cfg.train.optimizer.name.c_str(), cfg.train.optimizer.lr, param_lr_text(cfg.train.optimizer).c_str(),
+              cfg.train.run_dir.c_str());
   std::fflush(stdout);
   train::Trainer trainer(task, cfg.train);
   return trainer.run();

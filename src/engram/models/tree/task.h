@@ -83,8 +83,8 @@ struct TreeRunConfig {
 // Tai, Socher & Manning 2015's sentiment recipe: AdaGrad lr 0.05, batches of 25 trees, L2 1e-4 on
 // the non-embedding weights, dropout 0.5 before the classifier, hidden 150, embeddings of 300
 // (randomly initialised: no pretrained vectors here), classes from the view, 10 epochs, best/ by
-// validation root accuracy. Not expressible yet: the paper's separate embedding learning rate
-// (0.1); the embeddings train with AdaGrad at the shared rate.
+// validation root accuracy, and the paper's own rate for the word vectors, 0.1
+// (train.optimizer.param_lr: the embeddings train with AdaGrad at 0.1, the rest at 0.05).
 TreeRunConfig default_tree_run_config(TreeCell cell, data::SentimentView view);
 // A run config (model: tree): the recipe for its tree.cell and data.view, then the file, then
 // each --set. Errors when tree.classes does not fit data.view.
