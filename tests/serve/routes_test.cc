@@ -133,6 +133,21 @@ TEST(ServeRoutes, BabiAnswersWithTheAttentionOfEveryHop) {
   }
 }
 
+TEST(ServeRoutes, BabiRefusesAnEmptyQuestionAtTheCheck) {
+  // Found by fuzz/serve_fuzz (its input is a seed in fuzz/corpus/serve/babi-empty-question): the
+  // check passed and answer() threw. serve_check must refuse what serve cannot answer.
+  const models::LoadedBabiModel babi = models::load_babi_model(golden_dir("memn2n"));
+  for (const json& r : {json{{"story", {"M"}}, {"question", ""}}, json{{"story", {"Mary went home."}}, {"question", " ?"}}}) {
+    try {
+      babi.serve_check(r, models::ServeLimits{});
+      ADD_FAILURE() << "accepted " << r.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("a question ending in '?'"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(babi.serve_check(json{{"story", {"Mary went home."}}, {"question", "Where is Mary"}}, models::ServeLimits{}), 1);
+}
+
 TEST(ServeRoutes, NtmGivesTheGoldenOutputsAndWeightings) {
   RunningServer s(kFamilies, ServeOptions{});
   httplib::Client c = s.client();

@@ -332,8 +332,7 @@ LoadedBabiModel load_babi_model(const fs::path& dir) {
 
 std::string LoadedBabiModel::run_line(const std::string& line) { return answer(line).answer; }
 
-LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
-  // Sentences: split after '.', '!', '?' or a newline; the tokenizer strips the punctuation.
+std::vector<std::string> split_babi_input(const std::string& line) {
   std::vector<std::string> sentences;
   std::string cur;
   for (char c : line) {
@@ -346,6 +345,12 @@ LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
   if (cur.find_first_not_of(" \t\r") != std::string::npos) sentences.push_back(cur);
   ENGRAM_CHECK(!sentences.empty() && sentences.back().find('?') != std::string::npos,
                "memn2n input: statements, then a question ending in '?' (got '{}')", line.substr(0, 80));
+  return sentences;
+}
+
+LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
+  // Sentences: split after '.', '!', '?' or a newline; the tokenizer strips the punctuation.
+  const std::vector<std::string> sentences = split_babi_input(line);
   auto story = std::make_shared<std::vector<data::Sentence>>();
   for (size_t i = 0; i + 1 < sentences.size(); ++i) story->push_back(data::babi_tokenize(sentences[i]));
   data::BabiSample sample;
