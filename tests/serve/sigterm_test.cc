@@ -1,10 +1,10 @@
 // `engram serve`'s own shutdown path (serve_until_signal) in this process, driven hard enough for
 // ThreadSanitizer to see its interleavings (make tsan, docs/limits.md): many clients at once over
-// two families with batching on and several workers, then a real SIGTERM while their requests
-// wait for their batches. Every answer is its own request's; nothing fails before the signal;
-// after it a request is answered, refused with 503 "shutting down", or finds no server — never
-// a 5xx or a wrong answer; requests in flight at the signal are answered; serve_until_signal
-// returns and puts the previous SIGTERM disposition back.
+// two families, batching on, several workers each with a team of two threads, then a real SIGTERM
+// while their requests wait for their batches. Every answer is its own request's; nothing fails
+// before the signal; after it a request is answered, refused with 503 "shutting down", or finds
+// no server — never a 5xx or a wrong answer; requests in flight at the signal are answered;
+// serve_until_signal returns and puts the previous SIGTERM disposition back.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -63,6 +63,7 @@ TEST(ServeSignal, SigtermWithManyClientsInFlightAnswersWhatWasReceived) {
   o.host = "127.0.0.1";
   o.port = 0;
   o.workers = 3;
+  o.threads = 2;  // each worker's own OpenMP team (decoding splits a beam's rows over it)
   o.max_batch = 8;
   o.max_wait_ms = 150;  // requests wait for their batch: many are in flight when the signal comes
   o.http_threads = 64;
