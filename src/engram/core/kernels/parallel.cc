@@ -24,8 +24,11 @@ namespace {
 // acquires kFork first and releases kJoin last. From its release to its own start as thread 0 the
 // caller ignores its memory accesses: they are the stores of the region's arguments, which the
 // compiler makes after the release call (the team reads them after its acquire). A race between
-// two threads of one team, such as overlapping writes, is still reported. Elsewhere these are
-// no-ops. The tokens are never written: only their addresses name the synchronisation.
+// two threads of one team, such as overlapping writes, is still reported. The two tokens serve
+// every team, so teams of different callers at once (server workers with --threads > 1) are
+// ordered with each other more than they are: a race between two such teams may be missed, none
+// is invented. The tokens are never written: only their addresses name the synchronisation.
+// __SANITIZE_THREAD__ is g++'s (make tsan); in other builds these are no-ops.
 #if defined(__SANITIZE_THREAD__)
 constexpr char kFork = 0, kJoin = 0;
 thread_local bool t_forking = false;  // between team_fork() and this thread's start as thread 0
