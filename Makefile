@@ -3,7 +3,7 @@ BUILD    ?= build
 JOBS     ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo bench asan fuzz clean
+.PHONY: all deps build test demo bench asan tsan fuzz clean
 
 all: build
 
@@ -34,6 +34,22 @@ asan: deps
 	$(MAKE) build BUILD=build-asan CMAKE_FLAGS="-DENGRAM_SANITIZE=address,undefined -DENGRAM_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo"
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 
+# The threaded parts under ThreadSanitizer (separate build directory, docs/limits.md): the server
+# (HTTP thread pool, batcher workers, metrics, SIGTERM with requests in flight), the OpenMP team
+# (parallel_for and the threaded ops, decoding's row split, the trainer's steps) on two threads.
+# Only the programs those tests need are built. CMakeLists.txt disables, with its reasons, the
+# fault test and the MPI test under TSan. tests/tsan.supp holds suppressions for reports inside
+# uninstrumented third-party code only.
+TSAN_BUILD   ?= build-tsan
+TSAN_TARGETS := test_serve test_train test_core test_decode engram
+TSAN_TESTS   := ^(Serve|Batcher|Trainer\.|Parallel|OnTeam|Search|BeamSearch|BlockNgramRepeat|CoveragePenalty|MinLength)
+tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DENGRAM_SANITIZE=thread -DENGRAM_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TARGETS)
+	cd $(TSAN_BUILD) && OMP_NUM_THREADS=2 \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  ctest -R '$(TSAN_TESTS)' --output-on-failure -j $(JOBS)
+
 # libFuzzer harnesses of every reader (fuzz/README.md): a clang build with
 # -fsanitize=fuzzer,address,undefined in build-fuzz/, then each harness for FUZZ_SECONDS
 # (FUZZ_TARGETS="tree wav" picks some; the summary prints the runs per harness).
@@ -49,4 +65,4 @@ fuzz:
 	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <functional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -155,6 +157,49 @@ TEST(ParallelOps, AFullyMaskedRowIsReportedFromInsideTheParallelLoop) {
   }
   kernels::set_blas_threads(1);
 }
+
+// on_team, the one parallel region: each thread index once, the caller as thread 0, and what the
+// caller wrote before it visible to the team, what the team wrote visible after it. Under
+// ThreadSanitizer (make tsan) this is also the check of the region's fork / join annotations: a
+// report here (the process stops, halt_on_error=1) means TSan did not see them.
+TEST(OnTeam, EachThreadOnceAndTheCallersWritesSeenBothWays) {
+  const auto caller = std::this_thread::get_id();
+  for (int round = 0; round < 50; ++round) {  // the same pool threads, region after region
+    std::vector<int> in(64), out(64, -1), seen(4, 0);
+    for (int i = 0; i < 64; ++i) in[i] = round * 100 + i;  // written by the caller just before
+    std::atomic<int> size{0};
+    bool caller_is_zero = false;
+    kernels::on_team(4, [&](int t, int nt) {
+      size = nt;
+      ++seen[t];  // one element per thread: no two threads write the same one
+      if (t == 0) caller_is_zero = std::this_thread::get_id() == caller;
+      for (int i = 64 * t / nt; i < 64 * (t + 1) / nt; ++i) out[i] = in[i] + 1;
+    });
+    ASSERT_GE(size.load(), 1);
+    ASSERT_LE(size.load(), 4);
+    EXPECT_TRUE(caller_is_zero);
+    for (int t = 0; t < 4; ++t) ASSERT_EQ(seen[t], t < size.load() ? 1 : 0) << t;
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(out[i], round * 100 + i + 1) << i;  // read by the caller just after
+    out.assign(64, 0);  // and written again, after the team's writes
+  }
+  int ran = 0;
+  kernels::on_team(1, [&](int t, int nt) { ran += (t == 0 && nt == 1); });
+  EXPECT_EQ(ran, 1) << "a team of one runs on the caller";
+}
+
+#if defined(__SANITIZE_THREAD__)
+// The annotations hide nothing between the threads of one team: two of them writing the same
+// value is still a data race that TSan reports (in a child process, which it ends with exit 66).
+TEST(OnTeam, ARaceBetweenTwoTeamThreadsIsStillReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto race = [] {
+    std::vector<int> v(1, 0);
+    kernels::on_team(2, [&](int t, int) { v[0] = t + 1; });
+    std::exit(v[0] > 0 ? 0 : 1);
+  };
+  EXPECT_EXIT(race(), ::testing::ExitedWithCode(66), "ThreadSanitizer: data race");
+}
+#endif
 
 }  // namespace
 }  // namespace engram::core

@@ -8,7 +8,9 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <vector>
 
+#include "engram/core/kernels/blas.h"
 #include "engram/core/ops.h"
 #include "engram/core/rng.h"
 #include "engram/io/checkpoint.h"
@@ -452,6 +454,77 @@ TEST(Trainer, ShardsPartitionEveryBatch) {
 }
 
 // Without an MPI launcher the process is rank 0 of 1 and every collective leaves its data alone.
+// y = w2 . tanh(W1 x + b1) + b2 on batches wide enough to split over a team of two: the hidden
+// layer's [128, 512] values are above the element-wise ops' 32k-value grain and its products take
+// the sgemm column split (few rows, much work). Under ThreadSanitizer (make tsan) this is the
+// trainer's steps on the OpenMP team.
+class WideTask : public TrainTask {
+ public:
+  WideTask() {
+    w1_ = store_.add("w1", {kHidden, kIn});
+    b1_ = store_.add("b1", {kHidden});
+    w2_ = store_.add("w2", {1, kHidden});
+    b2_ = store_.add("b2", {1});
+    Rng rng(5);
+    for (int64_t i = 0; i < store_.numel(); ++i) store_.values()[i] = rng.uniform(-0.1f, 0.1f);
+    for (float& v : x_) v = rng.uniform(-1, 1);
+    for (int i = 0; i < kN; ++i) y_[i] = std::sin(x_[i * kIn] * 3) + x_[i * kIn + 1];  // a target to learn
+  }
+  nn::ParamStore& params() override { return store_; }
+  std::string model_name() const override { return "wide"; }
+  YAML::Node model_config() const override { return YAML::Node(); }
+  int64_t batches_per_epoch() const override { return kN / kBatch; }
+  void begin_epoch(int, uint64_t) override {}
+  BatchResult train_batch(int64_t index) override {
+    Graph g;
+    core::Var loss = loss_of(g, x_.data() + index * kBatch * kIn, y_.data() + index * kBatch, kBatch);
+    g.backward(loss);
+    return {loss.data()[0] * kBatch, kBatch};
+  }
+  Metrics validate() override {
+    Graph g(false);
+    return {{"mse", loss_of(g, x_.data(), y_.data(), kN).data()[0]}};
+  }
+  std::string primary_metric() const override { return "mse"; }
+  bool higher_is_better() const override { return false; }
+
+  static constexpr int kN = 256, kIn = 128, kHidden = 512, kBatch = 128;
+
+ private:
+  core::Var loss_of(Graph& g, float* x, const float* y, int rows) {
+    core::Var h = core::tanh(core::affine(g.input(Tensor{x, {rows, kIn}}), store_.var(g, w1_), store_.var(g, b1_)));
+    return core::mse(core::affine(h, store_.var(g, w2_), store_.var(g, b2_)), y);  // h: [rows, kHidden]
+  }
+  nn::ParamStore store_;
+  nn::ParamId w1_, b1_, w2_, b2_;
+  std::vector<float> x_ = std::vector<float>(kN * kIn), y_ = std::vector<float>(kN);  // [kN, kIn], [kN]
+};
+
+// The trainer's result does not depend on the thread count (docs/engine.md: the split never
+// changes a result): two threads train the same bits as one.
+TEST(Trainer, TwoThreadsTrainTheSameBitsAsOne) {
+  std::vector<std::vector<float>> trained;
+  for (int threads : {1, 2}) {
+    core::kernels::set_blas_threads(threads);
+    const fs::path dir = temp_run(fmt::format("wide{}", threads));
+    WideTask task;
+    const double before = task.validate().at("mse");
+    TrainerConfig cfg = base_config(dir);
+    cfg.max_epochs = 3;
+    cfg.optimizer.name = "adam";
+    cfg.optimizer.lr = 0.01f;
+    const TrainSummary s = Trainer(task, cfg).run();
+    EXPECT_EQ(s.steps, 3 * 2);
+    EXPECT_LT(s.last_valid.at("mse"), before) << threads << " threads: it learns";
+    const float* v = task.params().values();
+    trained.emplace_back(v, v + task.params().numel());
+    fs::remove_all(dir);
+  }
+  core::kernels::set_blas_threads(1);
+  ASSERT_EQ(trained[0].size(), trained[1].size());
+  EXPECT_TRUE(trained[0] == trained[1]) << "the parameters trained on two threads differ from one thread's";
+}
+
 TEST(Trainer, OneProcessIsRankZeroOfOne) {
   EXPECT_TRUE(world().root());
   EXPECT_FALSE(world().distributed());

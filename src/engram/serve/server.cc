@@ -346,8 +346,13 @@ void Server::stop() {
 
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;  // set by the handler below, read by serve_until_signal
-extern "C" void on_stop_signal(int sig) { g_signal = sig; }
+// Set by the handler below, read by serve_until_signal. The signal may be handled on any thread
+// of the process (an HTTP or batcher thread as well as the one polling), and volatile
+// sig_atomic_t is only safe for a handler on the same thread: a lock-free atomic is safe from
+// every thread and in a handler (tests/serve/sigterm_test.cc, under ThreadSanitizer).
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+extern "C" void on_stop_signal(int sig) { g_signal.store(sig); }
 
 }  // namespace
 
@@ -356,7 +361,7 @@ void serve_until_signal(const std::vector<std::string>& model_specs, const Serve
   options.validate();
   Server server(load_models(model_specs), options);
   const int port = server.bind();
-  g_signal = 0;
+  g_signal.store(0);
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -376,7 +381,7 @@ void serve_until_signal(const std::vector<std::string>& model_specs, const Serve
     finish();
     throw;
   }
-  while (g_signal == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (g_signal.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   finish();
 }
 

@@ -6,10 +6,9 @@
 // 8.5, packed fp32 15.4, bf16 24.9, packed bf16 44.2; 5 rows — 19.8, 17.8, 54.5, 44.9, 108.5.
 // The plain kernels stream W a few rows at a time against all rows of x held in registers
 // (horizontal sums at the end); the packed ones sum straight into output lanes.
-// Compiled with -fopenmp (CMakeLists.txt): W's rows are split over the OpenMP team; no Eigen here.
+// W's rows are split over the OpenMP team (on_team, parallel.h); no Eigen here.
 // Dims: M rows of x (<= kSmallRows), N rows of W (outputs), K the shared width.
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -19,6 +18,7 @@
 
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
+#include "engram/core/kernels/parallel.h"
 
 namespace engram::core::kernels {
 
@@ -279,12 +279,10 @@ void split_rows(int n, int64_t weight_bytes, Run&& run) {
     run(0, n);
     return;
   }
-#pragma omp parallel num_threads(team)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+  on_team(team, [&](int t, int nt) {
     const int j0 = std::min(n, groups * t / nt * 4), j1 = std::min(n, groups * (t + 1) / nt * 4);
     if (j1 > j0) run(j0, j1);
-  }
+  });
 }
 
 // The packed kernels' split: W's blocks of kPackCols outputs (n outputs in all) shared over the
@@ -297,12 +295,10 @@ void split_blocks(int n, int64_t bytes, Run&& run) {
     run(0, blocks);
     return;
   }
-#pragma omp parallel num_threads(team)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+  on_team(team, [&](int t, int nt) {
     const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
     if (b1 > b0) run(b0, b1);
-  }
+  });
 }
 
 }  // namespace

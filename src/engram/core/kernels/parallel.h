@@ -2,7 +2,11 @@
 // (blas_team_size(): the threads set by set_blas_threads, 1 inside a parallel region) and runs
 // fn(begin, end) on each. Chunks hold at least `grain` items, so small loops stay on the caller's
 // thread. The split depends only on n, grain and the team size: results of row-wise loops whose
-// rows are independent do not depend on it at all. OpenMP lives in parallel.cc only.
+// rows are independent do not depend on it at all.
+//
+// on_team: the one OpenMP parallel region of engram (parallel.cc); parallel_for and the kernels'
+// own splits (blas_split.cc, gemv.cc) all run through it. In a ThreadSanitizer build it tells
+// TSan about the team's fork and join, which libgomp (not instrumented) does not (parallel.cc).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +15,18 @@
 namespace engram::core::kernels {
 
 void parallel_for_impl(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx);
+void on_team_impl(int team, void (*fn)(void*, int, int), void* ctx);
+
+// Runs fn(t, nt) on each thread t of an OpenMP team of up to `team` threads (nt: the team's actual
+// size, which OpenMP may make smaller); the caller is thread 0 and returns when all have finished.
+// fn must not throw.
+template <class Fn>
+void on_team(int team, Fn&& fn) {
+  using F = std::remove_reference_t<Fn>;
+  on_team_impl(
+      team, [](void* c, int t, int nt) { (*static_cast<F*>(c))(t, nt); },
+      const_cast<void*>(static_cast<const void*>(&fn)));
+}
 
 template <class Fn>
 void parallel_for(int64_t n, int64_t grain, Fn&& fn) {
