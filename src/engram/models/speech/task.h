@@ -1,8 +1,9 @@
 // Training a SpeechModel on the Free Spoken Digit Dataset: the run config (`engram train
 // CONFIG.yaml` with `model: speech`) and the train::TrainTask adapter. Features are computed once
-// at load (over the BLAS thread team); each epoch shuffles the training set; optional SpecAugment
-// per batch; teacher-forced NLL; validation decodes the test split (greedy or beam) and reports
-// the token (digit) error rate and sequence accuracy ("seq_acc" picks best/).
+// at load, one recording after another; each epoch shuffles the training set; optional SpecAugment
+// per batch; teacher-forced NLL; validation decodes the validation set (data.valid_reps; the test
+// split when 0), greedy or beam, and reports the token (digit) error rate and sequence accuracy
+// ("seq_acc" picks best/).
 // Digit strings (data.train_strings / test_strings > 0): 1-7 recordings of one speaker from the
 // split, joined with gap_ms of silence, features computed over the joined waveform.
 // Split: the upstream one (repetition index 0-4 = test), or with data.test_speaker every recording
@@ -102,7 +103,7 @@ struct SpeechUtterance {
   std::string path;
 };
 
-// Utterances of FSDD recordings (features over the thread team); speed != 1 resamples each
+// Utterances of FSDD recordings (features computed one recording after another); speed != 1 resamples each
 // waveform first (data::audio::change_speed).
 std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
                                                     const std::vector<data::audio::FsddRecording>& recs,
