@@ -9,6 +9,7 @@
 // keep one input's decoding short.
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <span>
 #include <string>
@@ -66,6 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const nlohmann::json* one = &body;
     out = model.serve(std::span<const nlohmann::json* const>(&one, 1));
+  } catch (const std::exception& e) {
+    engram::fuzz::finding("serve", "a " + model.family() + " request that passed serve_check made serve() throw " +
+                                       engram::fuzz::current_exception_type() + ": " + e.what());
   } catch (...) {
     engram::fuzz::finding("serve", "a " + model.family() + " request that passed serve_check made serve() throw " +
                                        engram::fuzz::current_exception_type());

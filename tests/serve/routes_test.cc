@@ -146,6 +146,29 @@ TEST(ServeRoutes, BabiRefusesAnEmptyQuestionAtTheCheck) {
     }
   }
   EXPECT_EQ(babi.serve_check(json{{"story", {"Mary went home."}}, {"question", "Where is Mary"}}, models::ServeLimits{}), 1);
+  // Also found by serve_fuzz (seed babi-long-question): a sentence of more words than the golden
+  // model's pe_global J = 12 (its config.yaml) passed the check and failed inside bag_embed.
+  // 12 words are served; 13, in the story or the question, are refused at the check, by name.
+  const auto words = [](int n, const std::string& last) {
+    std::string s;
+    for (int i = 0; i + 1 < n; ++i) s += "went ";
+    return s + last;
+  };
+  EXPECT_EQ(babi.serve_check(json{{"story", {words(12, "home.")}}, {"question", words(12, "Mary?")}},
+                             models::ServeLimits{}),
+            1);
+  const json ok = {{"story", {words(12, "home.")}}, {"question", "Where is Mary?"}};
+  EXPECT_EQ(babi.serve(std::vector<const json*>{&ok}).size(), 1u);
+  for (const json& r : {json{{"story", {words(13, "home.")}}, {"question", "Where is Mary?"}},
+                        json{{"story", {"Mary went home."}}, {"question", words(13, "Mary?")}}}) {
+    try {
+      babi.serve_check(r, models::ServeLimits{});
+      ADD_FAILURE() << "accepted " << r.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("a sentence of 13 words; this model reads at most 12"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(ServeRoutes, NtmGivesTheGoldenOutputsAndWeightings) {

@@ -33,7 +33,7 @@ std::string request_line(const json& r, const ServeLimits& limits) {
 
 int LoadedBabiModel::serve_check(const json& r, const ServeLimits& limits) const {
   serve_json::check_object(r);
-  split_babi_input(request_line(r, limits));  // what answer() will read (an empty question fails here)
+  parse(request_line(r, limits));  // as answer() will read it: no question, a sentence too long for J fail here
   return 1;
 }
 

@@ -348,26 +348,40 @@ std::vector<std::string> split_babi_input(const std::string& line) {
   return sentences;
 }
 
-LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
+LoadedBabiModel::Parsed LoadedBabiModel::parse(const std::string& line) const {
   // Sentences: split after '.', '!', '?' or a newline; the tokenizer strips the punctuation.
   const std::vector<std::string> sentences = split_babi_input(line);
+  const bool fixed_j = cfg.memn2n.encoding == nn::SentenceEncoding::kPositionGlobal;
+  const auto tokenize = [&](const std::string& text) {
+    data::Sentence words = data::babi_tokenize(text);
+    ENGRAM_CHECK(!fixed_j || static_cast<int>(words.size()) <= cfg.memn2n.sentence_length,
+                 "memn2n input: a sentence of {} words; this model reads at most {} (memn2n.sentence_length): '{}'",
+                 words.size(), cfg.memn2n.sentence_length, text.substr(0, 80));
+    return words;
+  };
+  Parsed p;
   auto story = std::make_shared<std::vector<data::Sentence>>();
-  for (size_t i = 0; i + 1 < sentences.size(); ++i) story->push_back(data::babi_tokenize(sentences[i]));
-  data::BabiSample sample;
-  sample.story = story;
-  sample.memory_end = static_cast<int32_t>(story->size());
-  sample.memory_begin = std::max(0, sample.memory_end - cfg.memn2n.memory_size);
-  sample.question = data::babi_tokenize(sentences.back());
-  sample.answer = vocab.token(0);  // encode_babi wants a known answer; the prediction ignores it
-  const std::vector<data::BabiSample> samples = {sample};
+  for (size_t i = 0; i + 1 < sentences.size(); ++i) {
+    story->push_back(tokenize(sentences[i]));
+    const std::string& t = sentences[i];  // as read, without the surrounding blanks
+    const size_t b = t.find_first_not_of(" \t\r"), e = t.find_last_not_of(" \t\r");
+    p.story.push_back(t.substr(b, e - b + 1));
+  }
+  p.sample.story = story;
+  p.sample.memory_end = static_cast<int32_t>(story->size());
+  p.sample.memory_begin = std::max(0, p.sample.memory_end - cfg.memn2n.memory_size);
+  p.sample.question = tokenize(sentences.back());
+  p.sample.answer = vocab.token(0);  // encode_babi wants a known answer; the prediction ignores it
+  return p;
+}
+
+LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
+  Parsed p = parse(line);
+  const std::vector<data::BabiSample> samples = {p.sample};
   Memn2nDataset set;
   encode_babi(samples, 0, vocab, &set);
   Answer a;
-  for (size_t i = 0; i + 1 < sentences.size(); ++i) {  // as read, without the surrounding blanks
-    const std::string& t = sentences[i];
-    const size_t b = t.find_first_not_of(" \t\r"), e = t.find_last_not_of(" \t\r");
-    a.story.push_back(t.substr(b, e - b + 1));
-  }
+  a.story = std::move(p.story);
   a.explanation = explain_memn2n(*model, set, 0);
   a.answer = vocab.token(a.explanation.predicted);
   return a;

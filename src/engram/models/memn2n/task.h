@@ -200,6 +200,14 @@ struct LoadedBabiModel : LoadedModel {
     std::string answer;
   };
   Answer answer(const std::string& line) const;
+  // run_line's text read as answer() reads it: the statements as read (trimmed) and the tokenised
+  // sample. Errors on text the model cannot take: no question, or (pe_global encoding) a sentence
+  // of more words than the model's sentence_length J.
+  struct Parsed {
+    std::vector<std::string> story;
+    data::BabiSample sample;
+  };
+  Parsed parse(const std::string& line) const;
   // POST /v1/babi (serve.cc, docs/serve.md): {"story": text or [sentences], "question"} ->
   // {"answer", "probability", "story", "hops": [[α per story sentence] per hop]}.
   int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
