@@ -272,6 +272,7 @@ TEST(SpeechData, DigitStringsJoinOneSpeakersRecordings) {
     EXPECT_EQ(u.digits[1] == 9, b) << "one speaker per string";
     // 2 x 2400 samples + 400 of silence: 1 + (5200 - 200) / 80 = 63 frames, stacked by 3.
     EXPECT_EQ(u.features.frames, 21);
+    EXPECT_DOUBLE_EQ(u.seconds, 5200.0 / 8000);
   }
   EXPECT_EQ(make_digit_strings(cfg, recs, 20, 2, 2, 50, 5)[7].digits, strings[7].digits) << "deterministic";
 }
@@ -357,6 +358,8 @@ TEST(SpeechData, SpeedCopiesChangeTheFrameCount) {
   EXPECT_EQ(orig[0].features.frames, 10);
   EXPECT_EQ(fast[0].features.frames, 8);
   EXPECT_EQ(fast[0].digits, orig[0].digits);
+  EXPECT_DOUBLE_EQ(orig[0].seconds, 2400.0 / 8000);  // the audio played, not the frames' span
+  EXPECT_DOUBLE_EQ(fast[0].seconds, 1920.0 / 8000);
 }
 
 }  // namespace

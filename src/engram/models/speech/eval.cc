@@ -113,11 +113,10 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   e.feature_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<data::audio::Features> feats;
   std::vector<std::vector<int>> refs;
-  const double frame_s = loaded.model->cfg().features.frame_shift_ms / 1000.0;
   for (const SpeechUtterance& u : utts) {
     feats.push_back(u.features);
     refs.push_back(u.digits);
-    e.audio_seconds += static_cast<double>(u.features.frames) * loaded.model->cfg().stack * frame_s;
+    e.audio_seconds += u.seconds;
   }
   SpeechDecodeOptions o;
   o.beam = beam;

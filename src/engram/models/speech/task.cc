@@ -148,6 +148,7 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
       if (pick > 0) joined = audio::change_speed(joined, speeds[pick - 1]);
     }
     u.features = speech_features(cfg, fbank, joined);
+    u.seconds = joined.seconds();
     out.push_back(std::move(u));
   }
   return out;
@@ -159,8 +160,9 @@ std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
   std::vector<SpeechUtterance> out;
   out.reserve(recs.size());
   for (const auto& r : recs) {
-    const audio::Waveform w = audio::read_wav(r.path);
-    out.push_back({speech_features(cfg, fbank, speed == 1.0f ? w : audio::change_speed(w, speed)), {r.digit}, r.path});
+    audio::Waveform w = audio::read_wav(r.path);
+    if (speed != 1.0f) w = audio::change_speed(w, speed);
+    out.push_back({speech_features(cfg, fbank, w), {r.digit}, r.path, w.seconds()});
   }
   return out;
 }

@@ -101,6 +101,7 @@ struct SpeechUtterance {
   data::audio::Features features;
   std::vector<int> digits;
   std::string path;
+  double seconds = 0;  // duration of the audio the features were computed from
 };
 
 // Utterances of FSDD recordings (features computed one recording after another); speed != 1 resamples each
