@@ -332,6 +332,10 @@ LoadedBabiModel load_babi_model(const fs::path& dir) {
 
 std::string LoadedBabiModel::run_line(const std::string& line) { return answer(line).answer; }
 
+namespace {
+
+// run_line's text split into sentences: after each '.', '!', '?' or newline, sentences of only
+// blanks and punctuation dropped; the last must be the question (hold a '?'), else an error.
 std::vector<std::string> split_babi_input(const std::string& line) {
   std::vector<std::string> sentences;
   std::string cur;
@@ -347,6 +351,8 @@ std::vector<std::string> split_babi_input(const std::string& line) {
                "memn2n input: statements, then a question ending in '?' (got '{}')", line.substr(0, 80));
   return sentences;
 }
+
+}  // namespace
 
 LoadedBabiModel::Parsed LoadedBabiModel::parse(const std::string& line) const {
   // Sentences: split after '.', '!', '?' or a newline; the tokenizer strips the punctuation.

@@ -173,10 +173,6 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
 std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data,
                                        const std::filesystem::path& run_dir);
 
-// run_line's text split into sentences: after each '.', '!', '?' or newline, sentences of only
-// blanks and punctuation dropped; the last must be the question (hold a '?'), else an error.
-std::vector<std::string> split_babi_input(const std::string& line);
-
 // A trained model directory: config, vocabulary, parameters (the family's LoadedModel).
 struct LoadedBabiModel : LoadedModel {
   std::filesystem::path model_dir;
