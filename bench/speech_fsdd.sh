@@ -5,11 +5,15 @@
 # selects best/ on its validation set (data.valid_reps repetitions of the training speakers) and
 # is scored once on its test set with `engram speech eval`.
 #
-# Usage: bench/speech_fsdd.sh [digits] [folds] [strings] [rtf]   (default: all four parts)
+# Usage: bench/speech_fsdd.sh [digits] [folds] [strings] [rtf] [ensemble]   (default: all five parts)
+# ensemble: ENSEMBLE_SEEDS single-digit runs of each recipe (validated: best/ on the validation
+# set; all: the 2,700 non-test recordings, no validation, last/), each scored alone and all of a
+# recipe as one ensemble (`speech eval --ensemble`, probabilities averaged) on the test set.
 # Environment (all optional):
 #   BUILD=dir     build directory holding engram (default build)
 #   RUNS=dir      where the run directories go (default runs/speech-bench)
 #   SEEDS="1 2 3" seeds of the upstream-split rows
+#   ENSEMBLE_SEEDS="1 2 3 4 5" seeds of the ensemble part's runs
 #   JOBS=N        trainings at once (default 2), each on one thread
 #   SETS="..."    extra --set flags for every run
 set -euo pipefail
@@ -20,7 +24,8 @@ bin=${BUILD:-build}/engram
 runs=${RUNS:-runs/speech-bench}
 seeds=${SEEDS:-1 2 3}
 jobs=${JOBS:-2}
-parts=${*:-digits folds strings rtf}
+ensemble_seeds=${ENSEMBLE_SEEDS:-1 2 3 4 5}
+parts=${*:-digits folds strings rtf ensemble}
 speakers="george jackson lucas nicolas theo yweweler"
 [ -x "$bin" ] || { echo "speech_fsdd.sh: $bin missing (build it, or set BUILD)" >&2; exit 1; }
 mkdir -p "$runs"
@@ -115,5 +120,37 @@ if [[ " $parts " == *" rtf "* ]]; then
   done
   for b in 1 16 64; do
     echo "$strings, --batch $b: $("$bin" speech eval -m "$strings" --split test --threads 1 --batch "$b" | grep '^time')"
+  done
+fi
+
+if [[ " $parts " == *" ensemble "* ]]; then
+  for s in $ensemble_seeds; do
+    queue+=("ens-valid-s$s configs/fsdd-digits.yaml --set train.seed=$s")
+    queue+=("ens-all-s$s configs/fsdd-digits.yaml --set train.seed=$s --set data.valid_reps=0")
+  done
+  flush
+  echo
+  echo "## single digits, upstream split: ensembles (test: repetitions 0-4, 300 recordings; greedy)"
+  echo "validated: best/ chosen on the validation set; all: trained on the 2,700 non-test recordings, last/"
+  echo "| recipe | each seed's test accuracy % (seeds $ensemble_seeds) | mean ± sd | ensemble of all: test accuracy % | ensemble: validation accuracy % |"
+  echo "|---|---|---:|---:|---:|"
+  for recipe in valid all; do
+    sub=""
+    [ "$recipe" = all ] && sub=/last
+    members=()
+    each=()
+    for s in $ensemble_seeds; do
+      [ -n "$sub" ] && "$bin" speech eval -m "$runs/ens-$recipe-s$s$sub" --split test --threads 1 > "$runs/ens-$recipe-s$s.eval"
+      each+=("$(acc "ens-$recipe-s$s")")
+      [ "$s" = "${ensemble_seeds%% *}" ] || members+=(--ensemble "$runs/ens-$recipe-s$s$sub")
+    done
+    first=$runs/ens-$recipe-s${ensemble_seeds%% *}$sub
+    "$bin" speech eval -m "$first" "${members[@]}" --split test --threads 1 > "$runs/ens-$recipe.eval"
+    valid=-
+    if [ "$recipe" = valid ]; then
+      "$bin" speech eval -m "$first" "${members[@]}" --split valid --threads 1 > "$runs/ens-$recipe.valid.eval"
+      valid=$(acc "ens-$recipe.valid")
+    fi
+    echo "| $recipe | ${each[*]} | $(printf '%s\n' "${each[@]}" | mean) | $(acc "ens-$recipe") | $valid |"
   done
 fi

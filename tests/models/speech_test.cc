@@ -295,6 +295,41 @@ TEST(SpeechDecode, BatchesByLengthKeepTheCallersOrder) {
   EXPECT_GT(distinct.size(), 1u) << "an untrained model's outputs still differ per input, so order matters";
 }
 
+TEST(SpeechDecode, EnsembleOfTwoModelsAndItsFrontEndCheck) {
+  // Two differently initialised models as one ensemble (decode/ensemble.h): a model twice gives
+  // that model's transcriptions; the pair gives the transcriptions of their averaged
+  // probabilities, which (untrained) differ from either member's somewhere; a member with
+  // another front end is refused.
+  TempDir dir;
+  const auto save = [&](const SpeechConfig& cfg, uint64_t seed, const std::string& name) {
+    core::Rng rng(seed);
+    SpeechModel model(cfg, rng);
+    io::save_checkpoint(dir.file(name), {.model_name = model.name(), .config = model.config(), .params = &model.params()});
+    return load_speech_model(dir.file(name));
+  };
+  SpeechConfig cfg;
+  cfg.embed_dim = cfg.encoder_units = cfg.decoder_hidden = cfg.readout_dim = 8;
+  const auto a = save(cfg, 1, "a"), b = save(cfg, 2, "b");
+  core::Rng rng(5);
+  std::vector<audio::Features> u;
+  for (int frames : {9, 4, 12, 6, 3, 10, 7, 5}) u.push_back(random_features(frames, cfg.input_dim(), rng));
+  const LoadedSpeechModel* self[] = {a.get()};
+  EXPECT_EQ(transcribe(*speech_ensemble(*a, self), u), transcribe(*a->model, u));
+  const LoadedSpeechModel* other[] = {b.get()};
+  const auto pair = transcribe(*speech_ensemble(*a, other), u);
+  EXPECT_TRUE(pair != transcribe(*a->model, u) || pair != transcribe(*b->model, u));
+  SpeechConfig stacked = cfg;
+  stacked.stack = 2;
+  const auto c = save(stacked, 3, "c");
+  const LoadedSpeechModel* mismatched[] = {c.get()};
+  try {
+    speech_ensemble(*a, mismatched);
+    FAIL() << "a member with stack 2 joined a model with stack 3";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("computes other features"), std::string::npos) << e.what();
+  }
+}
+
 // The recordings of 2 speakers x 2 digits x 12 repetitions, as list_fsdd would give them.
 std::vector<audio::FsddRecording> fake_listing() {
   std::vector<audio::FsddRecording> all;

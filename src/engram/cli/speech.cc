@@ -1,11 +1,13 @@
 // `engram speech transcribe`: the spoken digits of WAV files with a trained speech model;
 // training is `engram train configs/fsdd-*.yaml`. A thin adapter over models/speech/.
-//   engram speech transcribe -m DIR [--beam K] [FILE.wav ...]   one line per file: "FILE<TAB>digits"
+//   engram speech transcribe -m DIR [--ensemble DIR ...] [--beam K] [FILE.wav ...]
+//                                  one line per file: "FILE<TAB>digits"
 //                                  (no files: WAV paths are read from stdin, one per line)
 //   engram speech show -m DIR FILE.wav [--beam K] -o out.svg     spectrogram + each digit's attention
-//   engram speech eval -m DIR [--split test|valid|train] [--beam K] [--set KEY=VALUE ...]
+//   engram speech eval -m DIR [--ensemble DIR ...] [--split test|valid|train] [--beam K] [--set KEY=VALUE ...]
 //                                  digit error rate and sequence accuracy on a set of the run's data
-// DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
+// DIR is a model directory (config.yaml) or a run directory (its best/, else last/). --ensemble
+// adds models decoded with -m's as one ensemble (their probabilities averaged; same front end).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
+#include "engram/decode/ensemble.h"
 #include "engram/models/speech/eval.h"
 #include "engram/viz/heatmap.h"
 
@@ -20,17 +23,33 @@ namespace engram::cli {
 
 namespace {
 
+// The models of --ensemble, loaded.
+struct Members {
+  std::vector<std::unique_ptr<models::LoadedSpeechModel>> owned;
+  std::vector<const models::LoadedSpeechModel*> list;
+  explicit Members(const std::vector<std::string>& dirs) {
+    ENGRAM_CHECK(dirs.size() < decode::kMaxEnsemble, "speech: {} models in one ensemble (at most {} with -m's)",
+                 dirs.size() + 1, decode::kMaxEnsemble);
+    for (const std::string& d : dirs) {
+      owned.push_back(models::load_model_as<models::LoadedSpeechModel>(d, "speech"));
+      list.push_back(owned.back().get());
+    }
+  }
+};
+
 struct TranscribeArgs {
   std::string dir;
-  std::vector<std::string> files;
+  std::vector<std::string> files, ensemble;
   int beam = 1, threads = 1;
 };
 
 void run_transcribe(const TranscribeArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
+  const Members members(a.ensemble);
+  const std::unique_ptr<decode::StepModel> model = models::speech_ensemble(*loaded, members.list);
   const auto one = [&](const std::string& f) {
-    std::printf("%s\t%s\n", f.c_str(), loaded->transcribe_file(f, a.beam).c_str());
+    std::printf("%s\t%s\n", f.c_str(), loaded->transcribe_file(f, a.beam, model.get()).c_str());
     std::fflush(stdout);
   };
   if (!a.files.empty()) {
@@ -47,16 +66,18 @@ void run_transcribe(const TranscribeArgs& a) {
 
 struct EvalArgs {
   std::string dir, set = "test";
-  std::vector<std::string> overrides;
+  std::vector<std::string> overrides, ensemble;
   int beam = 1, batch = 64, threads = 1;
 };
 
 void run_eval(const EvalArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
-  const models::SpeechEval e = models::evaluate_speech(*loaded, a.set, a.beam, a.batch, a.overrides);
-  std::printf("%s on the %s set (%s, from %s), beam %d: %lld utterances, %lld digits\n",
-              loaded->dir().string().c_str(), e.set.c_str(), e.split.c_str(), e.train_yaml.string().c_str(), a.beam,
+  const Members members(a.ensemble);
+  const models::SpeechEval e = models::evaluate_speech(*loaded, a.set, a.beam, a.batch, a.overrides, members.list);
+  std::string who = loaded->dir().string();
+  for (const auto* m : members.list) who += " + " + m->dir().string();
+  std::printf("%s on the %s set (%s, from %s), beam %d: %lld utterances, %lld digits\n", who.c_str(), e.set.c_str(), e.split.c_str(), e.train_yaml.string().c_str(), a.beam,
               static_cast<long long>(e.score.utterances), static_cast<long long>(e.score.ref_tokens));
   std::printf("digit error rate  %.2f%% (%lld edits)\n", 100 * e.score.ter(), static_cast<long long>(e.score.errors));
   std::printf("sequence accuracy %.2f%% (%lld / %lld)\n", 100 * e.score.seq_acc(),
@@ -81,6 +102,14 @@ void run_show(const ShowArgs& a) {
   std::printf("%s\t%s; wrote %s\n", a.file.c_str(), s.text.c_str(), a.out.c_str());
 }
 
+void add_ensemble_option(CLI::App* app, std::vector<std::string>& dirs) {
+  app->add_option("--ensemble", dirs,
+                  "another model (or run) directory decoded with -m's as one ensemble, probabilities averaged "
+                  "(repeatable; same front end)")
+      ->expected(1)
+      ->take_all();
+}
+
 }  // namespace
 
 void register_speech(CLI::App& app) {
@@ -91,6 +120,7 @@ void register_speech(CLI::App& app) {
   add_model_option(tr, ta->dir);
   tr->add_option("files", ta->files, "16-bit PCM mono WAV files at the model's sample rate (none: paths on stdin)");
   tr->add_option("--beam", ta->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  add_ensemble_option(tr, ta->ensemble);
   add_threads_option(tr, ta->threads);
   tr->callback([ta] { run_transcribe(*ta); });
 
@@ -100,6 +130,7 @@ void register_speech(CLI::App& app) {
   ev->add_option("--split", ea->set, "test | valid | train")->check(CLI::IsMember({"test", "valid", "train"}));
   ev->add_option("--beam", ea->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
   ev->add_option("--batch", ea->batch, "utterances decoded together (1 = one file at a time)")->check(CLI::Range(1, 1024));
+  add_ensemble_option(ev, ea->ensemble);
   ev->add_option("--set", ea->overrides, "override a key of the run's train.yaml, e.g. --set data.gap_ms=100 (repeatable)");
   add_threads_option(ev, ea->threads);
   ev->callback([ea] { run_eval(*ea); });

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <numeric>
 
+#include "engram/decode/ensemble.h"
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/speech/task.h"
@@ -14,7 +15,7 @@
 
 namespace engram::models {
 
-std::vector<std::vector<int>> transcribe(const SpeechModel& model, std::span<const data::audio::Features> utts,
+std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
                                          const SpeechDecodeOptions& options) {
   ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
                "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
@@ -93,8 +94,24 @@ std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path
   return m;
 }
 
+std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& first,
+                                                   std::span<const LoadedSpeechModel* const> others) {
+  const auto front_end = [](const SpeechConfig& c) {
+    return YAML::Dump(io::to_yaml(c.features)) + "\nstack: " + std::to_string(c.stack);
+  };
+  std::vector<const decode::StepModel*> members = {first.model.get()};
+  for (const LoadedSpeechModel* m : others) {
+    ENGRAM_CHECK(front_end(m->model->cfg()) == front_end(first.model->cfg()),
+                 "speech: ensemble member {} computes other features than {} (features.* and stack must be equal)",
+                 m->model_dir.string(), first.model_dir.string());
+    members.push_back(m->model.get());
+  }
+  return std::make_unique<decode::EnsembleStepModel>(std::move(members));
+}
+
 SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch,
-                           const std::vector<std::string>& sets) {
+                           const std::vector<std::string>& sets,
+                           std::span<const LoadedSpeechModel* const> ensemble) {
   namespace fs = std::filesystem;
   SpeechEval e;
   for (const fs::path& p : {loaded.model_dir / "train.yaml", loaded.model_dir.parent_path() / "train.yaml"})
@@ -122,7 +139,8 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   o.beam = beam;
   o.batch_size = batch;
   t0 = std::chrono::steady_clock::now();
-  const auto hyps = transcribe(*loaded.model, feats, o);
+  const std::unique_ptr<decode::StepModel> model = speech_ensemble(loaded, ensemble);
+  const auto hyps = transcribe(*model, feats, o);
   e.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   e.score = score_speech(refs, hyps);
   return e;
@@ -133,11 +151,12 @@ std::string LoadedSpeechModel::input_help() const {
                      model->cfg().features.sample_rate);
 }
 
-std::string LoadedSpeechModel::transcribe_file(const std::string& path, int beam) const {
+std::string LoadedSpeechModel::transcribe_file(const std::string& path, int beam,
+                                               const decode::StepModel* decoder) const {
   const data::audio::Features f = speech_features(model->cfg(), *fbank, data::audio::read_wav(path));
   SpeechDecodeOptions o;
   o.beam = beam;
-  return digits_text(transcribe(*model, std::span(&f, 1), o)[0]);
+  return digits_text(transcribe(decoder ? *decoder : *model, std::span(&f, 1), o)[0]);
 }
 
 SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, int beam) {

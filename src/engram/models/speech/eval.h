@@ -23,8 +23,9 @@ struct SpeechDecodeOptions {
 };
 
 // One digit sequence per utterance (stacked features, as speech_features gives them), in the
-// order given; batches group utterances of similar lengths (less padding).
-std::vector<std::vector<int>> transcribe(const SpeechModel& model, std::span<const data::audio::Features> utts,
+// order given; batches group utterances of similar lengths (less padding). `model` is a
+// SpeechModel or an ensemble of them (decode/ensemble.h, speech_ensemble).
+std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
                                          const SpeechDecodeOptions& options = {});
 
 // Levenshtein distance between two token sequences.
@@ -57,8 +58,8 @@ struct LoadedSpeechModel : LoadedModel {
   // A WAV path (16-bit PCM mono at the model's rate) -> the digits transcribed (greedy).
   std::string run_line(const std::string& line) override;
   std::string input_help() const override;
-  // The same with a beam.
-  std::string transcribe_file(const std::string& path, int beam = 1) const;
+  // The same with a beam; `model` (default: this one) may be an ensemble with this front end.
+  std::string transcribe_file(const std::string& path, int beam = 1, const decode::StepModel* model = nullptr) const;
   // POST /v1/transcribe (serve.cc, docs/serve.md): {"wav_base64": a WAV file in base64, "beam"?}
   // -> {"text", "digits", "score", "frames_per_step", "attention": [[α per encoder step] per
   // output token, <eos> last], "spectrogram": [T][M] log-mel frames (encoder step s covers
@@ -79,6 +80,12 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
 
 std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir);
 
+// The first model and `others` as one decode::EnsembleStepModel (their probabilities averaged);
+// an error unless every member has the first one's front end (features.*, stack), since the
+// features are computed once. `others` empty: the first model alone.
+std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& first,
+                                                   std::span<const LoadedSpeechModel* const> others);
+
 // `engram speech eval`: the loaded model scored on one set ("train", "valid" or "test") of the
 // data its run was trained on: the run's train.yaml (in the model directory or its parent),
 // with `sets` overrides (`data.test_speaker=theo`, `data.dir=...`) applied; the model's own
@@ -91,8 +98,10 @@ struct SpeechEval {
   double feature_seconds = 0;  // wall time of reading the WAV files and computing the features
   double decode_seconds = 0;   // wall time of transcription (features excluded)
 };
-// `batch`: utterances decoded together (1 = one file at a time).
+// `batch`: utterances decoded together (1 = one file at a time). `ensemble`: further models
+// decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
 SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch = 64,
-                           const std::vector<std::string>& sets = {});
+                           const std::vector<std::string>& sets = {},
+                           std::span<const LoadedSpeechModel* const> ensemble = {});
 
 }  // namespace engram::models
