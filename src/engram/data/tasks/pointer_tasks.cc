@@ -233,7 +233,7 @@ PointerInstance make_pointer_instance(const PointerTaskOptions& o, uint64_t seed
   PointerInstance inst;
   inst.dim = pointer_task_dim(o.task);
   inst.points = random_points(n, inst.dim, rng);
-  inst.target = pointer_label(o, inst.points);
+  if (o.labels) inst.target = pointer_label(o, inst.points);
   return inst;
 }
 

@@ -100,6 +100,7 @@ struct PointerTaskOptions {
   // ~40 MB), the multi-start 2-opt + Or-opt heuristic with tsp_starts starts above it.
   int tsp_exact_max_n = 10;
   int tsp_starts = 8;
+  bool labels = true;  // false: instances without a target (empty), for label-free training
 };
 
 // The generator of instance `index` of the stream `seed` (the two are hashed together, so

@@ -59,6 +59,7 @@ class PointerNet final : public Model, public decode::StepModel {
   // ---- Model
   std::string name() const override { return kName; }
   nn::ParamStore& params() override { return store_; }
+  const nn::ParamStore& params() const { return store_; }
   YAML::Node config() const override;
   const PointerConfig& cfg() const { return cfg_; }
 

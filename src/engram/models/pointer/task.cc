@@ -57,6 +57,12 @@ void PointerDataConfig::validate() const {
                "batches_per_epoch {} must be >= 1; train_instances {} >= 0",
                batch_size, valid_instances, valid_beam, batches_per_epoch, train_instances);
   tasks::make_pointer_instance(task_options(), seed, 0);  // the generator's own checks (n range, TSP labels)
+  ENGRAM_CHECK(objective == PointerObjective::kSupervised || task == PointerTask::kTsp,
+               "pointer data: objective reinforce needs task tsp (the tour length is its reward)");
+  ENGRAM_CHECK(objective == PointerObjective::kSupervised || train_instances == 0,
+               "pointer data: objective reinforce draws fresh instances (set train_instances to 0)");
+  ENGRAM_CHECK(baseline_instances >= 2 && baseline_instances <= 1000000,
+               "pointer data: baseline_instances {} outside [2, 1000000]", baseline_instances);
 }
 
 std::vector<tasks::PointerInstance> make_pointer_instances(const tasks::PointerTaskOptions& options, uint64_t seed,
@@ -70,7 +76,7 @@ std::vector<tasks::PointerInstance> make_pointer_instances(const tasks::PointerT
   return out;
 }
 
-PointerTrainTask::PointerTrainTask(const PointerTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
+PointerTrainTask::PointerTrainTask(const PointerTrainConfig& cfg, std::FILE* log) : cfg_(cfg), log_(log) {
   ENGRAM_CHECK(cfg_.model == PointerNet::kName, "pointer training: config names model '{}'", cfg_.model);
   const PointerDataConfig& d = cfg_.data;
   d.validate();
@@ -97,6 +103,15 @@ PointerTrainTask::PointerTrainTask(const PointerTrainConfig& cfg, std::FILE* log
                         io::to_yaml(cfg_.pointer)["cell"].as<std::string>(), cfg_.pointer.hidden, 1,
                         cfg_.pointer.embed_dim, cfg_.pointer.glimpses, cfg_.pointer.logit_clip,
                         model_->params().numel()));
+  if (d.objective == PointerObjective::kReinforce) {
+    tasks::PointerTaskOptions unlabelled = opts;
+    unlabelled.labels = false;
+    const std::filesystem::path file =
+        cfg_.train.run_dir.empty() ? std::filesystem::path() : std::filesystem::path(cfg_.train.run_dir) / "baseline.safetensors";
+    reinforce_ = std::make_unique<PointerReinforce>(*model_, unlabelled, d.baseline_instances, d.baseline_seed, file);
+    note(log, fmt::format("objective: REINFORCE, greedy-rollout baseline (replaced when better on {} instances)",
+                          d.baseline_instances));
+  }
   begin_epoch(0, cfg_.train.seed);
 }
 
@@ -122,7 +137,9 @@ train::BatchResult PointerTrainTask::train_batch(int64_t index) {
   std::span<const tasks::PointerInstance> set;
   if (train_.empty()) {  // instance i of epoch e: a pure function of (data.seed, e, i)
     const uint64_t first = (static_cast<uint64_t>(epoch_) * batches_ + index) * bs;
-    fresh = make_pointer_instances(cfg_.data.task_options(), cfg_.data.seed, first, bs);
+    tasks::PointerTaskOptions opts = cfg_.data.task_options();
+    opts.labels = reinforce_ == nullptr;  // reinforce needs no labels
+    fresh = make_pointer_instances(opts, cfg_.data.seed, first, bs);
     set = fresh;
   } else {
     const int64_t begin = index * bs, end = std::min<int64_t>(begin + bs, static_cast<int64_t>(train_.size()));
@@ -133,8 +150,16 @@ train::BatchResult PointerTrainTask::train_batch(int64_t index) {
   const auto [lo, hi] = train::shard_range(static_cast<int64_t>(set.size()), shard());
   if (lo == hi) return {0, 0};
   const std::span<const tasks::PointerInstance> mine = set.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo));
-  const decode::SourceBatch src = pointer_source(mine);
   graph_.reset();
+  if (reinforce_) {
+    // The samples of instance i: a pure function of (seed, epoch, batch, first instance), so a
+    // resumed run draws the same tours.
+    core::Rng rng = tasks::instance_rng(train::epoch_seed(seed_, epoch_), static_cast<uint64_t>(index * bs + lo));
+    const PointerReinforce::Batch r = reinforce_->loss(graph_, *model_, mine, static_cast<int64_t>(set.size()), rng);
+    graph_.backward(r.loss);
+    return {r.sampled, hi - lo};  // the "loss" logged: the mean sampled tour length
+  }
+  const decode::SourceBatch src = pointer_source(mine);
   Var sum = model_->loss(graph_, src, targets_of(mine));
   graph_.backward(core::scale(sum, 1.0f / static_cast<float>(set.size())));  // the gradient of the mean
   return {static_cast<double>(sum.data()[0]), hi - lo};
@@ -156,6 +181,32 @@ train::Metrics PointerTrainTask::validate() {
   train::Metrics m = pointer_metrics(score_pointer(cfg_.data.task, valid_, predict_pointer(*model_, valid_, o)));
   m["loss"] = nll / static_cast<double>(valid_.size());
   return m;
+}
+
+
+std::vector<std::filesystem::path> PointerTrainTask::checkpoint_files() const {
+  if (!reinforce_ || reinforce_->file().empty()) return {};
+  return {reinforce_->file()};
+}
+
+nlohmann::json PointerTrainTask::extra_state() const {
+  if (!reinforce_) return nullptr;
+  return {{"baseline_replacements", reinforce_->replacements()}};
+}
+
+void PointerTrainTask::load_extra_state(const nlohmann::json& state) {
+  if (!reinforce_) return;
+  ENGRAM_CHECK(state.is_object() && state.contains("baseline_replacements") &&
+                   state.at("baseline_replacements").is_number_integer(),
+               "pointer: the checkpoint's trainer state has no baseline_replacements (not a reinforce run?)");
+  reinforce_->restore(state.at("baseline_replacements").get<int>(), std::filesystem::path(cfg_.train.run_dir) / "last");
+}
+
+void PointerTrainTask::after_validation(const train::Metrics&) {
+  if (!reinforce_) return;
+  const PointerReinforce::Update u = reinforce_->maybe_replace(*model_);
+  note(log_, fmt::format("baseline: policy {:.4f} vs baseline {:.4f} (t = {:.2f}): {}", u.policy, u.baseline, u.t,
+                         u.replaced ? fmt::format("replaced ({} so far)", reinforce_->replacements()) : "kept"));
 }
 
 }  // namespace engram::models

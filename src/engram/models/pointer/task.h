@@ -2,10 +2,12 @@
 // (`engram train CONFIG.yaml` with `model: pointer`) and the train::TrainTask adapter —
 // batches of generated instances with exact labels (data/tasks/pointer_tasks.h, tsp.h), either
 // fresh each epoch (train_instances 0: instance i of epoch e is a pure function of (seed, e, i))
-// or a fixed set drawn once and shuffled per epoch; teacher-forced NLL; validation by greedy
-// decoding of a fixed set with the task's metrics (eval.h).
+// or a fixed set drawn once and shuffled per epoch; teacher-forced NLL
+// (`data.objective: supervised`), or for TSP, without labels, REINFORCE with a greedy-rollout
+// baseline (`reinforce`, reinforce.h); validation by greedy decoding of a fixed set with the
+// task's metrics (eval.h).
 // Run directory: RUN/train.yaml (the effective config) and the Trainer's RUN/last/, RUN/best/,
-// RUN/metrics.jsonl.
+// RUN/metrics.jsonl; with reinforce also RUN/baseline.safetensors (copied into each checkpoint).
 // Dims: B batch, n points per instance.
 #pragma once
 
@@ -16,7 +18,21 @@
 
 #include "engram/core/graph.h"
 #include "engram/models/pointer/model.h"
+#include "engram/models/pointer/reinforce.h"
 #include "engram/train/trainer.h"
+
+namespace engram::models {
+
+enum class PointerObjective { kSupervised, kReinforce };
+
+}  // namespace engram::models
+
+template <>
+struct engram::io::EnumNames<engram::models::PointerObjective> {
+  static constexpr std::pair<engram::models::PointerObjective, const char*> items[] = {
+      {engram::models::PointerObjective::kSupervised, "supervised"},
+      {engram::models::PointerObjective::kReinforce, "reinforce"}};
+};
 
 namespace engram::models {
 
@@ -33,6 +49,9 @@ struct PointerDataConfig {
   int tsp_exact_max_n = 10;       // TSP labels: Held-Karp up to this n (<= 20), 2-opt + Or-opt above
   int tsp_starts = 8;             // heuristic starts
   int valid_beam = 1;             // validation decoding beam (1 = greedy)
+  PointerObjective objective = PointerObjective::kSupervised;
+  int64_t baseline_instances = 1000;  // reinforce: the baseline's evaluation set
+  uint64_t baseline_seed = 777;       // reinforce: its stream (+1 per replacement)
 
   template <class V>
   void visit(V& v) {
@@ -48,6 +67,12 @@ struct PointerDataConfig {
     v("tsp_exact_max_n", tsp_exact_max_n, "tsp: Held-Karp labels up to this n (<= 20), the heuristic above");
     v("tsp_starts", tsp_starts, "tsp: starts of the 2-opt + Or-opt heuristic");
     v("valid_beam", valid_beam, "validation decoding beam (1 = greedy)");
+    v("objective", objective,
+      "supervised (teacher-forced NLL of the labels) | reinforce (tsp: REINFORCE with a greedy-rollout baseline, "
+      "no labels; Kool et al. 2019)");
+    v("baseline_instances", baseline_instances,
+      "reinforce: instances on which the policy must beat the baseline (paired t-test) to replace it");
+    v("baseline_seed", baseline_seed, "reinforce: seed of those instances");
   }
   data::tasks::PointerTaskOptions task_options() const;
   // Errors name the first invalid field.
@@ -96,6 +121,12 @@ class PointerTrainTask final : public train::TrainTask {
   std::string primary_metric() const override;     // sort, hull: "acc"; tsp: "gap"
   bool higher_is_better() const override;
   bool reports_perplexity() const override { return false; }
+  // reinforce: the baseline's file in every checkpoint, its replacement count as trainer state,
+  // and the replacement test after each validation.
+  std::vector<std::filesystem::path> checkpoint_files() const override;
+  nlohmann::json extra_state() const override;
+  void load_extra_state(const nlohmann::json& state) override;
+  void after_validation(const train::Metrics& metrics) override;
 
   const PointerNet& model() const { return *model_; }
   const PointerTrainConfig& config() const { return cfg_; }
@@ -103,6 +134,8 @@ class PointerTrainTask final : public train::TrainTask {
  private:
   PointerTrainConfig cfg_;
   std::unique_ptr<PointerNet> model_;
+  std::unique_ptr<PointerReinforce> reinforce_;  // objective reinforce
+  std::FILE* log_ = nullptr;
   std::vector<data::tasks::PointerInstance> train_, valid_;
   std::vector<int64_t> order_;  // fixed set: this epoch's order
   int64_t batches_ = 0;
