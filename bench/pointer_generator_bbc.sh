@@ -11,7 +11,8 @@
 #   RUNS=dir       where the run directories go (default runs)
 #   MINUTES=N      train.max_minutes of every row (default: the config's)
 #   EVAL_FLAGS=..  decoding flags of the evaluation (default: beam 4; summary: also
-#                  --min-length 60 --block-ngram-repeat 3 --max-length 120; headline: --max-length 20)
+#                  --min-length 150 --block-ngram-repeat 3 --max-length 200, the length chosen on the
+#                  validation split in bench/results_summarization.md; headline: --max-length 20)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ runs=${RUNS:-runs}
 config=configs/pointer-generator-bbc-$task.yaml
 [ -x "$bin" ] || { echo "pointer_generator_bbc.sh: $bin missing (build it, or set BUILD)" >&2; exit 1; }
 if [ -z "${EVAL_FLAGS:-}" ]; then
-  if [ "$task" = summary ]; then EVAL_FLAGS="--beam 4 --min-length 60 --block-ngram-repeat 3 --max-length 120"
+  if [ "$task" = summary ]; then EVAL_FLAGS="--beam 4 --min-length 150 --block-ngram-repeat 3 --max-length 200"
   else EVAL_FLAGS="--beam 4 --max-length 20"; fi
 fi
 minutes=()
