@@ -3,6 +3,8 @@
 // paper's file format (round trip and every bad-line message).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -230,6 +232,25 @@ TEST(Tsp, TourHelpers) {
   EXPECT_EQ(canonical_tour(std::vector<int>{2, 1, 3, 0}), (std::vector<int>{0, 2, 1, 3}));
   EXPECT_EQ(canonical_tour(std::vector<int>{3, 0, 1, 2}), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(canonical_tour(std::vector<int>{0, 3, 2, 1}), (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(Tsp, CoordinatesWhoseDistancesOverflowAreRefused) {
+  // fuzz/corpus/pointer/crash-held-karp-overflow.txt: a file instance with a coordinate of
+  // 3.4028235e38 made every Held-Karp distance +inf, no predecessor attained the cost and the
+  // backward pass shifted by -1 (UBSan). Every solver and tour_length now refuse such points.
+  const auto huge = pts({0, 0, 3.4028235e38f, 0, 1, 1, 0, 1});
+  for (const auto& call : std::vector<std::function<void()>>{
+           [&] { held_karp_tour(huge); }, [&] { nearest_neighbour_tour(huge); },
+           [&] { heuristic_tour(huge, {}); }, [&] { tour_length(huge, std::vector<int>{0, 1, 2, 3}); }}) {
+    try {
+      call();
+      FAIL() << "a coordinate of 3.4e38 was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("city 1 has coordinate 3.40282e+38"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(held_karp_tour(pts({0, 0, std::nanf(""), 0})), Error);
+  EXPECT_NO_THROW(held_karp_tour(pts({0, 0, 1e18f, 0, 0, 1e18f})));  // at the limit: fine
 }
 
 TEST(Tsp, HeldKarpMatchesBruteForce) {

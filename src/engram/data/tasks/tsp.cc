@@ -20,6 +20,10 @@ constexpr double kEps = 1e-12;
 int64_t num_cities(std::span<const float> points, const char* what) {
   ENGRAM_CHECK(points.size() % 2 == 0, "{}: points must be [n, 2], got {} floats", what,
                points.size());
+  for (size_t i = 0; i < points.size(); ++i)
+    ENGRAM_CHECK(std::isfinite(points[i]) && std::abs(static_cast<double>(points[i])) <= kTspMaxCoordinate,
+                 "{}: city {} has coordinate {:g}, outside [-{:g}, {:g}] (its distances could overflow)", what, i / 2,
+                 points[i], kTspMaxCoordinate, kTspMaxCoordinate);
   return static_cast<int64_t>(points.size() / 2);
 }
 

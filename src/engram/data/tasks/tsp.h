@@ -5,7 +5,9 @@
 // Dims: n cities. points: [n, 2] (x, y) row-major. A tour is a permutation of 0..n-1 starting at
 // city 0; the edge from the last city back to city 0 is implied (files add the closing city).
 // Solvers return tours in canonical form (canonical_tour), so equal tours compare equal.
-// Distances are Euclidean, computed in double (Held-Karp accumulates its table in float).
+// Distances are Euclidean, computed in double (Held-Karp accumulates its table in float). Every
+// function here refuses (engram::Error) a coordinate that is not finite or whose magnitude is over
+// kTspMaxCoordinate, where distances and tour lengths could overflow.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,10 @@
 #include <vector>
 
 namespace engram::data::tasks {
+
+// Limit (docs/limits.md): |coordinate| <= this (distances then stay below 3e18, sums of 10,000
+// of them far inside float range).
+constexpr double kTspMaxCoordinate = 1e18;
 
 inline constexpr int kHeldKarpMaxN = 20;
 
