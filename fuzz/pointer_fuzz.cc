@@ -3,11 +3,13 @@
 // d 2 open line; the whole input through read_pointer_file, which must agree with the lines.
 // Every parsed instance must satisfy the format's promises (finite coordinates, n <= the limit,
 // distinct 0-based indices < n), survive format_pointer_line -> parse_pointer_line bit for bit,
-// and feed the label and geometry code (sort_target, convex_hull, polygon checks, small TSP).
+// and feed the label and geometry code (sort_target, convex_hull, polygon checks, small TSP, which
+// must refuse coordinates beyond kTspMaxCoordinate).
 #include <cmath>
 #include <cstring>
 
 #include "engram/data/tasks/pointer_tasks.h"
+#include "engram/data/tasks/tsp.h"
 #include "fuzz_common.h"
 
 namespace {
@@ -67,8 +69,20 @@ void check_instance(const PointerInstance& inst, const PointerFileOptions& o) {
   if (n <= 8) {
     PointerTaskOptions tsp;
     tsp.task = PointerTask::kTsp;
-    const std::vector<int> tour = pointer_label(tsp, pts);
-    FUZZ_CHECK(kHarness, static_cast<int64_t>(tour.size()) == n, "TSP tour of {} for {} points", tour.size(), n);
+    bool in_range = true;  // the solvers refuse larger coordinates (tsp.h)
+    for (float v : pts) in_range = in_range && std::abs(static_cast<double>(v)) <= kTspMaxCoordinate;
+    if (in_range) {
+      const std::vector<int> tour = pointer_label(tsp, pts);
+      FUZZ_CHECK(kHarness, static_cast<int64_t>(tour.size()) == n, "TSP tour of {} for {} points", tour.size(), n);
+    } else {
+      bool refused = false;
+      try {
+        (void)pointer_label(tsp, pts);
+      } catch (const engram::Error&) {
+        refused = true;
+      }
+      FUZZ_CHECK(kHarness, refused, "a TSP label for coordinates beyond {:g}", kTspMaxCoordinate);
+    }
   }
 }
 
