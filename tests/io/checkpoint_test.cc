@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <unistd.h>
+
 #include "engram/optim/clip.h"
 #include "engram/optim/optimizers.h"
 #include "engram/optim/schedule.h"
@@ -112,6 +114,29 @@ TEST(Checkpoint, RoundTripWithoutOptimizerOrTrainer) {
   EXPECT_EQ(std::memcmp(s.values(), t.values(), sizeof(float) * s.numel()), 0);
   optim::Sgd sgd(t);
   expect_message(error_of([&] { load_checkpoint(tmp / "m", t, &sgd); }), {"no optimizer.safetensors"});
+}
+
+TEST(Checkpoint, ParamsFileRoundTripsAndRefusesANonFiniteValueBeforeWriting) {
+  TempDir tmp;
+  nn::ParamStore s;
+  build(s, 2.0f);
+  save_params_file(tmp / "p.safetensors", s, {{"k", "v"}});
+  EXPECT_FALSE(fs::exists(tmp / ("p.safetensors.tmp-" + std::to_string(::getpid()))));
+  nn::ParamStore t;
+  build(t, 0.0f);
+  load_params_file(tmp / "p.safetensors", t);
+  EXPECT_EQ(std::memcmp(s.values(), t.values(), sizeof(float) * s.numel()), 0);
+  // A NaN in the last tensor: refused, naming it, and t keeps every value it had.
+  s.values()[s.numel() - 1] = std::nanf("");
+  save_params_file(tmp / "p.safetensors", s);
+  nn::ParamStore u;
+  build(u, 3.0f);
+  std::vector<float> before(u.values(), u.values() + u.numel());
+  expect_message(error_of([&] { load_params_file(tmp / "p.safetensors", u); }), {"non-finite"});
+  EXPECT_EQ(std::memcmp(before.data(), u.values(), sizeof(float) * u.numel()), 0);
+  nn::ParamStore other;
+  other.add("w", {2});
+  expect_message(error_of([&] { load_params_file(tmp / "p.safetensors", other); }), {"missing tensor 'w'"});
 }
 
 TEST(Checkpoint, CopiesExtraFilesAndRefusesOnesThatWouldReplaceItsOwn) {

@@ -126,6 +126,30 @@ struct ParamRef {
   float* data;
 };
 
+std::vector<TensorView> param_views(const nn::ParamStore& store) {
+  std::vector<TensorView> views;
+  for (nn::ParamId id = 0; id < store.count(); ++id)
+    views.push_back({store.name(id), store.shape(id), store.values() + store.offset(id)});
+  return views;
+}
+
+std::vector<ParamRef> param_refs_of(nn::ParamStore& params) {
+  std::vector<ParamRef> refs;
+  for (nn::ParamId id = 0; id < params.count(); ++id) refs.push_back({params.name(id), params.shape(id), params.value(id).data});
+  return refs;
+}
+
+// A tensor's n values read into scratch, every one checked finite (an error names the tensor).
+std::vector<float> read_checked(SafetensorsReader& file, const SafetensorsReader::Entry& e, int64_t n,
+                                const std::string& name) {
+  std::vector<float> scratch(static_cast<size_t>(n));
+  file.read(e, scratch.data());
+  for (int64_t k = 0; k < n; ++k)
+    ENGRAM_CHECK(std::isfinite(scratch[k]), "{}: tensor '{}' holds a non-finite value ({} at element {})",
+                 file.path().string(), name, scratch[k], k);
+  return scratch;
+}
+
 }  // namespace
 
 // ---- save
@@ -153,11 +177,7 @@ void save_checkpoint(const fs::path& target, const CheckpointData& data, const C
     write_text_synced(tmp / kConfigFile, config_text(data));
     written(tmp / kConfigFile);
 
-    const nn::ParamStore& store = *data.params;
-    std::vector<TensorView> params;
-    for (nn::ParamId id = 0; id < store.count(); ++id)
-      params.push_back({store.name(id), store.shape(id), store.values() + store.offset(id)});
-    write_safetensors(tmp / kModelFile, std::move(params));
+    write_safetensors(tmp / kModelFile, param_views(*data.params));
     written(tmp / kModelFile);
 
     if (data.optimizer) {
@@ -308,9 +328,7 @@ CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, o
 
   // Check everything before overwriting anything.
   SafetensorsReader model(dir / kModelFile);
-  std::vector<ParamRef> param_refs;
-  for (nn::ParamId id = 0; id < params.count(); ++id)
-    param_refs.push_back({params.name(id), params.shape(id), params.value(id).data});
+  const std::vector<ParamRef> param_refs = param_refs_of(params);
   const auto model_entries = match_tensors(model, param_refs, "the model");
 
   std::optional<SafetensorsReader> opt_file;
@@ -335,15 +353,6 @@ CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, o
 
   // Every value is read into scratch and checked finite first: a checkpoint with a NaN or an inf
   // weight is refused (naming the tensor), and the parameters stay as they were.
-  auto read_checked = [&](SafetensorsReader& file, const SafetensorsReader::Entry& e, int64_t n,
-                          const std::string& name) {
-    std::vector<float> scratch(static_cast<size_t>(n));
-    file.read(e, scratch.data());
-    for (int64_t k = 0; k < n; ++k)
-      ENGRAM_CHECK(std::isfinite(scratch[k]), "{}: tensor '{}' holds a non-finite value ({} at element {})",
-                   file.path().string(), name, scratch[k], k);
-    return scratch;
-  };
   std::vector<std::vector<float>> model_values, state_values;
   for (size_t i = 0; i < param_refs.size(); ++i)
     model_values.push_back(read_checked(model, *model_entries[i], param_refs[i].shape.numel(), param_refs[i].name));
@@ -357,6 +366,31 @@ CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, o
   if (optimizer)
     for (size_t i = 0; i < state.size(); ++i) std::copy(state_values[i].begin(), state_values[i].end(), state[i].data);
   return info;
+}
+
+// ---- one ParamStore as one file
+
+void save_params_file(const fs::path& path, const nn::ParamStore& params,
+                      const std::map<std::string, std::string>& metadata) {
+  const fs::path tmp = fs::path(path.string() + ".tmp-" + std::to_string(::getpid()));
+  std::error_code ec;
+  try {
+    write_safetensors(tmp, param_views(params), metadata);  // fsyncs the file
+    rename_or_throw(tmp, path);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  fsync_dir(parent_of(path));
+}
+
+void load_params_file(const fs::path& path, nn::ParamStore& params) {
+  SafetensorsReader file(path);
+  const std::vector<ParamRef> refs = param_refs_of(params);
+  const auto entries = match_tensors(file, refs, "the model");
+  std::vector<std::vector<float>> values;
+  for (size_t i = 0; i < refs.size(); ++i) values.push_back(read_checked(file, *entries[i], refs[i].shape.numel(), refs[i].name));
+  for (size_t i = 0; i < refs.size(); ++i) std::copy(values[i].begin(), values[i].end(), refs[i].data);
 }
 
 }  // namespace engram::io

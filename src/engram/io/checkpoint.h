@@ -18,6 +18,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <vector>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -70,6 +71,14 @@ CheckpointInfo read_checkpoint_info(const std::filesystem::path& dir);
 // from optimizer.safetensors. All names and shapes are checked before anything is overwritten.
 CheckpointInfo load_checkpoint(const std::filesystem::path& dir, nn::ParamStore& params,
                                optim::Optimizer* optimizer = nullptr);
+
+// One ParamStore as a single safetensors file (for state a task keeps beside its checkpoints,
+// e.g. the pointer family's REINFORCE baseline): save_params_file writes PATH.tmp-<pid>, fsyncs it
+// and renames it over `path` (then fsyncs the directory); load_params_file checks names, shapes
+// and that every value is finite before it overwrites anything in `params`.
+void save_params_file(const std::filesystem::path& path, const nn::ParamStore& params,
+                      const std::map<std::string, std::string>& metadata = {});
+void load_params_file(const std::filesystem::path& path, nn::ParamStore& params);
 
 // If `dir` is missing but DIR.old-<pid> directories exist, renames the newest back to `dir` and
 // returns true. Called by the readers above.

@@ -3,12 +3,11 @@
 #include "engram/models/pointer/reinforce.h"
 
 #include <cmath>
-#include <system_error>
 
 #include "engram/core/ops.h"
 #include "engram/data/tasks/tsp.h"
 #include "engram/decode/search.h"
-#include "engram/io/safetensors.h"
+#include "engram/io/checkpoint.h"
 #include "engram/train/distributed.h"
 
 namespace engram::models {
@@ -58,32 +57,12 @@ void PointerReinforce::draw_eval_set() {
 
 void PointerReinforce::write_file() const {
   if (file_.empty() || !train::world().root()) return;  // rank 0 writes the run's files
-  nn::ParamStore& p = baseline_->params();
-  std::vector<io::TensorView> views;
-  for (nn::ParamId id = 0; id < p.count(); ++id) views.push_back({p.name(id), p.shape(id), p.values() + p.offset(id)});
-  std::filesystem::path tmp = file_;
-  tmp += ".tmp";
-  io::write_safetensors(tmp, std::move(views), {{"replacements", std::to_string(replacements_)}});
-  std::error_code ec;
-  std::filesystem::rename(tmp, file_, ec);
-  ENGRAM_CHECK(!ec, "pointer reinforce: cannot rename {} to {}: {}", tmp.string(), file_.string(), ec.message());
+  io::save_params_file(file_, baseline_->params(), {{"replacements", std::to_string(replacements_)}});
 }
 
 void PointerReinforce::restore(int replacements, const std::filesystem::path& dir) {
   ENGRAM_CHECK(replacements >= 0, "pointer reinforce: {} baseline replacements in the checkpoint", replacements);
-  const std::filesystem::path copy = dir / file_.filename();
-  io::SafetensorsReader r(copy);
-  nn::ParamStore& p = baseline_->params();
-  ENGRAM_CHECK(static_cast<int32_t>(r.tensors().size()) == p.count(), "{}: {} tensors, the model has {}", copy.string(),
-               r.tensors().size(), p.count());
-  for (nn::ParamId id = 0; id < p.count(); ++id) {
-    const io::SafetensorsReader::Entry* e = r.find(p.name(id));
-    ENGRAM_CHECK(e != nullptr && e->shape == p.shape(id), "{}: no tensor {} of shape {}", copy.string(), p.name(id),
-                 p.shape(id).str());
-    r.read(*e, p.values() + p.offset(id));
-  }
-  for (int64_t i = 0; i < p.numel(); ++i)
-    ENGRAM_CHECK(std::isfinite(p.values()[i]), "{}: a non-finite baseline weight", copy.string());
+  io::load_params_file(dir / file_.filename(), baseline_->params());  // all checks before any write
   replacements_ = replacements;
   draw_eval_set();
   write_file();
@@ -91,9 +70,14 @@ void PointerReinforce::restore(int replacements, const std::filesystem::path& di
 
 std::vector<double> PointerReinforce::greedy_lengths(const PointerNet& model,
                                                      std::span<const tasks::PointerInstance> instances) {
+  core::Graph g(false);
+  return greedy_lengths(g, model, instances);
+}
+
+std::vector<double> PointerReinforce::greedy_lengths(core::Graph& g, const PointerNet& model,
+                                                     std::span<const tasks::PointerInstance> instances) {
   std::vector<double> out;
   out.reserve(instances.size());
-  core::Graph g(false);
   constexpr size_t kBatch = 256;
   for (size_t first = 0; first < instances.size(); first += kBatch) {
     const auto part = instances.subspan(first, std::min(kBatch, instances.size() - first));
@@ -111,7 +95,7 @@ PointerReinforce::Batch PointerReinforce::loss(Graph& g, const PointerNet& polic
                "pointer reinforce: {} instances of a batch of {}", instances.size(), total);
   const decode::SourceBatch src = pointer_source(instances);
   const auto sampled = decode::sample_search(sample_graph_, policy, src, tour_search(src), 1.0f, rng);
-  const std::vector<double> base = greedy_lengths(*baseline_, instances);
+  const std::vector<double> base = greedy_lengths(sample_graph_, *baseline_, instances);
   Batch out;
   std::vector<std::vector<int>>& tours = out.tours;
   std::vector<double>& advantage = out.advantage;

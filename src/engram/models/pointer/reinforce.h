@@ -61,8 +61,11 @@ class PointerReinforce {
   void restore(int replacements, const std::filesystem::path& dir);
   const std::filesystem::path& file() const { return file_; }
 
-  // Mean length of greedy tours of `model` on `instances`, and the lengths themselves.
+  // The lengths of the greedy tours of `model` on `instances`, in order.
   static std::vector<double> greedy_lengths(const PointerNet& model,
+                                            std::span<const data::tasks::PointerInstance> instances);
+  // The same on the caller's (grad-disabled) graph, reset as the search goes.
+  static std::vector<double> greedy_lengths(core::Graph& g, const PointerNet& model,
                                             std::span<const data::tasks::PointerInstance> instances);
 
  private:
