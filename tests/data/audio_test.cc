@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <set>
@@ -365,7 +366,8 @@ TEST(AudioFbank, ConfigVisitsEveryField) {
   KeyNames s;
   SpecAugmentConfig sa;
   sa.visit(s);
-  EXPECT_EQ(s.keys.size(), 5u);
+  EXPECT_EQ(s.keys, (std::vector<std::string>{"freq_masks", "freq_mask_width", "time_masks", "time_mask_width",
+                                              "time_mask_ratio", "freq_warp"}));
   EXPECT_STREQ(io::EnumNames<WindowType>::items[0].second, "povey");
   EXPECT_STREQ(io::EnumNames<Cmvn>::items[2].second, "mean_variance");
 }
@@ -474,6 +476,46 @@ TEST(AudioSpecAugment, MasksAreBandsSharedAcrossBlocksAndSeeded) {
   c.time_mask_ratio = 0;  // a time mask may cover at most 0 frames
   spec_augment(&same, c, r4);
   EXPECT_EQ(same.data, ones.data);
+}
+
+TEST(AudioSpecAugment, FrequencyWarpResamplesEveryChannelByOneFactorPerUtterance) {
+  // Channel m of every block holds 100 * block + m: after the warp, channel m must hold
+  // 100 * block + min(m * a, M - 1) (linear interpolation of a ramp is exact) with one a in
+  // [1 - w, 1 + w] for every frame and block.
+  const int m_bins = 12;
+  Features ramp = from_columns(20, m_bins, [](int64_t, int m) { return static_cast<float>(m); });
+  ramp = add_deltas(ramp, 1, 2);
+  for (int64_t t = 0; t < 20; ++t)
+    for (int blk = 0; blk < 2; ++blk)
+      for (int m = 0; m < m_bins; ++m) ramp.row(t)[blk * m_bins + m] = 100.0f * blk + m;
+  SpecAugmentConfig c;
+  c.freq_warp = 0.2f;
+  std::set<float> factors;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Features w = ramp;
+    core::Rng rng(seed);
+    spec_augment(&w, c, rng);
+    const float a = w.at(0, 1);  // channel 1 reads position a
+    EXPECT_GE(a, 0.8f - 1e-6f);
+    EXPECT_LE(a, 1.2f + 1e-6f);
+    factors.insert(a);
+    for (int64_t t = 0; t < 20; ++t)
+      for (int blk = 0; blk < 2; ++blk)
+        for (int m = 0; m < m_bins; ++m)
+          EXPECT_NEAR(w.at(t, blk * m_bins + m), 100.0f * blk + std::min(m * a, m_bins - 1.0f), 1e-4f)
+              << "seed " << seed << " frame " << t << " block " << blk << " channel " << m;
+    Features again = ramp;
+    core::Rng same(seed);
+    spec_augment(&again, c, same);
+    EXPECT_EQ(again.data, w.data);
+  }
+  EXPECT_GE(factors.size(), 5u);  // the factor is drawn per utterance, not fixed
+  c.freq_warp = 0.6f;
+  Features bad = ramp;
+  core::Rng rng(1);
+  EXPECT_THROW(spec_augment(&bad, c, rng), engram::Error);
+  c.freq_warp = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THROW(spec_augment(&bad, c, rng), engram::Error);
 }
 
 TEST(SpeedPerturb, LinearInterpolationByHand) {

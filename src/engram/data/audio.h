@@ -191,12 +191,18 @@ void apply_cmvn(Features* features, Cmvn mode);
 // with t ~ U{0..min(time_mask_width, floor(time_mask_ratio * T))} and t0 ~ U{0..T - t}. After
 // CMVN, 0 is the utterance mean. The paper's LibriSpeech LD policy (80 mel bins): 2 frequency
 // masks of width 27, 2 time masks of width 100, ratio 1.0.
+// Before the masks, freq_warp w > 0 warps every utterance's mel channels: with one factor
+// a ~ U[1 - w, 1 + w] per utterance, channel m takes the value at position m * a, linearly
+// interpolated between channels and clamped to the last one, in every block. It stands in for
+// vocal tract length perturbation (Jaitly & Hinton 2013, who warp the spectrum's frequency axis
+// before the filterbank), applied to the channels instead.
 struct SpecAugmentConfig {
   int freq_masks = 0;            // 0 = none
   int freq_mask_width = 8;       // F: widest frequency mask (channels)
   int time_masks = 0;            // 0 = none
   int time_mask_width = 20;      // T: widest time mask (frames)
   float time_mask_ratio = 1.0f;  // p: a time mask covers at most this fraction of the frames
+  float freq_warp = 0.0f;        // w: channel warp factor drawn from [1 - w, 1 + w] (0 = off)
 
   template <class V>
   void visit(V& v) {
@@ -205,9 +211,10 @@ struct SpecAugmentConfig {
     v("time_masks", time_masks, "SpecAugment: time masks per utterance (0 = off)");
     v("time_mask_width", time_mask_width, "SpecAugment: widest time mask (frames)");
     v("time_mask_ratio", time_mask_ratio, "SpecAugment: a time mask covers at most this fraction");
+    v("freq_warp", freq_warp, "warp the mel channels by a factor from [1 - w, 1 + w] per utterance, in [0, 0.5] (0 = off)");
   }
   void validate() const;
-  bool enabled() const { return freq_masks > 0 || time_masks > 0; }
+  bool enabled() const { return freq_masks > 0 || time_masks > 0 || freq_warp > 0; }
 };
 
 // Masks features in place, drawing from rng (same seed, same masks).

@@ -289,6 +289,8 @@ void SpecAugmentConfig::validate() const {
                time_mask_width);
   ENGRAM_CHECK(time_mask_ratio >= 0 && time_mask_ratio <= 1,
                "spec_augment: time_mask_ratio must be in [0, 1], got {}", time_mask_ratio);
+  ENGRAM_CHECK(freq_warp >= 0 && freq_warp <= 0.5f, "spec_augment: freq_warp must be in [0, 0.5], got {}",
+               freq_warp);
 }
 
 void spec_augment(Features* f, const SpecAugmentConfig& c, core::Rng& rng) {
@@ -298,6 +300,24 @@ void spec_augment(Features* f, const SpecAugmentConfig& c, core::Rng& rng) {
                f->dim, f->mel_bins);
   const int m_bins = f->mel_bins, blocks = f->dim / f->mel_bins;
   const int64_t frames = f->frames;
+  if (c.freq_warp > 0 && m_bins > 1) {
+    const float a = rng.uniform(1.0f - c.freq_warp, 1.0f + c.freq_warp);
+    std::vector<int> lo(m_bins);
+    std::vector<float> frac(m_bins);
+    for (int m = 0; m < m_bins; ++m) {
+      const float pos = std::min(static_cast<float>(m) * a, static_cast<float>(m_bins - 1));
+      lo[m] = std::min(static_cast<int>(pos), m_bins - 2);
+      frac[m] = pos - static_cast<float>(lo[m]);
+    }
+    std::vector<float> src(m_bins);
+    for (int64_t t = 0; t < frames; ++t) {
+      for (int b = 0; b < blocks; ++b) {
+        float* x = f->row(t) + b * m_bins;
+        std::copy_n(x, m_bins, src.begin());
+        for (int m = 0; m < m_bins; ++m) x[m] = src[lo[m]] + frac[m] * (src[lo[m] + 1] - src[lo[m]]);
+      }
+    }
+  }
   for (int i = 0; i < c.freq_masks; ++i) {
     const int width = static_cast<int>(rng.below(std::min(c.freq_mask_width, m_bins) + 1));
     const int f0 = static_cast<int>(rng.below(m_bins - width + 1));
