@@ -118,7 +118,7 @@ PointerReinforce::Batch PointerReinforce::loss(Graph& g, const PointerNet& polic
     weight.push_back(static_cast<float>(advantage[r % batch]));
   }
   const Var lp = core::pick(core::select_rows(f.log_probs, rows), classes);  // [R]
-  out.loss = core::sum_all(core::mul(lp, g.constant({static_cast<int64_t>(weight.size())}, weight.data())));
+  out.loss = core::sum_all(core::mul(lp, g.constant({static_cast<int>(weight.size())}, weight.data())));
   return out;
 }
 
