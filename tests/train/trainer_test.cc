@@ -228,6 +228,88 @@ TEST(Trainer, RefusesARunDirOfAnotherModel) {
 }
 
 
+// The message of the engram::Error fn throws ("" when it throws none).
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const engram::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// train.init_from: a fresh run starts from another run's weights; the model name, every name and
+// shape, and the task's checkpoint files must match; a resumed run ignores it.
+TEST(Trainer, InitFromStartsAFreshRunFromACheckpointsWeights) {
+  const fs::path a = temp_run("init-a"), b = temp_run("init-b");
+  RegressionTask trained;
+  TrainerConfig ca = base_config(a);
+  ca.max_epochs = 3;
+  Trainer(trained, ca).run();
+  const std::vector<float> want(trained.store_.values(), trained.store_.values() + trained.store_.numel());
+
+  // lr 0: the one update leaves the weights as loaded, so they must be the checkpoint's.
+  RegressionTask fresh;
+  EXPECT_NE(std::vector<float>(fresh.store_.values(), fresh.store_.values() + fresh.store_.numel()), want);
+  TrainerConfig cb = base_config(b);
+  cb.init_from = (a / "last").string();
+  cb.max_steps = 1;
+  cb.optimizer.lr = 0.0f;
+  cb.optimizer.momentum = 0.0f;
+  Trainer(fresh, cb).run();
+  EXPECT_EQ(std::vector<float>(fresh.store_.values(), fresh.store_.values() + fresh.store_.numel()), want);
+
+  // A resumed run does not read init_from again (here it no longer exists).
+  RegressionTask resumed;
+  cb.max_steps = 2;
+  cb.init_from = (a / "gone").string();
+  EXPECT_NO_THROW(check_trainer_config(cb));
+  EXPECT_NO_THROW(Trainer(resumed, cb).run());
+  fs::remove_all(b);
+
+  // A fresh run with a path that is not a checkpoint is refused before anything is written.
+  TrainerConfig bad = base_config(b);
+  bad.init_from = (a / "gone").string();
+  EXPECT_NE(error_of([&] { check_trainer_config(bad); }).find("not a checkpoint directory"), std::string::npos);
+  EXPECT_FALSE(fs::exists(b));
+
+  // Another model, another shape, a checkpoint file that differs: each refused, naming it.
+  struct Other : RegressionTask {
+    std::string model_name() const override { return "other"; }
+  } other;
+  TrainerConfig c = base_config(b);
+  c.init_from = (a / "last").string();
+  EXPECT_NE(error_of([&] { Trainer(other, c).run(); }).find("holds a 'regression' model, not 'other'"),
+            std::string::npos);
+  fs::remove_all(b);
+  struct Reshaped : RegressionTask {
+    Reshaped() {
+      wider_.add("w", {1, kDim + 1});
+      wider_.add("b", {1});
+    }
+    nn::ParamStore& params() override { return wider_; }
+    nn::ParamStore wider_;
+  } reshaped;
+  EXPECT_NE(error_of([&] { Trainer(reshaped, c).run(); }), "");
+  fs::remove_all(b);
+  struct WithVocab : RegressionTask {
+    explicit WithVocab(fs::path file) : file_(std::move(file)) {}
+    std::vector<fs::path> checkpoint_files() const override { return {file_}; }
+    fs::path file_;
+  };
+  fs::create_directories(b);
+  std::ofstream(b / "vocab.txt") << "a\nb\n";
+  WithVocab with_vocab(b / "vocab.txt");
+  EXPECT_NE(error_of([&] { Trainer(with_vocab, c).run(); }).find("lacks vocab.txt"), std::string::npos);
+  std::ofstream(a / "last" / "vocab.txt") << "a\nc\n";
+  EXPECT_NE(error_of([&] { Trainer(with_vocab, c).run(); }).find("would meet other ids"), std::string::npos);
+  std::ofstream(a / "last" / "vocab.txt") << "a\nb\n";
+  EXPECT_EQ(error_of([&] { Trainer(with_vocab, c).run(); }), "");
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
 // A task whose gradient the test sets directly: one parameter pair, gradient `grad` each batch,
 // or NaN in parameter "b" on the batches listed in `nan_batches`.
 class FixedGradTask : public TrainTask {

@@ -1,6 +1,7 @@
 // Trainer: the shared training loop (see trainer.h for the run directory and resume contract).
 #include "engram/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -134,6 +135,10 @@ void check_trainer_config(const TrainerConfig& c) {
   ENGRAM_CHECK(std::isfinite(c.distributed.timeout_s) && c.distributed.timeout_s > 0 && c.distributed.check_every >= 0,
                "train.distributed: timeout_s {} must be > 0 and check_every {} >= 0", c.distributed.timeout_s,
                c.distributed.check_every);
+  // init_from is read at a fresh start only: a run that has a last/ checkpoint resumes from it.
+  if (!c.init_from.empty() && !fs::exists(fs::path(c.run_dir) / "last"))
+    ENGRAM_CHECK(fs::exists(fs::path(c.init_from) / "model.safetensors"),
+                 "train.init_from: {} is not a checkpoint directory (no model.safetensors)", c.init_from);
   // The optimizer and the schedule check their own options (the param_lr groups' names are
   // matched when the optimizer is built over the model).
   optim::check_optimizer_config(c.optimizer);
@@ -178,6 +183,42 @@ Updater::Result Updater::update(int64_t index) {
   optim::clip_gradients(params, clip_);
   opt_->step();
   return res;
+}
+
+namespace {
+
+// Whether two files hold the same bytes (read in blocks: a file of any size in bounded memory).
+bool same_bytes(const fs::path& a, const fs::path& b) {
+  if (fs::file_size(a) != fs::file_size(b)) return false;
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  ENGRAM_CHECK(fa && fb, "cannot read {} or {}", a.string(), b.string());
+  std::vector<char> ba(1 << 16), bb(1 << 16);
+  while (fa && fb) {
+    fa.read(ba.data(), static_cast<std::streamsize>(ba.size()));
+    fb.read(bb.data(), static_cast<std::streamsize>(bb.size()));
+    if (fa.gcount() != fb.gcount() || !std::equal(ba.begin(), ba.begin() + fa.gcount(), bb.begin())) return false;
+  }
+  ENGRAM_CHECK(fa.eof() && fb.eof(), "error reading {} or {}", a.string(), b.string());
+  return true;
+}
+
+}  // namespace
+
+void Trainer::init_from_checkpoint(const fs::path& from) {
+  const io::CheckpointInfo info = io::read_checkpoint_info(from);
+  ENGRAM_CHECK(info.model_name == task_.model_name(), "train.init_from: {} holds a '{}' model, not '{}'",
+               from.string(), info.model_name, task_.model_name());
+  for (const fs::path& file : task_.checkpoint_files()) {
+    const fs::path theirs = from / file.filename();
+    ENGRAM_CHECK(fs::exists(theirs), "train.init_from: {} lacks {} (the run's {})", from.string(),
+                 file.filename().string(), file.string());
+    ENGRAM_CHECK(same_bytes(file, theirs),
+                 "train.init_from: {} differs from {}: the weights would meet other ids", file.string(),
+                 theirs.string());
+  }
+  io::load_params_file(from / "model.safetensors", task_.params());
+  ProgressLine().print(fmt::format("initialised from {} (step {} of that run)", from.string(),
+                                   info.trainer.is_object() ? info.trainer.value("step", int64_t{0}) : int64_t{0}));
 }
 
 TrainSummary Trainer::run() {
@@ -235,6 +276,7 @@ TrainSummary Trainer::run() {
     prior_seconds = t.value("elapsed_s", 0.0);
     sum.resumed = true;
   }
+  if (!resumed && !cfg_.init_from.empty()) init_from_checkpoint(cfg_.init_from);
   // Lines logged after the checkpoint resumed from would be logged again: keep each step once.
   if (sum.resumed && w.root()) truncate_metrics_after(dir / "metrics.jsonl", offset + step);
   MetricsLog metrics(dir / "metrics.jsonl");

@@ -50,6 +50,12 @@ struct TrainerConfig {
   // in a row end the run with an error (0 = never).
   int max_bad_steps = 10;
   DistributedConfig distributed;  // under mpirun (train/distributed.h)
+  // Fine-tuning: a fresh run starts from the weights of this checkpoint directory (DIR/best,
+  // DIR/last or a copy: model.safetensors and config.yaml) instead of a random init. The model
+  // name, every parameter's name and shape and every value's finiteness are checked, and each of
+  // the task's checkpoint files (a vocabulary) must be byte-identical to the checkpoint's, so the
+  // weights never meet other ids. A resumed run ignores it (its last/ holds the weights).
+  std::string init_from;
 
   template <class V>
   void visit(V& v) {
@@ -67,6 +73,7 @@ struct TrainerConfig {
     v("clip", clip, "gradient clipping (per value, then per parameter, then global norm)");
     v("max_bad_steps", max_bad_steps, "stop after this many non-finite batches in a row (0 = never)");
     v("distributed", distributed, "data-parallel training under mpirun (docs/distributed.md)");
+    v("init_from", init_from, "fine-tune: start a fresh run from this checkpoint directory's weights ('' = random init)");
   }
 };
 
@@ -206,6 +213,8 @@ class Trainer {
   std::function<void(int64_t step)> on_step;
 
  private:
+  void init_from_checkpoint(const std::filesystem::path& from);  // train.init_from (fresh runs)
+
   TrainTask& task_;
   TrainerConfig cfg_;
 };

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "engram/core/ops.h"
 #include "engram/data/paths.h"
 #include "engram/data/tasks/names.h"
@@ -153,9 +155,23 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   const std::string run = cfg_.train.run_dir;
   if (train::world().root()) fs::create_directories(run);  // rank 0 writes for a data-parallel job
   PointerGeneratorConfig& m = cfg_.pointer_generator;
+  const std::string& init_dir = cfg_.train.init_from;
   if (fs::exists(fs::path(run) / PgCodec::file_name(m))) {
     codec_ = PgCodec::load(m, run);
     note(log, fmt::format("vocab: loaded from {}", run));
+  } else if (!init_dir.empty()) {  // fine-tuning: the weights' vocabulary, kept in the run as its own
+    codec_ = PgCodec::load(m, init_dir);
+    if (train::world().root()) {  // copied under a temporary name and renamed: never half a file
+      const fs::path to = fs::path(run) / PgCodec::file_name(m);
+      const fs::path tmp = fs::path(to.string() + fmt::format(".tmp-{}", ::getpid()));
+      std::error_code ec;
+      fs::copy_file(fs::path(init_dir) / PgCodec::file_name(m), tmp, fs::copy_options::overwrite_existing, ec);
+      if (!ec) fs::rename(tmp, to, ec);
+      std::error_code ignored;
+      if (ec) fs::remove(tmp, ignored);
+      ENGRAM_CHECK(!ec, "cannot copy {}'s vocabulary into {}: {}", init_dir, run, ec.message());
+    }
+    note(log, fmt::format("vocab: {}'s (train.init_from)", init_dir));
   } else {
     std::vector<std::string> both = train_text.src;
     both.insert(both.end(), train_text.tgt.begin(), train_text.tgt.end());
