@@ -117,6 +117,53 @@ TEST(PointerGeneratorFamily, CoverageAfterANoCoveragePhase) {
   EXPECT_NE(dumped.find("pre_coverage_epochs"), std::string::npos);
 }
 
+// train.init_from: a fresh run takes the checkpoint's vocabulary (not one built from its own,
+// different training data) and its weights; another vocabulary size is a shape error.
+TEST(PointerGeneratorFamily, InitFromTakesTheCheckpointsVocabularyAndWeights) {
+  TempDir dir;
+  const std::string a = dir.file("a"), b = dir.file("b"), c = dir.file("c");
+  std::vector<std::string> sets = {"data.generator=names", "data.generate_train=64", "data.generate_valid=16",
+                                   "data.rouge_pairs=8", "pointer_generator.min_count=3",
+                                   "pointer_generator.embed_dim=8", "pointer_generator.hidden=8",
+                                   "train.max_epochs=2", "train.log_every=1000"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = sets;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  };
+  const YAML::Node base = YAML::Load("model: pointer_generator\n");
+  family("pointer_generator").train(base, "<test>", with({"train.run_dir=" + a}));
+  // Other training data (another seed, more pairs): on its own it would build another vocabulary.
+  const std::vector<std::string> other = {"data.generate_train=96", "train.seed=5", "train.max_steps=1",
+                                          "train.optimizer.lr=0"};
+  family("pointer_generator").train(base, "<test>", with({"train.run_dir=" + c, "data.generate_train=96",
+                                                          "train.seed=5", "train.max_steps=1"}));
+  std::vector<std::string> bsets = with(other);
+  bsets.push_back("train.run_dir=" + b);
+  bsets.push_back("train.init_from=" + (fs::path(a) / "best").string());
+  family("pointer_generator").train(base, "<test>", bsets);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_NE(slurp(fs::path(c) / "vocab.txt"), slurp(fs::path(a) / "vocab.txt"));  // the data differ
+  EXPECT_EQ(slurp(fs::path(b) / "vocab.txt"), slurp(fs::path(a) / "vocab.txt"));
+  EXPECT_EQ(slurp(fs::path(b) / "last" / "model.safetensors").size(),
+            slurp(fs::path(a) / "best" / "model.safetensors").size());
+  auto ma = load_model_as<LoadedPointerGenerator>((fs::path(a) / "best").string(), "pointer_generator");
+  auto mb = load_model_as<LoadedPointerGenerator>((fs::path(b) / "last").string(), "pointer_generator");
+  const nn::ParamStore& pa = ma->model->params();
+  const nn::ParamStore& pb = mb->model->params();
+  ASSERT_EQ(pa.numel(), pb.numel());
+  EXPECT_TRUE(std::equal(pa.values(), pa.values() + pa.numel(), pb.values()));  // lr 0: the loaded weights
+  // Other shapes (wider embeddings) are refused, naming a parameter.
+  std::vector<std::string> wider = bsets;
+  wider.back() = "train.init_from=" + (fs::path(a) / "best").string();
+  wider[std::find(wider.begin(), wider.end(), "train.run_dir=" + b) - wider.begin()] = "train.run_dir=" + dir.file("d");
+  wider.push_back("pointer_generator.embed_dim=12");
+  EXPECT_NE(error_of([&] { family("pointer_generator").train(base, "<test>", wider); }), "");
+}
+
 // A SentencePiece model on a source<TAB>target file (validation pairs held out).
 TEST(PointerGeneratorFamily, SentencePieceOnATsvFile) {
   TempDir dir;
