@@ -239,26 +239,32 @@ std::string error_of(Fn&& fn) {
   return "";
 }
 
+std::vector<float> values_of(const nn::ParamStore& store) {
+  return std::vector<float>(store.values(), store.values() + store.numel());
+}
+
 // train.init_from: a fresh run starts from another run's weights; the model name, every name and
 // shape, and the task's checkpoint files must match; a resumed run ignores it.
 TEST(Trainer, InitFromStartsAFreshRunFromACheckpointsWeights) {
   const fs::path a = temp_run("init-a"), b = temp_run("init-b");
   RegressionTask trained;
-  TrainerConfig ca = base_config(a);
-  ca.max_epochs = 3;
-  Trainer(trained, ca).run();
-  const std::vector<float> want(trained.store_.values(), trained.store_.values() + trained.store_.numel());
+  {
+    TrainerConfig ca = base_config(a);
+    ca.max_epochs = 3;
+    Trainer(trained, ca).run();
+  }
+  const std::vector<float> want = values_of(trained.store_);
 
   // lr 0: the one update leaves the weights as loaded, so they must be the checkpoint's.
   RegressionTask fresh;
-  EXPECT_NE(std::vector<float>(fresh.store_.values(), fresh.store_.values() + fresh.store_.numel()), want);
+  EXPECT_NE(values_of(fresh.store_), want);
   TrainerConfig cb = base_config(b);
   cb.init_from = (a / "last").string();
   cb.max_steps = 1;
   cb.optimizer.lr = 0.0f;
   cb.optimizer.momentum = 0.0f;
   Trainer(fresh, cb).run();
-  EXPECT_EQ(std::vector<float>(fresh.store_.values(), fresh.store_.values() + fresh.store_.numel()), want);
+  EXPECT_EQ(values_of(fresh.store_), want);
 
   // A resumed run does not read init_from again (here it no longer exists).
   RegressionTask resumed;
