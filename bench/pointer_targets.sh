@@ -4,7 +4,7 @@
 # nice, at most two at once (sorting and TSP side by side, the hull when sorting is done), then
 # the eval tables: sorting at n = 5, 10, 20; TSP at n = 5, 10, 20 against Held-Karp and 25-50
 # against the 2-opt + Or-opt heuristic, greedy and beam 5; hull at n = 5, 10, 50 (and 100, 200).
-# The minute budgets: sorting 25, TSP 25, hull 20 (the results' runs: sorting as 15 minutes, then
+# The minute budgets: sorting 25, TSP 25, hull 55 (the results' runs: sorting as 15 minutes, then
 # the same run resumed for 10 more, which the Trainer makes the same as one run of 25).
 #
 # Usage: bench/pointer_targets.sh [RUNS_DIR]     (default runs/targets)
@@ -37,7 +37,7 @@ if [ -z "${SKIP_TRAIN:-}" ]; then
   train tsp configs/pointer-tsp.yaml "${TSP_MIN:-25}" &
   tsp_pid=$!
   wait "$sort_pid"
-  train hull configs/pointer-hull.yaml "${HULL_MIN:-20}" &
+  train hull configs/pointer-hull.yaml "${HULL_MIN:-55}" &
   hull_pid=$!
   wait "$tsp_pid"
   wait "$hull_pid"
