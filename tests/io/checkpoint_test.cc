@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "engram/io/files.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/optimizers.h"
 #include "engram/optim/schedule.h"
@@ -362,6 +363,20 @@ TEST(CheckpointAtomic, UnwritableTargetFailsCleanly) {
   const std::string msg = error_of([&] { save_checkpoint(tmp / "file" / "ckpt", data_for(s, nullptr)); });
   expect_message(msg, {"ckpt"});
   EXPECT_EQ(testing::read_bytes(tmp / "file"), "not a directory");
+}
+
+// copy_file_atomic (a fine-tuning run's vocabulary): the bytes exactly, an existing target replaced,
+// no temporary file left; a missing source is a one-line error naming it and writes nothing.
+TEST(CopyFileAtomic, CopiesTheBytesAndNamesAMissingSource) {
+  TempDir tmp;
+  const std::string bytes("a\0b\nc\xff", 6);
+  testing::write_bytes(tmp / "from", bytes);
+  testing::write_bytes(tmp / "to", "old contents");
+  copy_file_atomic(tmp / "from", tmp / "to");
+  EXPECT_EQ(testing::read_bytes(tmp / "to"), bytes);
+  EXPECT_EQ(siblings(tmp.path(), "to"), std::vector<std::string>{"from"});  // no temporary left
+  expect_message(error_of([&] { copy_file_atomic(tmp / "missing", tmp / "new"); }), {"missing"});
+  EXPECT_FALSE(fs::exists(tmp / "new"));
 }
 
 }  // namespace

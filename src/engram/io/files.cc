@@ -1,4 +1,4 @@
-// write_file_atomic: temp file + fsync + rename.
+// write_file_atomic: temp file + fsync + rename; copy_file_atomic through it.
 #include "engram/io/files.h"
 
 #include <fcntl.h>
@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "engram/core/error.h"
@@ -45,6 +47,14 @@ void write_file_atomic(const fs::path& path, std::string_view text) {
     fs::remove(tmp, ec);
     throw Error(fmt::format("cannot write {}: rename failed", path.string()));
   }
+}
+
+void copy_file_atomic(const fs::path& from, const fs::path& to) {
+  std::ifstream in(from, std::ios::binary);
+  ENGRAM_CHECK(in.is_open(), "cannot read {}: {}", from.string(), std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ENGRAM_CHECK(!in.bad(), "cannot read {}", from.string());
+  write_file_atomic(to, bytes);
 }
 
 }  // namespace engram::io

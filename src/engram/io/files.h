@@ -13,4 +13,8 @@ namespace engram::io {
 // naming the path and the system's reason.
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
 
+// Copies `from` to `to` the same way (read whole, so meant for small files such as a
+// vocabulary): a missing or unreadable `from` throws naming it, and `to` is never half written.
+void copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to);
+
 }  // namespace engram::io

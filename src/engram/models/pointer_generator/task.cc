@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include <unistd.h>
-
 #include "engram/core/ops.h"
 #include "engram/data/paths.h"
 #include "engram/data/tasks/names.h"
@@ -161,16 +159,8 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
     note(log, fmt::format("vocab: loaded from {}", run));
   } else if (!init_dir.empty()) {  // fine-tuning: the weights' vocabulary, kept in the run as its own
     codec_ = PgCodec::load(m, init_dir);
-    if (train::world().root()) {  // copied under a temporary name and renamed: never half a file
-      const fs::path to = fs::path(run) / PgCodec::file_name(m);
-      const fs::path tmp = fs::path(to.string() + fmt::format(".tmp-{}", ::getpid()));
-      std::error_code ec;
-      fs::copy_file(fs::path(init_dir) / PgCodec::file_name(m), tmp, fs::copy_options::overwrite_existing, ec);
-      if (!ec) fs::rename(tmp, to, ec);
-      std::error_code ignored;
-      if (ec) fs::remove(tmp, ignored);
-      ENGRAM_CHECK(!ec, "cannot copy {}'s vocabulary into {}: {}", init_dir, run, ec.message());
-    }
+    if (train::world().root())
+      io::copy_file_atomic(fs::path(init_dir) / PgCodec::file_name(m), fs::path(run) / PgCodec::file_name(m));
     note(log, fmt::format("vocab: {}'s (train.init_from)", init_dir));
   } else {
     std::vector<std::string> both = train_text.src;
