@@ -243,6 +243,53 @@ TEST(PointerStepModel, PackedWeightsAndBatchSizesDecodeTheSame) {
   }
 }
 
+// Sampling keeps, per instance, the best of the greedy output and the samples: for TSP a valid
+// tour never longer than the greedy one (shorter on some instances of an untrained model), for
+// sorting and hull an output of at least the greedy log-probability; the same seed gives the
+// same outputs; bad options are refused.
+TEST(PointerDecoding, SamplingKeepsTheBestOfGreedyAndTheSamples) {
+  for (const Variant& v : variants()) {
+    core::Rng rng(13);
+    PointerNet model(tiny_config(v, 8), rng);
+    const auto set = instances(v.task, {8, 6, 9, 7, 8, 5, 9, 6}, 21);
+    PointerDecodeOptions o;
+    o.batch_size = 3;
+    const std::vector<PointerPrediction> greedy = predict_pointer(model, set, o);
+    o.samples = 24;
+    o.temperature = 1.5f;
+    const std::vector<PointerPrediction> best = predict_pointer(model, set, o);
+    ASSERT_EQ(best.size(), set.size());
+    int better = 0;
+    for (size_t i = 0; i < set.size(); ++i) {
+      const int n = static_cast<int>(set[i].size());
+      ASSERT_TRUE(best[i].finished) << v.name;
+      if (v.task == PointerTask::kTsp) {
+        ASSERT_TRUE(tasks::is_valid_tour(best[i].output, n)) << v.name << " instance " << i;
+        const double g = tasks::tour_length(set[i].points, greedy[i].output);
+        const double b = tasks::tour_length(set[i].points, best[i].output);
+        EXPECT_LE(b, g + 1e-12) << v.name << " instance " << i;
+        better += b < g - 1e-9;
+      } else {
+        EXPECT_GE(best[i].log_prob, greedy[i].log_prob - 1e-9) << v.name << " instance " << i;
+        better += best[i].output != greedy[i].output;
+      }
+    }
+    if (v.task == PointerTask::kTsp) EXPECT_GT(better, 0) << v.name << ": no sample beat greedy";
+    const std::vector<PointerPrediction> again = predict_pointer(model, set, o);
+    for (size_t i = 0; i < set.size(); ++i) EXPECT_EQ(again[i].output, best[i].output) << v.name << " instance " << i;
+  }
+  core::Rng rng(1);
+  PointerNet model(tiny_config(variants()[0], 8), rng);
+  const auto set = instances(PointerTask::kSort, {4});
+  for (const auto& [samples, temperature] : {std::pair{-1, 1.0f}, std::pair{2, 0.0f}, std::pair{2, std::nanf("")}}) {
+    PointerDecodeOptions o;
+    o.samples = samples;
+    o.temperature = temperature;
+    EXPECT_NE(data::testing::error_of([&] { predict_pointer(model, set, o); }).find("temperature"), std::string::npos)
+        << samples << " " << temperature;
+  }
+}
+
 TEST(PointerCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   TempDir dir;
   core::Rng rng(9);

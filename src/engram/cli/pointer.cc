@@ -1,6 +1,7 @@
 // `engram pointer eval|show`: Pointer Networks on sorting, convex hull and TSP; training is
 // `engram train configs/pointer-*.yaml`. A thin adapter over models/pointer/.
-//   engram pointer eval -m DIR [--n 5,10,20] [--instances N] [--beam K] [--file PATH]   metrics per n
+//   engram pointer eval -m DIR [--n 5,10,20] [--instances N] [--beam K] [--samples K [--temperature T]]
+//                       [--file PATH]   metrics per n
 //   engram pointer show -m DIR --n 20 [--seed S] [--beam K] -o out.svg   predicted vs optimal + attention
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
 #include <cstdio>
@@ -18,13 +19,15 @@ namespace engram::cli {
 
 namespace {
 
-constexpr int kMaxN = 1000;  // points per generated instance
+constexpr int kMaxN = 1000;         // points per generated instance
+constexpr int kMaxSamples = 100000;  // sampled outputs per instance
 
 struct EvalArgs {
   std::string dir, file;
   std::vector<int> n = {5, 10, 20};
   int64_t instances = 1000, seed = 12345;
-  int beam = 1, batch = 128, threads = 1;
+  int beam = 1, batch = 128, threads = 1, samples = 0;
+  float temperature = 1.0f;
 };
 
 void run_eval(const EvalArgs& a) {
@@ -37,9 +40,15 @@ void run_eval(const EvalArgs& a) {
   o.file = a.file;
   o.decode.beam = a.beam;
   o.decode.batch_size = a.batch;
+  o.decode.samples = a.samples;
+  o.decode.temperature = a.temperature;
   const models::PointerTask task = loaded->model->cfg().task;
+  std::string search = a.beam == 1 ? "greedy" : fmt::format("beam {}", a.beam);
+  if (a.samples > 0)
+    search += fmt::format(" and {} samples at temperature {} per instance, the best kept ({})", a.samples,
+                          a.temperature, task == models::PointerTask::kTsp ? "shortest tour" : "highest log-probability");
   std::printf("pointer network (%s) on %s, %s; %s\n\n", loaded->dir().string().c_str(), models::pointer_task_name(task),
-              a.beam == 1 ? "greedy" : fmt::format("beam {}", a.beam).c_str(),
+              search.c_str(),
               a.file.empty() ? fmt::format("{} generated instances per n, seed {}", a.instances, a.seed).c_str()
                              : a.file.c_str());
   std::fflush(stdout);
@@ -74,6 +83,11 @@ void register_pointer(CLI::App& app) {
   eval->add_option("--instances", ea->instances, "generated instances per n")->check(CLI::Range(1, 1000000));
   eval->add_option("--seed", ea->seed, "seed of the generated instances")->check(CLI::NonNegativeNumber);
   eval->add_option("--beam", ea->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  eval->add_option("--samples", ea->samples,
+                   "also sample this many outputs per instance and keep the best (TSP: shortest tour; else: highest "
+                   "log-probability)")
+      ->check(CLI::Range(0, kMaxSamples));
+  eval->add_option("--temperature", ea->temperature, "sampling temperature (p^(1/T))")->check(CLI::Range(0.01f, 100.0f));
   eval->add_option("--batch", ea->batch, "instances decoded together")->check(CLI::Range(1, 4096));
   eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
   add_threads_option(eval, ea->threads);

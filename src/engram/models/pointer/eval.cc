@@ -10,6 +10,7 @@
 #include <map>
 #include <numeric>
 
+#include "engram/core/rng.h"
 #include "engram/data/tasks/tsp.h"
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
@@ -23,6 +24,20 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
                                                const PointerDecodeOptions& options) {
   ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1, "pointer decoding: beam {} and batch_size {} must be >= 1",
                options.beam, options.batch_size);
+  ENGRAM_CHECK(options.samples >= 0 && std::isfinite(options.temperature) && options.temperature > 0.0f,
+               "pointer decoding: samples {} must be >= 0 and temperature {} finite and > 0", options.samples,
+               options.temperature);
+  const PointerTask task = model.cfg().task;
+  core::Rng rng(options.sample_seed);
+  // Is `b` better than `a` (both finished outputs of instance `in`)?
+  auto better = [&](const PointerPrediction& b, const PointerPrediction& a, const tasks::PointerInstance& in) {
+    if (task != PointerTask::kTsp) return b.log_prob > a.log_prob;
+    const bool va = a.finished && tasks::is_valid_tour(a.output, in.size());
+    const bool vb = b.finished && tasks::is_valid_tour(b.output, in.size());
+    if (va != vb) return vb;
+    const std::span<const float> pts(in.points);
+    return vb && tasks::tour_length(pts, b.output) < tasks::tour_length(pts, a.output);
+  };
   std::vector<PointerPrediction> out;
   out.reserve(instances.size());
   core::Graph g(false);
@@ -48,6 +63,21 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
       p.log_prob = h.log_prob;
       p.attention = h.alignment;
       out.push_back(std::move(p));
+    }
+    decode::SearchOptions one = so;
+    one.beam = 1;
+    for (int k = 0; k < options.samples; ++k) {
+      const std::vector<decode::Hypothesis> drawn = decode::sample_search(g, model, src, one, options.temperature, rng);
+      ENGRAM_CHECK(drawn.size() == count, "pointer decoding: {} samples for {} instances", drawn.size(), count);
+      for (size_t i = 0; i < count; ++i) {
+        PointerPrediction p;
+        p.output = pointer_positions(drawn[i].ids);
+        p.finished = drawn[i].finished;
+        p.log_prob = drawn[i].log_prob;
+        p.attention = drawn[i].alignment;
+        PointerPrediction& best = out[first + i];
+        if (better(p, best, instances[first + i])) best = std::move(p);
+      }
     }
   }
   return out;

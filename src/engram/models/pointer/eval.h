@@ -28,6 +28,13 @@ namespace engram::models {
 struct PointerDecodeOptions {
   int beam = 1;          // 1 = greedy
   int batch_size = 128;  // instances decoded together
+  // Sampling (Bello et al. 2016): besides the greedy / beam output, `samples` outputs per
+  // instance drawn from p^(1/temperature) (the masks keep each valid); the prediction is the
+  // best of them all: TSP the shortest valid tour (the task's objective, as Bello et al.), sorting
+  // and hull the highest log-probability (the model's own choice). 0 = off.
+  int samples = 0;
+  float temperature = 1.0f;
+  uint64_t sample_seed = 1;
   bool attention = false;  // keep each step's pointer distribution
   // Few-row products (one instance, or the beams of one) on this packed copy of the weights
   // (core::PackedWeights; the same fp32 values, read as contiguous streams); nullptr = off.
