@@ -14,6 +14,7 @@
 #include "engram/core/ops.h"
 #include "engram/data/text.h"
 #include "engram/data/vocab.h"
+#include "engram/decode/ensemble.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/summarize.h"
@@ -256,6 +257,20 @@ TEST(PointerGeneratorEval, ScoresByHand) {
   EXPECT_EQ(s.oov_reference, 2);   // Zorvak, Belima
   EXPECT_EQ(s.oov_reproduced, 1);  // Zorvak
   EXPECT_DOUBLE_EQ(s.oov_copy_rate, 0.5);
+  ASSERT_EQ(s.reproduced_oovs.size(), 2u);
+  ASSERT_EQ(s.missed_oovs.size(), 2u);
+  EXPECT_EQ(s.reproduced_oovs[0], (std::vector<std::string>{"Zorvak"}));
+  EXPECT_EQ(s.missed_oovs[0], (std::vector<std::string>{"Belima"}));
+  EXPECT_TRUE(s.missed_oovs[1].empty());
+  const std::vector<data::SummaryPair> pairs = {{"the Zorvak met Belima in", {"Zorvak met Belima"}},
+                                                {"in the met", {"the met"}}};
+  const std::string missed = pg_missed_examples(pairs, sums, s, 5);
+  EXPECT_NE(missed.find("- reference: Zorvak met Belima\n  output:    Zorvak met Zorvak\n  missed:    Belima\n"),
+            std::string::npos)
+      << missed;
+  EXPECT_EQ(missed.find("the met"), std::string::npos) << "a pair without a missed word is shown:\n" << missed;
+  EXPECT_EQ(pg_missed_examples(pairs, sums, s, 0), "");
+  EXPECT_NE(pg_copy_examples(pairs, sums, s, 5).find("  copied:    Zorvak\n"), std::string::npos);
   EXPECT_EQ(s.repeated_tokens, 1);
   EXPECT_DOUBLE_EQ(s.repeat_share, 0.25);
   // ROUGE-1 F1: pair 1 P = R = 2/3 (zorvak clipped to 1, met); pair 2 P = 1, R = 1/2, F = 2/3.
@@ -344,6 +359,96 @@ TEST(PointerGeneratorEval, SentencesStemmerAndTrigramsByHand) {
   EXPECT_NE(pg_rouge_table(stem).find("stem: yes"), std::string::npos);
   EXPECT_NE(error_of([&] { score_summaries(codec, {a, b}, {ref_a}, {}); }).find("2 summaries for 1 references"),
             std::string::npos);
+}
+
+// An ensemble of a model with itself decodes exactly as the model alone (the mean of equal
+// probabilities); with another model it decodes (beam and greedy) to outputs over the same
+// extended vocabulary; members with another vocabulary or another `copy` setting are refused.
+TEST(PointerGeneratorEnsemble, DecodesAsOneModelAndRefusesMismatchedMembers) {
+  TempDir dir, other_dir;
+  PointerGeneratorConfig cfg;
+  cfg.vocab_size = data::kNumSpecial + 3;
+  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  const PgCodec other = PgCodec::build(cfg, {"a a a b b c c", "a b c"}, other_dir.file(""));
+  ASSERT_TRUE(same_vocabulary(codec, codec));
+  ASSERT_FALSE(same_vocabulary(codec, other));
+  cfg.vocab = codec.size();
+  cfg.embed_dim = 4;
+  cfg.hidden = 6;
+  core::Rng r1(1), r2(2), r3(3);
+  const PointerGenerator a(cfg, r1), b(cfg, r2);
+  PointerGeneratorConfig no_copy = cfg;
+  no_copy.copy = false;
+  const PointerGenerator c(no_copy, r3);
+  const std::vector<std::string> lines = {"the Zorvak met Belima in", "in the met Zorvak", "met met the"};
+  for (const int beam : {1, 3}) {
+    SummarizeOptions alone;
+    alone.search.beam = beam;
+    alone.search.max_length = 6;
+    SummarizeOptions twice = alone;
+    twice.ensemble = {{&a, &codec}};
+    const std::vector<Summary> want = summarize_lines(a, codec, lines, alone);
+    const std::vector<Summary> got = summarize_lines(a, codec, lines, twice);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].ids, want[i].ids) << "beam " << beam << " line " << i;
+      EXPECT_EQ(got[i].p_gen, want[i].p_gen) << "beam " << beam << " line " << i;
+    }
+    SummarizeOptions mixed = alone;
+    mixed.ensemble = {{&b, &codec}};
+    for (const Summary& s : summarize_lines(a, codec, lines, mixed))
+      for (int32_t id : s.ids) EXPECT_LT(id, codec.size() + static_cast<int32_t>(s.source.oovs.size()));
+  }
+  SummarizeOptions bad;
+  bad.ensemble = {{&b, &other}};
+  EXPECT_NE(error_of([&] { summarize_lines(a, codec, lines, bad); }).find("another vocabulary"), std::string::npos);
+  bad.ensemble = {{&c, &codec}};
+  EXPECT_NE(error_of([&] { summarize_lines(a, codec, lines, bad); }).find("has copy false"), std::string::npos);
+  bad.ensemble.assign(decode::kMaxEnsemble, {&a, &codec});
+  EXPECT_NE(error_of([&] { summarize_lines(a, codec, lines, bad); }).find("at most"), std::string::npos);
+}
+
+// unk_loss_weight scales the NLL of <unk> targets only (an OOV word the source does not hold;
+// without copy, every id >= V too): the loss with weight w is the loss with weight 1 less
+// (1 - w) of those rows' NLL, and the mean still divides by every target token.
+TEST(PointerGenerator, UnkLossWeightScalesOnlyUnkTargets) {
+  // Sentence 0's target: <unk>, 8 (copied), 5; sentence 1's: 6, <unk>.
+  std::vector<data::Example> ex = {{{4, 8, 5}, {data::kUnkId, 8, 5}}, {{5, 6, 4}, {6, data::kUnkId}}};
+  std::vector<int64_t> idx = {0, 1};
+  const data::Batch batch = data::collate(ex, idx);
+  for (const bool copy : {true, false}) {
+    PointerGeneratorConfig cfg = tiny_config(variants()[copy ? 1 : 4]);
+    core::Rng r1(9), r2(9);
+    PointerGenerator full(cfg, r1);
+    cfg.unk_loss_weight = 0.25f;
+    PointerGenerator part(cfg, r2);
+    Graph g(false);
+    const PgForward f = full.forward(g, batch);
+    const PgForward fp = part.forward(g, batch);
+    const PgLoss l = full.loss(g, batch), lp = part.loss(g, batch);
+    ASSERT_EQ(f.tokens, 4 + 3);
+    EXPECT_EQ(lp.tokens, f.tokens);
+    double unk_nll = 0;
+    int unk_rows = 0;
+    for (size_t r = 0; r < f.weight.size(); ++r) {
+      const int32_t y = batch.tgt_out[r];
+      const bool pad = y == data::kPadId;
+      const bool unk = y == data::kUnkId || (!copy && y >= kV);
+      EXPECT_FLOAT_EQ(f.weight[r], pad ? 0.0f : 1.0f) << "row " << r;
+      EXPECT_FLOAT_EQ(fp.weight[r], pad ? 0.0f : unk ? 0.25f : 1.0f) << "row " << r << (copy ? " copy" : " no copy");
+      if (unk) unk_nll -= f.log_p.data()[r], ++unk_rows;
+    }
+    EXPECT_EQ(unk_rows, copy ? 2 : 3) << "without copy the OOV target 8 is <unk> too";
+    EXPECT_GT(unk_nll, 0.0);
+    EXPECT_NEAR(lp.nll_sum, l.nll_sum - 0.75 * unk_nll, 1e-4);
+    EXPECT_NEAR(lp.total.data()[0], l.total.data()[0] - 0.75 * unk_nll / f.tokens, 1e-5);
+  }
+  PointerGeneratorConfig bad = tiny_config(variants()[0]);
+  for (const float w : {-0.1f, 1.5f, std::nanf("")}) {
+    bad.unk_loss_weight = w;
+    core::Rng rng(1);
+    EXPECT_NE(error_of([&] { PointerGenerator m(bad, rng); }).find("unk_loss_weight"), std::string::npos) << w;
+  }
 }
 
 TEST(PointerGenerator, RejectsBadConfigAndBatches) {

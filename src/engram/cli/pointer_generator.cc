@@ -4,6 +4,8 @@
 //   engram pointer-generator eval -m DIR --file PAIRS.tsv [--beam K] [--min-length N]   ROUGE, copy share, OOV copies
 //   engram pointer-generator eval -m DIR --bbc test|valid [--task headline|summary]    the same on a BBC split
 //   engram pointer-generator show -m DIR "article text" -o summary.svg                    attention × p_gen heatmap
+// Each takes --ensemble DIR (repeatable): more models of the same vocabulary decoded with -m's
+// as one (their probabilities averaged); attention and p_gen are -m's.
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
 #include <chrono>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
+#include "engram/decode/ensemble.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/show.h"
 #include "engram/models/pointer_generator/task.h"
@@ -28,7 +31,8 @@ struct PgArgs {
   std::string dir, file, article, out = "summary.svg";
   std::string bbc, task, bbc_dir;  // eval on a BBC split instead of a file
   bool no_stem = false;
-  int examples = 5;
+  int examples = 5, missed = 0;
+  std::vector<std::string> ensemble;  // --ensemble DIR ...
   models::SummarizeOptions options;
   std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
   int threads = 1;
@@ -43,16 +47,33 @@ void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--batch", a->options.batch_size, "articles decoded together")->check(CLI::Range(1, 4096));
   cmd->add_flag("--no-unk", a->options.block_unk, "never output <unk> (copy or generate a word instead)");
+  cmd->add_option("--ensemble", a->ensemble,
+                  "another model decoded with -m's as one ensemble (repeatable; the same vocabulary)");
   add_threads_option(cmd, a->threads);
 }
 
-// The loaded model and the options with the search flags in.
-std::unique_ptr<models::LoadedPointerGenerator> prepare(PgArgs& a) {
+// The loaded models (-m's first, then --ensemble's) and the options with the search flags in.
+struct Prepared {
+  std::vector<std::unique_ptr<models::LoadedPointerGenerator>> models;
+  models::LoadedPointerGenerator* operator->() const { return models.front().get(); }
+};
+
+Prepared prepare(PgArgs& a) {
   use_threads(a.threads);
   a.options.search = *a.search;
   a.options.search.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
+  ENGRAM_CHECK(a.ensemble.size() < static_cast<size_t>(decode::kMaxEnsemble),
+               "--ensemble: {} models in one ensemble (at most {} with -m's)", a.ensemble.size() + 1,
+               decode::kMaxEnsemble);
   a.options.validate();
-  return models::load_model_as<models::LoadedPointerGenerator>(a.dir, "pointer_generator");
+  Prepared p;
+  p.models.push_back(models::load_model_as<models::LoadedPointerGenerator>(a.dir, "pointer_generator"));
+  a.options.ensemble.clear();
+  for (const std::string& d : a.ensemble) {
+    p.models.push_back(models::load_model_as<models::LoadedPointerGenerator>(d, "pointer_generator"));
+    a.options.ensemble.push_back({p.models.back()->model.get(), p.models.back()->codec.get()});
+  }
+  return p;
 }
 
 void run_summarize(PgArgs& a) {
@@ -72,8 +93,10 @@ void run_eval(PgArgs& a) {
   const models::PgScores s = models::evaluate_pointer_generator(*m->model, *m->codec, pairs, a.options, &sums,
                                                                 {.use_stemmer = !a.no_stem});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("pointer-generator (%s, copy %s, coverage %s) on %s, %s\n\n", m->dir().string().c_str(),
-              m->model->cfg().copy ? "on" : "off", m->model->cfg().coverage ? "on" : "off", name.c_str(),
+  const std::string more =
+      a.ensemble.empty() ? "" : fmt::format("; with {} more models as one ensemble", a.ensemble.size());
+  std::printf("pointer-generator (%s, copy %s, coverage %s%s) on %s, %s\n\n", m->dir().string().c_str(),
+              m->model->cfg().copy ? "on" : "off", m->model->cfg().coverage ? "on" : "off", more.c_str(), name.c_str(),
               a.options.search.beam == 1 ? "greedy" : fmt::format("beam {}", a.options.search.beam).c_str());
   std::fputs(models::pg_scores_table(s).c_str(), stdout);
   std::printf("\n");
@@ -86,6 +109,7 @@ void run_eval(PgArgs& a) {
   std::printf("\ndecoding: %zu articles in %.1f s (%.2f articles/s, batch %d)\n", pairs.size(), seconds,
               seconds > 0 ? static_cast<double>(pairs.size()) / seconds : 0.0, a.options.batch_size);
   std::fputs(models::pg_copy_examples(pairs, sums, s, a.examples).c_str(), stdout);
+  std::fputs(models::pg_missed_examples(pairs, sums, s, a.missed).c_str(), stdout);
 }
 
 void run_show(PgArgs& a) {
@@ -116,6 +140,8 @@ void register_pointer_generator(CLI::App& app) {
   eval->add_option("--bbc-dir", ea->bbc_dir, "with --bbc: the corpus folder (default: the model's data.bbc_dir)");
   eval->add_flag("--no-stem", ea->no_stem, "ROUGE without rouge_score's Porter stemmer first (default: with it; the other follows)");
   eval->add_option("--examples", ea->examples, "show this many outputs that reproduce source-only words")
+      ->check(CLI::Range(0, 1000000));
+  eval->add_option("--missed", ea->missed, "show this many outputs that leave out source-only reference words")
       ->check(CLI::Range(0, 1000000));
   eval->callback([ea] { run_eval(*ea); });
 

@@ -46,6 +46,10 @@ struct PointerGeneratorConfig {
   bool coverage = false;      // coverage feature of the attention score + coverage loss
   float coverage_weight = 1.0f;  // λ of the coverage loss λ Σ_i min(α_ti, cov_ti)
   float dropout = 0.0f;       // on embeddings and before the output layer (training only)
+  // Loss weight of the target tokens that are <unk> (words outside the vocabulary that the source
+  // does not hold): 1 = plain NLL; 0 = never trained to say <unk>, so the probability mass a rare
+  // word needs goes to copying it instead (the eval's OOV-copy rate).
+  float unk_loss_weight = 1.0f;
   int max_source_tokens = 400;  // articles truncated to this many tokens, in training and decoding
 
   template <class V>
@@ -63,6 +67,7 @@ struct PointerGeneratorConfig {
     v("coverage", coverage, "coverage: earlier attention as a score feature, plus the coverage loss");
     v("coverage_weight", coverage_weight, "weight of the coverage loss (See et al.: 1)");
     v("dropout", dropout, "dropout on embeddings and before the output layer");
+    v("unk_loss_weight", unk_loss_weight, "loss weight of <unk> targets in [0, 1] (0: never learn to say <unk>; copy instead)");
     v("max_source_tokens", max_source_tokens, "truncate articles to this many tokens (training and decoding; See et al.: 400)");
   }
   // Errors name the first invalid field. validate_options() skips `vocab` (set from the data).

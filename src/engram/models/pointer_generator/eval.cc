@@ -40,11 +40,11 @@ PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summa
     for (const std::string& sentence : ref_sentences[i])
       for (std::string& t : codec.tokens(sentence)) ref_tokens.push_back(std::move(t));
     // Reference OOV tokens the source holds, and which of them the output reproduces.
-    std::vector<std::string> reproduced;
+    std::vector<std::string> reproduced, missed;
     std::map<std::string, int64_t> wanted;
     for (const std::string& t : ref_tokens)
       if (std::find(s.source.oovs.begin(), s.source.oovs.end(), t) != s.source.oovs.end()) {
-        if (wanted[t]++ == 0 && in_output.count(t)) reproduced.push_back(t);
+        if (wanted[t]++ == 0) (in_output.count(t) ? reproduced : missed).push_back(t);
       }
     for (const auto& [t, n] : wanted) {
       sc.oov_reference += n;
@@ -52,6 +52,7 @@ PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summa
       sc.oov_reproduced += it == in_output.end() ? 0 : std::min(n, it->second);
     }
     sc.reproduced_oovs.push_back(std::move(reproduced));
+    sc.missed_oovs.push_back(std::move(missed));
     outputs.push_back(s.tokens);
     references.push_back(std::move(ref_tokens));
   }
@@ -150,18 +151,35 @@ std::vector<data::SummaryPair> pg_eval_pairs(const PgEvalSource& a, const std::f
   return bbc_pairs(load_bbc_split(dir, a.bbc), task);
 }
 
-std::string pg_copy_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
-                             const PgScores& scores, int n) {
+namespace {
+
+std::string oov_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
+                         const std::vector<std::vector<std::string>>& oovs, int n, const char* title, const char* label) {
   std::string out;
   int shown = 0;
-  for (size_t i = 0; i < summaries.size() && i < scores.reproduced_oovs.size() && shown < n; ++i) {
-    if (scores.reproduced_oovs[i].empty()) continue;
-    if (shown++ == 0) out += "\nexamples (out-of-vocabulary source words the output reproduces):\n";
+  for (size_t i = 0; i < summaries.size() && i < oovs.size() && shown < n; ++i) {
+    if (oovs[i].empty()) continue;
+    if (shown++ == 0) out += fmt::format("\nexamples ({}):\n", title);
     std::string words;
-    for (const std::string& w : scores.reproduced_oovs[i]) words += (words.empty() ? "" : ", ") + w;
-    out += fmt::format("- reference: {}\n  output:    {}\n  copied:    {}\n", pairs[i].target(), summaries[i].text, words);
+    for (const std::string& w : oovs[i]) words += (words.empty() ? "" : ", ") + w;
+    out += fmt::format("- reference: {}\n  output:    {}\n  {:<10} {}\n", pairs[i].target(), summaries[i].text,
+                       fmt::format("{}:", label), words);
   }
   return out;
+}
+
+}  // namespace
+
+std::string pg_copy_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
+                             const PgScores& scores, int n) {
+  return oov_examples(pairs, summaries, scores.reproduced_oovs, n,
+                      "out-of-vocabulary source words the output reproduces", "copied");
+}
+
+std::string pg_missed_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
+                               const PgScores& scores, int n) {
+  return oov_examples(pairs, summaries, scores.missed_oovs, n,
+                      "out-of-vocabulary source words of the reference the output leaves out", "missed");
 }
 
 }  // namespace engram::models

@@ -47,6 +47,8 @@ struct PgScores {
   // Per pair, the reference's OOV-in-source tokens the output reproduces (each once, first
   // seen first): the examples of what copying bought.
   std::vector<std::vector<std::string>> reproduced_oovs;
+  // ... and those it leaves out (each once): what copying missed.
+  std::vector<std::vector<std::string>> missed_oovs;
 };
 
 // ref_sentences[i] holds the reference sentences of summaries[i] (same length).
@@ -79,5 +81,8 @@ std::vector<data::SummaryPair> pg_eval_pairs(const PgEvalSource& source, const s
 // reference, output and the words, as text ("" when there are none).
 std::string pg_copy_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
                              const PgScores& scores, int n);
+// Up to n examples of outputs that miss source-only reference words, with the words missed.
+std::string pg_missed_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
+                               const PgScores& scores, int n);
 
 }  // namespace engram::models

@@ -29,6 +29,8 @@ void PointerGeneratorConfig::validate_options() const {
   ENGRAM_CHECK(attn_dim >= 0, "pointer_generator: attn_dim {} must be >= 0", attn_dim);
   ENGRAM_CHECK(coverage_weight >= 0.0f, "pointer_generator: coverage_weight {} must be >= 0", coverage_weight);
   ENGRAM_CHECK(dropout >= 0.0f && dropout < 1.0f, "pointer_generator: dropout {} outside [0, 1)", dropout);
+  ENGRAM_CHECK(unk_loss_weight >= 0.0f && unk_loss_weight <= 1.0f, "pointer_generator: unk_loss_weight {} outside [0, 1]",
+               unk_loss_weight);
   ENGRAM_CHECK(max_source_tokens >= 1, "pointer_generator: max_source_tokens {} must be >= 1", max_source_tokens);
 }
 
@@ -90,7 +92,10 @@ PgForward PointerGenerator::forward(Graph& g, const data::Batch& batch, const Pg
   for (int t = 0; t < steps; ++t)
     for (int j = 0; j < b; ++j)
       if (t < batch.tgt_len[j]) {
-        f.weight[int64_t{t} * b + j] = 1.0f;
+        const int64_t r = int64_t{t} * b + j;
+        const int32_t y = batch.tgt_out[r];
+        const bool unk = y == data::kUnkId || (!copy_ && y >= v);  // <unk> to this model
+        f.weight[r] = unk ? cfg_.unk_loss_weight : 1.0f;
         ++f.tokens;
       }
   // ---- encoder and decoder over every step (teacher forcing)

@@ -15,7 +15,9 @@
 // not in its source was numbered <unk> by the caller. Without copy, targets >= V become <unk>.
 //
 // Loss (teacher forcing, mean over the non-pad target tokens):
-//   L = −mean_t log P(y_t) + λ mean_t Σ_i min(α_ti, cov_ti)    (the second term with coverage)
+//   L = −mean_t w_t log P(y_t) + λ mean_t Σ_i min(α_ti, cov_ti)    (the second term with coverage)
+// where w_t = unk_loss_weight for <unk> targets (an OOV word not in the source; without copy,
+// every OOV word) and 1 otherwise; the means are over the non-pad target tokens.
 // Inference: PgStepModel (step.cc) implements decode::StepModel over V + X classes.
 // Parameters: embed [V, E], encoder/rnn/*, bridge, decoder/{rnn, w_ctx, attention, readout},
 // decoder/output [V, P], decoder/copy/{w [1, C + H + E], b [1]} (copy).
@@ -61,14 +63,14 @@ struct PgForward {
   Var coverage_loss;  // [R] Σ_i min(α_ti, cov_ti); invalid without active coverage
   Var alpha;          // [R, S] attention weights
   Var p_gen;          // [R] σ(z); invalid without copy
-  std::vector<float> weight;  // [R] 1 for target tokens, 0 for padding
-  int64_t tokens = 0;         // Σ weight
+  std::vector<float> weight;  // [R] w_t for target tokens (1, or unk_loss_weight for <unk>), 0 for padding
+  int64_t tokens = 0;         // target tokens (non-pad rows)
   int steps = 0, batch = 0, src_len = 0, extra = 0;  // T, B, S, X
 };
 
 struct PgLoss {
   Var total;            // scalar: mean NLL + λ mean coverage loss (differentiable)
-  double nll_sum = 0;   // Σ −log P over the target tokens
+  double nll_sum = 0;   // Σ −w_t log P over the target tokens
   double coverage_sum = 0;  // Σ coverage loss over the target tokens (0 without coverage)
   int64_t tokens = 0;
 };

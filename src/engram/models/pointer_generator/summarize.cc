@@ -6,6 +6,7 @@
 
 #include "engram/core/graph.h"
 #include "engram/data/batching.h"
+#include "engram/decode/ensemble.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
 
@@ -17,6 +18,10 @@ void SummarizeOptions::validate() const {
   search.validate();
   ENGRAM_CHECK(max_source_tokens >= 0, "summarize: max_source_tokens {} must be >= 0", max_source_tokens);
   ENGRAM_CHECK(batch_size >= 1, "summarize: batch_size {} must be >= 1", batch_size);
+  ENGRAM_CHECK(ensemble.size() < static_cast<size_t>(decode::kMaxEnsemble),
+               "summarize: {} models in one ensemble (at most {})", ensemble.size() + 1, decode::kMaxEnsemble);
+  for (const Member& m : ensemble)
+    ENGRAM_CHECK(m.model != nullptr && m.codec != nullptr, "summarize: an ensemble member without model or vocabulary");
 }
 
 namespace {
@@ -63,7 +68,22 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return out[a].source.ids.size() < out[b].source.ids.size(); });
-  const PgStepModel stepper(model, {.coverage_active = options.coverage_active, .block_unk = options.block_unk});
+  const PgDecodeOptions decode_options{.coverage_active = options.coverage_active, .block_unk = options.block_unk};
+  const PgStepModel first(model, decode_options);
+  std::vector<std::unique_ptr<PgStepModel>> others;
+  std::vector<const decode::StepModel*> members = {&first};
+  for (size_t m = 0; m < options.ensemble.size(); ++m) {
+    const SummarizeOptions::Member& e = options.ensemble[m];
+    ENGRAM_CHECK(e.model->cfg().copy == model.cfg().copy,
+                 "summarize: ensemble member {} has copy {}, the first model copy {}: their outputs differ in classes",
+                 m + 2, e.model->cfg().copy, model.cfg().copy);
+    ENGRAM_CHECK(same_vocabulary(*e.codec, codec) && e.model->vocab() == model.vocab(),
+                 "summarize: ensemble member {} has another vocabulary than the first model", m + 2);
+    others.push_back(std::make_unique<PgStepModel>(*e.model, decode_options));
+    members.push_back(others.back().get());
+  }
+  const decode::EnsembleStepModel ensemble(members);
+  const decode::StepModel& stepper = members.size() == 1 ? static_cast<const decode::StepModel&>(first) : ensemble;
   core::Graph g(false);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);

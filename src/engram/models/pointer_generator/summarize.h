@@ -3,7 +3,10 @@
 // tokens, temporary ids written as the source's words. Each summary then gets, for every output
 // token, its attention over the source and p_gen, from a teacher-forced pass over the chosen
 // output (the values the search saw: stepping equals teacher forcing); a token is "copied" when
-// 1 − p_gen > 0.5. Also the loaded model directory (the family's LoadedModel).
+// 1 − p_gen > 0.5. An ensemble (SummarizeOptions::ensemble) decodes several models with one
+// vocabulary as one (decode::EnsembleStepModel: the log of their mean probability over the
+// extended vocabulary); attention and p_gen are then the first model's, teacher-forced over the
+// ensemble's output. Also the loaded model directory (the family's LoadedModel).
 // Dims: S source tokens, R output tokens (+1 for <eos> when finished).
 #pragma once
 
@@ -29,6 +32,14 @@ struct SummarizeOptions {
   int batch_size = 32;            // sources decoded together
   bool coverage_active = true;    // PgDecodeOptions::coverage_active
   bool block_unk = false;         // PgDecodeOptions::block_unk: never output <unk>
+  // More models decoded with the first as one ensemble (borrowed; at most
+  // decode::kMaxEnsemble - 1): each with the same vocabulary, token for token, and the same
+  // `copy` setting (so every step has the same classes).
+  struct Member {
+    const PointerGenerator* model = nullptr;
+    const PgCodec* codec = nullptr;
+  };
+  std::vector<Member> ensemble;
   void validate() const;
 };
 

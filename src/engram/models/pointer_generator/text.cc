@@ -66,6 +66,13 @@ int32_t PgCodec::id(std::string_view token) const { return spm_ ? spm_->id(token
 
 const std::string& PgCodec::token(int32_t id) const { return spm_ ? spm_->piece(id) : vocab_.token(id); }
 
+bool same_vocabulary(const PgCodec& a, const PgCodec& b) {
+  if (a.spm() != b.spm() || a.lowercase_ != b.lowercase_ || a.size() != b.size()) return false;
+  for (int32_t id = 0; id < a.size(); ++id)
+    if (a.token(id) != b.token(id)) return false;
+  return true;
+}
+
 std::string PgCodec::join(const std::vector<std::string>& tokens) const {
   std::string out;
   if (!spm_) {

@@ -36,6 +36,8 @@ class PgCodec {
   // Tokens back to text: words joined with spaces; pieces concatenated, "▁" read as a space.
   std::string join(const std::vector<std::string>& tokens) const;
   bool spm() const { return spm_ != nullptr; }
+  // Do `a` and `b` map text to the same ids and back (same kind, casing and tokens)?
+  friend bool same_vocabulary(const PgCodec& a, const PgCodec& b);
 
  private:
   PgCodec() = default;
