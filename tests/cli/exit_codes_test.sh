@@ -115,9 +115,20 @@ expect 1 "not trained on BBC" -- "$bin" pointer-generator eval -m "$pg" --bbc te
 expect 2 "" -- "$bin" pointer-generator eval -m "$pg" --bbc train
 expect 1 "nowhere" -- "$bin" pointer-generator eval -m "$pg" --bbc test --task headline --bbc-dir "$tmp/nowhere"
 expect 1 "holds a 'seq2seq' model" -- "$bin" summarize -m "$golden/seq2seq"
+# An ensemble of the model with itself summarises as the model alone; a member of another family
+# is refused by name.
+stdin=$tmp/article expect 0 "" -- "$bin" summarize -m "$pg" --ensemble "$pg"
+checks=$((checks + 1))
+grep -qx "Zisi won in Seritof" "$tmp/out" || { echo "FAIL: summarize --ensemble wrote '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
+stdin=$tmp/article expect 1 "holds a 'pointer' model" -- "$bin" summarize -m "$pg" --ensemble "$golden/pointer"
 expect 0 "" -- "$bin" pointer-generator show -m "$pg" "reports say Zisi won the race in Seritof today" -o "$tmp/s.svg"
 checks=$((checks + 1))
 grep -q "Zisi \[copied\]" "$tmp/s.svg" || { echo "FAIL: show drew no copied token"; fails=$((fails + 1)); }
+
+# Pointer eval's sampling options.
+expect 2 "--samples: Value -1 not in range" -- "$bin" pointer eval -m "$golden/pointer" --samples -1
+expect 2 "--temperature: Value 0 not in range" -- "$bin" pointer eval -m "$golden/pointer" --temperature 0
+expect 1 "--temperature: nan is not in range" -- "$bin" pointer eval -m "$golden/pointer" --temperature nan
 
 echo "exit_codes_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -4,6 +4,7 @@
 //                       [--file PATH]   metrics per n
 //   engram pointer show -m DIR --n 20 [--seed S] [--beam K] -o out.svg   predicted vs optimal + attention
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -31,6 +32,8 @@ struct EvalArgs {
 };
 
 void run_eval(const EvalArgs& a) {
+  // CLI::Range lets NaN through (every comparison with it is false).
+  ENGRAM_CHECK(std::isfinite(a.temperature), "--temperature: {} is not in range 0.01 to 100", a.temperature);
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
   models::PointerEvalOptions o;
