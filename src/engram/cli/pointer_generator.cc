@@ -17,7 +17,6 @@
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
-#include "engram/decode/ensemble.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/show.h"
 #include "engram/models/pointer_generator/task.h"
@@ -53,50 +52,39 @@ void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
 }
 
 // The loaded models (-m's first, then --ensemble's) and the options with the search flags in.
-struct Prepared {
-  std::vector<std::unique_ptr<models::LoadedPointerGenerator>> models;
-  models::LoadedPointerGenerator* operator->() const { return models.front().get(); }
-};
-
-Prepared prepare(PgArgs& a) {
+models::LoadedPgEnsemble prepare(PgArgs& a) {
   use_threads(a.threads);
   a.options.search = *a.search;
   a.options.search.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
-  ENGRAM_CHECK(a.ensemble.size() < static_cast<size_t>(decode::kMaxEnsemble),
-               "--ensemble: {} models in one ensemble (at most {} with -m's)", a.ensemble.size() + 1,
-               decode::kMaxEnsemble);
   a.options.validate();
-  Prepared p;
-  p.models.push_back(models::load_model_as<models::LoadedPointerGenerator>(a.dir, "pointer_generator"));
-  a.options.ensemble.clear();
-  for (const std::string& d : a.ensemble) {
-    p.models.push_back(models::load_model_as<models::LoadedPointerGenerator>(d, "pointer_generator"));
-    a.options.ensemble.push_back({p.models.back()->model.get(), p.models.back()->codec.get()});
-  }
-  return p;
+  models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
+  a.options.ensemble = e.members();
+  return e;
 }
 
 void run_summarize(PgArgs& a) {
-  auto m = prepare(a);
+  const models::LoadedPgEnsemble e = prepare(a);
+  const models::LoadedPointerGenerator& m = e.first();
   const std::vector<std::string> lines = data::read_lines_or_stdin("-");
-  for (const models::Summary& s : models::summarize_lines(*m->model, *m->codec, lines, a.options))
+  for (const models::Summary& s : models::summarize_lines(*m.model, *m.codec, lines, a.options))
     std::fprintf(stdout, "%s\n", s.text.c_str());
 }
 
 void run_eval(PgArgs& a) {
-  auto m = prepare(a);
+  const models::LoadedPgEnsemble e = prepare(a);
+  const models::LoadedPointerGenerator& m = e.first();
   std::string name;
   const std::vector<data::SummaryPair> pairs =
-      models::pg_eval_pairs({.file = a.file, .bbc = a.bbc, .task = a.task, .bbc_dir = a.bbc_dir}, m->dir(), &name);
+      models::pg_eval_pairs({.file = a.file, .bbc = a.bbc, .task = a.task, .bbc_dir = a.bbc_dir}, m.dir(), &name);
   std::vector<models::Summary> sums;
   const auto t0 = std::chrono::steady_clock::now();
-  const models::PgScores s = models::evaluate_pointer_generator(*m->model, *m->codec, pairs, a.options, &sums,
+  const models::PgScores s = models::evaluate_pointer_generator(*m.model, *m.codec, pairs, a.options, &sums,
                                                                 {.use_stemmer = !a.no_stem});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string more =
       a.ensemble.empty() ? "" : fmt::format("; with {} more models as one ensemble", a.ensemble.size());
-  std::printf("pointer-generator (%s, copy %s, coverage %s%s) on %s, %s\n\n", m->dir().string().c_str(),
-              m->model->cfg().copy ? "on" : "off", m->model->cfg().coverage ? "on" : "off", more.c_str(), name.c_str(),
+  std::printf("pointer-generator (%s, copy %s, coverage %s%s) on %s, %s\n\n", m.dir().string().c_str(),
+              m.model->cfg().copy ? "on" : "off", m.model->cfg().coverage ? "on" : "off", more.c_str(), name.c_str(),
               a.options.search.beam == 1 ? "greedy" : fmt::format("beam {}", a.options.search.beam).c_str());
   std::fputs(models::pg_scores_table(s).c_str(), stdout);
   std::printf("\n");
@@ -104,7 +92,7 @@ void run_eval(PgArgs& a) {
   std::vector<std::vector<std::string>> refs;
   for (const data::SummaryPair& p : pairs) refs.push_back(p.target_sentences);
   std::printf("\n");
-  std::fputs(models::pg_rouge_table(models::score_summaries(*m->codec, sums, refs, {.use_stemmer = a.no_stem})).c_str(),
+  std::fputs(models::pg_rouge_table(models::score_summaries(*m.codec, sums, refs, {.use_stemmer = a.no_stem})).c_str(),
              stdout);
   std::printf("\ndecoding: %zu articles in %.1f s (%.2f articles/s, batch %d)\n", pairs.size(), seconds,
               seconds > 0 ? static_cast<double>(pairs.size()) / seconds : 0.0, a.options.batch_size);
@@ -113,8 +101,9 @@ void run_eval(PgArgs& a) {
 }
 
 void run_show(PgArgs& a) {
-  auto m = prepare(a);
-  const models::SummaryShow s = models::show_summary(*m->model, *m->codec, a.article, a.options);
+  const models::LoadedPgEnsemble e = prepare(a);
+  const models::LoadedPointerGenerator& m = e.first();
+  const models::SummaryShow s = models::show_summary(*m.model, *m.codec, a.article, a.options);
   viz::write_svg(a.out, s.svg);
   std::printf("%swrote %s\n", s.text.c_str(), a.out.c_str());
 }

@@ -126,6 +126,23 @@ std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const fs::path& d
   return m;
 }
 
+std::vector<SummarizeOptions::Member> LoadedPgEnsemble::members() const {
+  std::vector<SummarizeOptions::Member> out;
+  for (size_t m = 1; m < models.size(); ++m) out.push_back({models[m]->model.get(), models[m]->codec.get()});
+  return out;
+}
+
+LoadedPgEnsemble load_pg_ensemble(const fs::path& dir, const std::vector<std::string>& member_dirs) {
+  ENGRAM_CHECK(member_dirs.size() < static_cast<size_t>(decode::kMaxEnsemble),
+               "--ensemble: {} models in one ensemble (at most {} with -m's)", member_dirs.size() + 1,
+               decode::kMaxEnsemble);
+  LoadedPgEnsemble e;
+  e.models.push_back(load_model_as<LoadedPointerGenerator>(dir, PointerGenerator::kName));
+  for (const std::string& d : member_dirs)
+    e.models.push_back(load_model_as<LoadedPointerGenerator>(d, PointerGenerator::kName));
+  return e;
+}
+
 std::string LoadedPointerGenerator::run_line(const std::string& line) {
   return summarize_lines(*model, *codec, {line}, SummarizeOptions{}).front().text;
 }

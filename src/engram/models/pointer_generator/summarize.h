@@ -79,4 +79,15 @@ struct LoadedPointerGenerator : LoadedModel {
 // The family's loader: the vocabulary file in the checkpoint or in the run directory above it.
 std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const std::filesystem::path& dir);
 
+// A model directory and the directories of more models to decode with it as one ensemble
+// (`--ensemble`), loaded: models[0] is the first (the one whose attention and p_gen are shown).
+struct LoadedPgEnsemble {
+  std::vector<std::unique_ptr<LoadedPointerGenerator>> models;
+  LoadedPointerGenerator& first() const { return *models.front(); }
+  // models[1...] as SummarizeOptions::ensemble (borrowed from this object).
+  std::vector<SummarizeOptions::Member> members() const;
+};
+// At most decode::kMaxEnsemble models in all, checked before any is loaded.
+LoadedPgEnsemble load_pg_ensemble(const std::filesystem::path& dir, const std::vector<std::string>& member_dirs);
+
 }  // namespace engram::models
