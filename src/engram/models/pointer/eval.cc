@@ -20,6 +20,19 @@ namespace engram::models {
 
 namespace tasks = data::tasks;
 
+namespace {
+
+PointerPrediction to_prediction(const decode::Hypothesis& h) {
+  PointerPrediction p;
+  p.output = pointer_positions(h.ids);
+  p.finished = h.finished;
+  p.log_prob = h.log_prob;
+  p.attention = h.alignment;
+  return p;
+}
+
+}  // namespace
+
 std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::span<const tasks::PointerInstance> instances,
                                                const PointerDecodeOptions& options) {
   ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1, "pointer decoding: beam {} and batch_size {} must be >= 1",
@@ -56,13 +69,7 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
     so.max_length = src.steps + 1;
     for (const auto& list : decode::search(g, model, src, so)) {
       ENGRAM_CHECK(!list.empty(), "pointer decoding: no hypothesis for instance {}", out.size());
-      const decode::Hypothesis& h = list[0];
-      PointerPrediction p;
-      p.output = pointer_positions(h.ids);
-      p.finished = h.finished;
-      p.log_prob = h.log_prob;
-      p.attention = h.alignment;
-      out.push_back(std::move(p));
+      out.push_back(to_prediction(list[0]));
     }
     decode::SearchOptions one = so;
     one.beam = 1;
@@ -70,11 +77,7 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
       const std::vector<decode::Hypothesis> drawn = decode::sample_search(g, model, src, one, options.temperature, rng);
       ENGRAM_CHECK(drawn.size() == count, "pointer decoding: {} samples for {} instances", drawn.size(), count);
       for (size_t i = 0; i < count; ++i) {
-        PointerPrediction p;
-        p.output = pointer_positions(drawn[i].ids);
-        p.finished = drawn[i].finished;
-        p.log_prob = drawn[i].log_prob;
-        p.attention = drawn[i].alignment;
+        PointerPrediction p = to_prediction(drawn[i]);
         PointerPrediction& best = out[first + i];
         if (better(p, best, instances[first + i])) best = std::move(p);
       }
