@@ -121,6 +121,9 @@ stdin=$tmp/article expect 0 "" -- "$bin" summarize -m "$pg" --ensemble "$pg"
 checks=$((checks + 1))
 grep -qx "Zisi won in Seritof" "$tmp/out" || { echo "FAIL: summarize --ensemble wrote '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
 stdin=$tmp/article expect 1 "holds a 'pointer' model" -- "$bin" summarize -m "$pg" --ensemble "$golden/pointer"
+sixteen=()
+for _ in $(seq 16); do sixteen+=(--ensemble "$tmp/nowhere"); done
+stdin=$tmp/article expect 1 "--ensemble: 17 models in one ensemble \(at most 16 with -m's\)" -- "$bin" summarize -m "$pg" "${sixteen[@]}"
 expect 0 "" -- "$bin" pointer-generator show -m "$pg" "reports say Zisi won the race in Seritof today" -o "$tmp/s.svg"
 checks=$((checks + 1))
 grep -q "Zisi \[copied\]" "$tmp/s.svg" || { echo "FAIL: show drew no copied token"; fails=$((fails + 1)); }

@@ -15,7 +15,6 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
-#include "engram/decode/ensemble.h"
 #include "engram/models/speech/eval.h"
 #include "engram/viz/heatmap.h"
 
@@ -27,13 +26,9 @@ namespace {
 struct Members {
   std::vector<std::unique_ptr<models::LoadedSpeechModel>> owned;
   std::vector<const models::LoadedSpeechModel*> list;
-  explicit Members(const std::vector<std::string>& dirs) {
-    ENGRAM_CHECK(dirs.size() < decode::kMaxEnsemble, "speech: {} models in one ensemble (at most {} with -m's)",
-                 dirs.size() + 1, decode::kMaxEnsemble);
-    for (const std::string& d : dirs) {
-      owned.push_back(models::load_model_as<models::LoadedSpeechModel>(d, "speech"));
-      list.push_back(owned.back().get());
-    }
+  explicit Members(const std::vector<std::string>& dirs)
+      : owned(models::load_ensemble_members<models::LoadedSpeechModel>(dirs, "speech")) {
+    for (const auto& m : owned) list.push_back(m.get());
   }
 };
 

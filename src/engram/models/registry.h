@@ -23,6 +23,7 @@
 
 #include "engram/core/error.h"
 #include "engram/core/rng.h"
+#include "engram/decode/ensemble.h"
 #include "engram/io/config.h"
 #include "engram/nn/param_store.h"
 
@@ -121,6 +122,17 @@ std::unique_ptr<T> load_model_as(const std::filesystem::path& dir, std::string_v
   std::unique_ptr<LoadedModel> m = load_model(dir);
   model_as<T>(*m, wanted);
   return std::unique_ptr<T>(static_cast<T*>(m.release()));
+}
+
+// The models of `--ensemble DIR ...` (decoded with -m's model as one, decode/ensemble.h), each
+// loaded as family `wanted`: at most decode::kMaxEnsemble - 1, counted before any is loaded.
+template <class T>
+std::vector<std::unique_ptr<T>> load_ensemble_members(const std::vector<std::string>& dirs, std::string_view wanted) {
+  ENGRAM_CHECK(dirs.size() < static_cast<size_t>(decode::kMaxEnsemble),
+               "--ensemble: {} models in one ensemble (at most {} with -m's)", dirs.size() + 1, decode::kMaxEnsemble);
+  std::vector<std::unique_ptr<T>> out;
+  for (const std::string& d : dirs) out.push_back(load_model_as<T>(d, wanted));
+  return out;
 }
 
 // The shared parse of a family's run config: Run's defaults (or, with `recipe`, the recipe the

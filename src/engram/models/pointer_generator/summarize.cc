@@ -18,9 +18,7 @@ void SummarizeOptions::validate() const {
   search.validate();
   ENGRAM_CHECK(max_source_tokens >= 0, "summarize: max_source_tokens {} must be >= 0", max_source_tokens);
   ENGRAM_CHECK(batch_size >= 1, "summarize: batch_size {} must be >= 1", batch_size);
-  ENGRAM_CHECK(ensemble.size() < static_cast<size_t>(decode::kMaxEnsemble),
-               "summarize: {} models in one ensemble (at most {})", ensemble.size() + 1, decode::kMaxEnsemble);
-  for (const Member& m : ensemble)
+  for (const Member& m : ensemble)  // their number: decode::EnsembleStepModel checks it
     ENGRAM_CHECK(m.model != nullptr && m.codec != nullptr, "summarize: an ensemble member without model or vocabulary");
 }
 
@@ -133,13 +131,9 @@ std::vector<SummarizeOptions::Member> LoadedPgEnsemble::members() const {
 }
 
 LoadedPgEnsemble load_pg_ensemble(const fs::path& dir, const std::vector<std::string>& member_dirs) {
-  ENGRAM_CHECK(member_dirs.size() < static_cast<size_t>(decode::kMaxEnsemble),
-               "--ensemble: {} models in one ensemble (at most {} with -m's)", member_dirs.size() + 1,
-               decode::kMaxEnsemble);
   LoadedPgEnsemble e;
-  e.models.push_back(load_model_as<LoadedPointerGenerator>(dir, PointerGenerator::kName));
-  for (const std::string& d : member_dirs)
-    e.models.push_back(load_model_as<LoadedPointerGenerator>(d, PointerGenerator::kName));
+  e.models = load_ensemble_members<LoadedPointerGenerator>(member_dirs, PointerGenerator::kName);
+  e.models.insert(e.models.begin(), load_model_as<LoadedPointerGenerator>(dir, PointerGenerator::kName));
   return e;
 }
 

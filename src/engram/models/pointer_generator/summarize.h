@@ -87,7 +87,8 @@ struct LoadedPgEnsemble {
   // models[1...] as SummarizeOptions::ensemble (borrowed from this object).
   std::vector<SummarizeOptions::Member> members() const;
 };
-// At most decode::kMaxEnsemble models in all, checked before any is loaded.
+// At most decode::kMaxEnsemble models in all, counted before any is loaded
+// (load_ensemble_members).
 LoadedPgEnsemble load_pg_ensemble(const std::filesystem::path& dir, const std::vector<std::string>& member_dirs);
 
 }  // namespace engram::models
