@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -42,14 +43,12 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
                options.temperature);
   const PointerTask task = model.cfg().task;
   core::Rng rng(options.sample_seed);
-  // Is `b` better than `a` (both finished outputs of instance `in`)?
-  auto better = [&](const PointerPrediction& b, const PointerPrediction& a, const tasks::PointerInstance& in) {
-    if (task != PointerTask::kTsp) return b.log_prob > a.log_prob;
-    const bool va = a.finished && tasks::is_valid_tour(a.output, in.size());
-    const bool vb = b.finished && tasks::is_valid_tour(b.output, in.size());
-    if (va != vb) return vb;
-    const std::span<const float> pts(in.points);
-    return vb && tasks::tour_length(pts, b.output) < tasks::tour_length(pts, a.output);
+  // What sampling maximises: TSP minus the tour length (−inf for an invalid tour), else the
+  // log-probability. The kept output's value is remembered, not recomputed per sample.
+  auto objective = [&](const PointerPrediction& p, const tasks::PointerInstance& in) {
+    if (task != PointerTask::kTsp) return p.log_prob;
+    if (!p.finished || !tasks::is_valid_tour(p.output, in.size())) return -std::numeric_limits<double>::infinity();
+    return -tasks::tour_length(std::span<const float>(in.points), p.output);
   };
   std::vector<PointerPrediction> out;
   out.reserve(instances.size());
@@ -71,6 +70,9 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
       ENGRAM_CHECK(!list.empty(), "pointer decoding: no hypothesis for instance {}", out.size());
       out.push_back(to_prediction(list[0]));
     }
+    if (options.samples == 0) continue;
+    std::vector<double> best(count);  // objective of out[first + i]
+    for (size_t i = 0; i < count; ++i) best[i] = objective(out[first + i], instances[first + i]);
     decode::SearchOptions one = so;
     one.beam = 1;
     for (int k = 0; k < options.samples; ++k) {
@@ -78,8 +80,8 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
       ENGRAM_CHECK(drawn.size() == count, "pointer decoding: {} samples for {} instances", drawn.size(), count);
       for (size_t i = 0; i < count; ++i) {
         PointerPrediction p = to_prediction(drawn[i]);
-        PointerPrediction& best = out[first + i];
-        if (better(p, best, instances[first + i])) best = std::move(p);
+        const double value = objective(p, instances[first + i]);
+        if (value > best[i]) best[i] = value, out[first + i] = std::move(p);
       }
     }
   }
