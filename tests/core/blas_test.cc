@@ -66,7 +66,8 @@ TEST(Blas, ColumnSplitOnTwoThreadsMatchesANaiveProduct) {
   EXPECT_EQ(blas_team_size(), 1);
 }
 
-// The few-row kernels (gemv.cc) on their own: 1-13 rows (groups of 8 and ragged ones), widths
+// The few-row kernels (gemv.cc) on their own: 1-13 rows (groups of 8 and ragged ones; the fp32 packed
+// one also 51 and kPackedRows), widths
 // with and without a vector tail, strides wider than the rows, beta 0 / 1 / 0.5, one and two
 // threads (W's rows split over the team).
 // mode 0 fp32, 1 bf16, 2 bf16 packed, 3 bf16 packed with a bias (added in place of beta * y),
@@ -139,6 +140,10 @@ TEST(Blas, FewRowKernelsMatchANaiveProduct) {
         for (float beta : {0.0f, 1.0f, 0.5f}) check_small_m(mode, m, s[0], s[1], beta, 1);
   for (int mode : {0, 1, 2, 3, 4, 5})
     for (int m : {1, 5}) check_small_m(mode, m, 1001, 512, 0.5f, 2);
+  // The fp32 packed kernel serves weight_product up to kPackedRows rows (groups of 6 and a ragged one).
+  for (int mode : {4, 5})
+    for (int m : {51, kPackedRows})
+      for (int threads : {1, 2}) check_small_m(mode, m, 300, 48, 0.5f, threads);
 }
 
 // The packed layout: blocks of kPackCols outputs, each [ceil(k/2), kPackCols, 2], zero padded.

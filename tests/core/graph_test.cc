@@ -191,14 +191,16 @@ TEST(GraphTest, NoGradScopeDisablesAndRestores) {
   EXPECT_TRUE(tanh(x).needs_grad());
 }
 
-// Packed fp32 weights (Graph::use_packed_weights): with gradients off, few-row products (3 rows)
-// on a listed weight read the packed copy (the same fp32 values: results agree to rounding), with
-// and without a bias; many rows (9), other weights and gradients-on graphs keep the plain path;
+// Packed fp32 weights (Graph::use_packed_weights): with gradients off, products of up to
+// kernels::kPackedRows rows (3 and kPackedRows) on a listed weight read the packed copy (the same
+// fp32 values: results agree to rounding), with and without a bias; more rows (kPackedRows + 1),
+// other weights and gradients-on graphs keep the plain path;
 // bf16 weights, when also set, take precedence.
 TEST(GraphTest, PackedFp32WeightsServeFewRowProductsWithoutGradients) {
   Rng rng(6);
   const int n = 70, k = 40;
-  Floats params(n * k), xs(9 * k), bias(n);
+  constexpr int kMany = kernels::kPackedRows + 1;
+  Floats params(n * k), xs(kMany * k), bias(n);
   for (auto* v : {&params, &xs, &bias})
     for (auto& e : *v) e = rng.uniform(-1, 1);
   const PackedWeights::Matrix listed[] = {{0, n, k}};
@@ -212,25 +214,29 @@ TEST(GraphTest, PackedFp32WeightsServeFewRowProductsWithoutGradients) {
     Var y = affine(g.input(Tensor{xs.data(), {rows, k}}), w, with_bias ? b : Var{});
     return Floats(y.data(), y.data() + y.numel());
   };
-  const Floats plain_3 = run(3, false), plain_3b = run(3, true), plain_9 = run(9, false);
+  const Floats plain_3 = run(3, false), plain_3b = run(3, true), plain_all = run(kMany - 1, false),
+               plain_many = run(kMany, false);
   g.use_packed_weights(&packed);
-  const Floats packed_3 = run(3, false), packed_3b = run(3, true);
+  const Floats packed_3 = run(3, false), packed_3b = run(3, true), packed_all = run(kMany - 1, false);
   for (size_t i = 0; i < plain_3.size(); ++i) {
     EXPECT_NEAR(packed_3[i], plain_3[i], 1e-5) << i;
     EXPECT_NEAR(packed_3b[i], plain_3b[i], 1e-5) << i;
   }
+  for (size_t i = 0; i < plain_all.size(); ++i) EXPECT_NEAR(packed_all[i], plain_all[i], 1e-5) << i;
   // The packed path really ran: the packed copy does not follow later changes to the weights.
   for (int p = 0; p < k; ++p) params[p] += 1.0f;  // output 0's weights
-  const Floats from_snapshot = run(3, false);
+  const Floats from_snapshot = run(3, false), from_snapshot_all = run(kMany - 1, false),
+               from_plain_many = run(kMany, false);
   g.use_packed_weights(nullptr);
   const Floats from_changed = run(3, false);
   g.use_packed_weights(&packed);
   for (int p = 0; p < k; ++p) params[p] -= 1.0f;
   EXPECT_GT(std::fabs(from_changed[0] - plain_3[0]), 0.1f);
+  EXPECT_GT(std::fabs(from_plain_many[0] - plain_many[0]), 0.1f) << "kPackedRows + 1 rows: the plain product";
   if (kernels::packed_f32_kernel()) {
     EXPECT_NEAR(from_snapshot[0], plain_3[0], 1e-5) << "read the packed copy";
+    EXPECT_NEAR(from_snapshot_all[0], plain_all[0], 1e-5) << "kPackedRows rows: read the packed copy";
   }
-  EXPECT_EQ(run(9, false), plain_9) << "9 rows: the plain product";
   g.set_grad_enabled(true);
   EXPECT_EQ(run(3, false), plain_3) << "gradients on: the plain product";
   g.set_grad_enabled(false);

@@ -44,6 +44,13 @@ bool packed_bf16_kernel();
 // `bias` (n values, or null) is added to every row of alpha * x · Wᵀ in place of beta * y.
 void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* packed,
                               float beta, float* y, int ldy, const float* bias = nullptr);
+// Rows up to which weight_product (ops/matmul.h) multiplies by a packed fp32 copy of W instead of
+// sgemm(): each of W's 64-output blocks is read from memory once and reused from cache for every
+// group of 6 rows, so the kernel stays near the FMA peak well past kSmallRows. Measured with one
+// thread (Intel Xeon with AVX-512, 2 MiB L2 per core; bench/results_pointer.md): at 11 rows
+// x [11, 128] · W [1024, 128]ᵀ took 20 us packed against 51 us in oneDNN, at 51 rows 82 against 99,
+// at 128 rows the two are even.
+constexpr int kPackedRows = 64;
 // The few-row fp32 product on W packed by pack_f32 (packed_f32_size(n, k) values): blocks of
 // kPackCols outputs, each [k, kPackCols], so broadcast-x FMAs sum straight into the output lanes
 // and each block is one contiguous stream. Only where packed_f32_kernel() (AVX-512 compiled in);

@@ -129,7 +129,7 @@ void weight_product(const Graph& g, int rows, int n, int k, const float* x, cons
     kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n, bias);  // bias in its epilogue
     return;
   }
-  if (const float* wf = !wb && rows <= kernels::kSmallRows ? g.f32_packed(w, n, k) : nullptr) {
+  if (const float* wf = !wb && rows <= kernels::kPackedRows ? g.f32_packed(w, n, k) : nullptr) {
     kernels::sgemm_small_m_packed(rows, n, k, 1.0f, x, k, wf, beta, y, n, bias);
     return;
   }

@@ -18,7 +18,7 @@ Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
 // (Graph::use_bf16_weights), a bf16 product on w's bf16 copy (the few-row kernel up to
 // kernels::kSmallRows rows, which adds the bias in its epilogue; oneDNN's bf16 matmul above), or,
 // when it runs on packed fp32 weights (Graph::use_packed_weights), the packed fp32 kernel for
-// products of up to kernels::kSmallRows rows. The
+// products of up to kernels::kPackedRows rows. The
 // forward product of every op that multiplies by a weight matrix.
 void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y,
                     const float* bias = nullptr);
