@@ -350,6 +350,15 @@ TEST(SpeechData, ValidationRepetitionsAreHeldOutOfTraining) {
   for (const auto& r : s.test) EXPECT_LT(r.index, 5);
   for (const auto& r : s.valid) EXPECT_TRUE(r.index >= 5 && r.index < 8);
   for (const auto& r : s.train) EXPECT_GE(r.index, 8);
+  // valid_offset 4 moves the validation block to indices 9-11 (a cross-validation fold); 5-8 train.
+  d.valid_offset = 4;
+  s = split_fsdd(fake_listing(), d);
+  EXPECT_EQ(s.test.size(), 2u * 2 * 5);
+  EXPECT_EQ(s.valid.size(), 2u * 2 * 3);
+  EXPECT_EQ(s.train.size(), 2u * 2 * 4);
+  for (const auto& r : s.valid) EXPECT_TRUE(r.index >= 9 && r.index < 12);
+  for (const auto& r : s.train) EXPECT_TRUE(r.index >= 5 && r.index < 9);
+  d.valid_offset = 0;
   // A held-out speaker: all of b is test; indices 0-2 of a are validation.
   d.test_speaker = "b";
   s = split_fsdd(fake_listing(), d);
@@ -380,6 +389,12 @@ TEST(SpeechData, OptionsOutOfRangeAreErrors) {
   d.valid_reps = 46;
   EXPECT_NE(data::testing::error_of([&] { d.validate(); }).find("valid_reps 46 must be in [0, 45]"), std::string::npos);
   d.valid_reps = 5;
+  d.valid_offset = 41;
+  EXPECT_NE(data::testing::error_of([&] { d.validate(); }).find("valid_offset 41 must be >= 0 with valid_offset + valid_reps (46) <= 45"),
+            std::string::npos);
+  d.valid_offset = -1;
+  EXPECT_NE(data::testing::error_of([&] { d.validate(); }).find("valid_offset -1"), std::string::npos);
+  d.valid_offset = 40;
   d.validate();
 }
 

@@ -59,6 +59,9 @@ void SpeechDataConfig::validate() const {
                train_strings, test_strings, min_digits, max_digits, gap_ms);
   ENGRAM_CHECK(valid_reps >= 0 && valid_reps <= 45 && valid_strings >= 0,
                "speech data: valid_reps {} must be in [0, 45] and valid_strings {} >= 0", valid_reps, valid_strings);
+  ENGRAM_CHECK(valid_offset >= 0 && valid_offset + valid_reps <= 45,
+               "speech data: valid_offset {} must be >= 0 with valid_offset + valid_reps ({}) <= 45", valid_offset,
+               valid_offset + valid_reps);
   for (float s : speed_perturb)
     ENGRAM_CHECK(s >= 0.5f && s <= 2.0f && s != 1.0f,
                  "speech data: speed_perturb {} must be in [0.5, 2] and not 1 (the original is always used)", s);
@@ -67,7 +70,7 @@ void SpeechDataConfig::validate() const {
 FsddSplit split_fsdd(const std::vector<audio::FsddRecording>& all, const SpeechDataConfig& cfg) {
   FsddSplit s;
   const bool upstream = cfg.test_speaker.empty();
-  const int first = upstream ? 5 : 0;  // the lowest index outside the test set
+  const int first = (upstream ? 5 : 0) + cfg.valid_offset;  // the lowest validation index
   for (const auto& r : all) {
     if (upstream ? r.is_test() : r.speaker == cfg.test_speaker)
       s.test.push_back(r);

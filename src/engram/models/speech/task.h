@@ -40,6 +40,8 @@ struct SpeechDataConfig {
   uint64_t string_seed = 3;          // which recordings each string joins
   int valid_reps = 0;                // > 0: validation set = that many repetitions of every training
                                      // speaker/digit (the lowest indices outside the test set); 0 = the test set
+  int valid_offset = 0;              // the validation repetitions start this many indices above the lowest one
+                                     // outside the test set (cross-validation folds over the training indices)
   int64_t valid_strings = 0;         // digit strings of the validation set (0 = as many as test_strings)
   std::vector<float> speed_perturb;  // extra training copies at these speeds, e.g. [0.9, 1.1] (resampled audio);
                                      // digit strings: each string at 1 or one of these speeds
@@ -63,6 +65,9 @@ struct SpeechDataConfig {
     v("valid_reps", valid_reps,
       "> 0: repetitions per training speaker/digit held out for validation (upstream: indices 5.., held-out speaker: "
       "0..); 0 = validate on the test set");
+    v("valid_offset", valid_offset,
+      "validation repetitions start this many indices above the lowest outside the test set (folds for "
+      "cross-validation; 0 = the lowest)");
     v("valid_strings", valid_strings, "digit strings of the validation set (0 = as many as test_strings)");
     v("speed_perturb", speed_perturb, "extra training copies of every recording at these speeds (0.5-2, e.g. [0.9, 1.1])");
   }
