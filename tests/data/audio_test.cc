@@ -340,10 +340,57 @@ TEST(AudioFbank, ConfigErrorsNameTheField) {
   EXPECT_NE(err([](auto& c) { c.delta_order = 3; }).find("delta_order"), std::string::npos);
   EXPECT_NE(err([](auto& c) { c.preemphasis = 1.5f; }).find("preemphasis"), std::string::npos);
   EXPECT_NE(err([](auto& c) { c.log_floor = 0; }).find("log_floor"), std::string::npos);
+  EXPECT_NE(err([](auto& c) { c.trim_db = -1; }).find("trim_db"), std::string::npos);
+  EXPECT_NE(err([](auto& c) { c.trim_margin_ms = -5; }).find("trim_margin_ms"), std::string::npos);
   Waveform w{std::vector<float>(400), 16000};
   EXPECT_EQ(error_of([&] { compute_fbank(w, FeatureConfig{}); }),
             "features: audio at 16000 Hz, features configured for 8000 Hz "
             "(FeatureConfig::sample_rate; engram does not resample)");
+}
+
+TEST(AudioFbank, LoudFrameSpanByHand) {
+  // Energies 1e-6, 1e-6, 1, 0.5, 1e-3, 1e-6: at 20 dB the floor is 0.01, so frames 2-3 are loud.
+  const std::vector<double> e = {1e-6, 1e-6, 1, 0.5, 1e-3, 1e-6};
+  EXPECT_EQ(loud_frame_span(e, 20, 10, 0), std::make_pair(int64_t{2}, int64_t{3}));
+  // At 40 dB (floor 1e-4) frame 4 (1e-3) is loud too.
+  EXPECT_EQ(loud_frame_span(e, 40, 10, 0), std::make_pair(int64_t{2}, int64_t{4}));
+  // A 10 ms margin at a 10 ms hop keeps one frame more on each side; 50 ms is clamped to the ends.
+  EXPECT_EQ(loud_frame_span(e, 20, 10, 10), std::make_pair(int64_t{1}, int64_t{4}));
+  EXPECT_EQ(loud_frame_span(e, 20, 10, 50), std::make_pair(int64_t{0}, int64_t{5}));
+  // Silence throughout (all 0) keeps every frame; one frame is its own span.
+  EXPECT_EQ(loud_frame_span(std::vector<double>(4, 0.0), 20, 10, 0), std::make_pair(int64_t{0}, int64_t{3}));
+  EXPECT_EQ(loud_frame_span(std::vector<double>{2.0}, 20, 10, 0), std::make_pair(int64_t{0}, int64_t{0}));
+}
+
+TEST(AudioFbank, TrimKeepsTheLoudFramesRowsUnchanged) {
+  // 0.3 s of silence, 0.2 s of a 1 kHz tone, 0.3 s of silence at 8 kHz; statics, no CMVN, so the
+  // trimmed features are rows of the untrimmed ones: the tone's frames and 2 frames (20 ms) of
+  // margin on each side, where frames touching the tone are loud too.
+  std::vector<float> x(6400, 0.0f);
+  for (int n = 2400; n < 4000; ++n) x[n] = static_cast<float>(0.5 * std::sin(2 * std::numbers::pi * 1000 * n / 8000.0));
+  FeatureConfig c;
+  c.cmvn = Cmvn::kNone;
+  const Features all = FbankComputer(c).compute(x);
+  c.trim_db = 40;
+  c.trim_margin_ms = 20;
+  const Features cut = FbankComputer(c).compute(x);
+  // Frame t covers samples [80 t, 80 t + 200): it touches the tone for 80 t + 200 > 2400 and
+  // 80 t < 4000, i.e. t = 28 ... 49 (silent frames are exactly 0: the log floor).
+  int64_t first = -1, last = -1;
+  for (int64_t t = 0; t < all.frames; ++t)
+    if (all.at(t, 0) > std::log(1e-10f) + 1) last = t, first = first < 0 ? t : first;
+  ASSERT_EQ(first, 28);
+  ASSERT_EQ(last, 49);
+  ASSERT_EQ(cut.frames, (last + 2) - (first - 2) + 1);
+  for (int64_t t = 0; t < cut.frames; ++t)
+    for (int m = 0; m < c.num_mel_bins; ++m) ASSERT_EQ(cut.at(t, m), all.at(t + first - 2, m)) << t << " " << m;
+  // With CMVN the silence no longer enters the statistics: the trimmed utterance's mean is 0.
+  c.cmvn = Cmvn::kMean;
+  const Features norm = FbankComputer(c).compute(x);
+  ASSERT_EQ(norm.frames, cut.frames);
+  double sum = 0;
+  for (int64_t t = 0; t < norm.frames; ++t) sum += norm.at(t, 3);
+  EXPECT_NEAR(sum / double(norm.frames), 0.0, 1e-4);
 }
 
 // Collects the keys a config's visit() declares.
@@ -362,12 +409,12 @@ TEST(AudioFbank, ConfigVisitsEveryField) {
   EXPECT_EQ(n.keys, (std::vector<std::string>{"sample_rate", "frame_length_ms", "frame_shift_ms",
                                               "preemphasis", "remove_dc", "window", "num_mel_bins",
                                               "low_freq", "high_freq", "log_floor", "delta_order",
-                                              "delta_window", "cmvn"}));
+                                              "delta_window", "cmvn", "trim_db", "trim_margin_ms"}));
   KeyNames s;
   SpecAugmentConfig sa;
   sa.visit(s);
   EXPECT_EQ(s.keys, (std::vector<std::string>{"freq_masks", "freq_mask_width", "time_masks", "time_mask_width",
-                                              "time_mask_ratio", "freq_warp"}));
+                                              "time_mask_ratio", "freq_warp", "crop_start", "crop_end"}));
   EXPECT_STREQ(io::EnumNames<WindowType>::items[0].second, "povey");
   EXPECT_STREQ(io::EnumNames<Cmvn>::items[2].second, "mean_variance");
 }
@@ -431,6 +478,38 @@ TEST(AudioCmvn, GivesMeanZeroVarianceOnePerFeature) {
 
 // ---------------------------------------------------------------------------------------------
 // SpecAugment
+
+TEST(AudioSpecAugment, CropCutsFramesOffTheEndsAtMostAThird) {
+  // Row t holds t in every column, so the kept rows say which frames were cut.
+  const Features rows = from_columns(30, 4, [](int64_t t, int) { return static_cast<float>(t); });
+  SpecAugmentConfig c;
+  c.crop_start = 4;
+  c.crop_end = 3;
+  std::set<int64_t> heads, tails;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    Features f = rows;
+    core::Rng rng(seed);
+    spec_augment(&f, c, rng);
+    ASSERT_EQ(f.data.size(), static_cast<size_t>(f.frames) * 4);
+    const auto head = static_cast<int64_t>(f.at(0, 0));
+    const int64_t tail = 29 - static_cast<int64_t>(f.at(f.frames - 1, 0));
+    ASSERT_EQ(f.frames, 30 - head - tail);
+    for (int64_t t = 0; t < f.frames; ++t) ASSERT_EQ(f.at(t, 2), static_cast<float>(head + t));  // contiguous
+    heads.insert(head), tails.insert(tail);
+  }
+  EXPECT_EQ(heads, (std::set<int64_t>{0, 1, 2, 3, 4}));  // every cut from 0 to crop_start is drawn
+  EXPECT_EQ(tails, (std::set<int64_t>{0, 1, 2, 3}));
+  // A 6-frame utterance loses at most 2 frames (a third) on each side.
+  c.crop_start = c.crop_end = 100;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    Features f = from_columns(6, 4, [](int64_t t, int) { return static_cast<float>(t); });
+    core::Rng rng(seed);
+    spec_augment(&f, c, rng);
+    EXPECT_GE(f.frames, 2);
+  }
+  c.crop_end = -1;
+  EXPECT_NE(error_of([&] { c.validate(); }).find("crop_start and crop_end"), std::string::npos);
+}
 
 TEST(AudioSpecAugment, MasksAreBandsSharedAcrossBlocksAndSeeded) {
   Features ones = from_columns(50, 10, [](int64_t, int) { return 1.0f; });

@@ -92,6 +92,12 @@ struct FeatureConfig {
   int delta_order = 0;       // 0: statics; 1: + deltas; 2: + deltas + delta-deltas
   int delta_window = 2;      // N of the delta regression
   Cmvn cmvn = Cmvn::kMeanVariance;
+  // Endpointing: > 0 drops the leading and trailing frames whose energy (the frame's power
+  // spectrum summed) lies more than trim_db below the utterance's loudest frame, keeping
+  // trim_margin_ms of frames beyond the first and the last loud one; before deltas and CMVN, so
+  // silence neither shifts the normalisation nor reaches the model. 0 = off.
+  float trim_db = 0;
+  float trim_margin_ms = 50;
 
   template <class V>
   void visit(V& v) {
@@ -108,6 +114,8 @@ struct FeatureConfig {
     v("delta_order", delta_order, "0 statics, 1 + deltas, 2 + deltas and delta-deltas");
     v("delta_window", delta_window, "delta regression window N");
     v("cmvn", cmvn, "per-utterance normalisation: none | mean | mean_variance");
+    v("trim_db", trim_db, "drop leading/trailing frames more than this many dB below the loudest (0 = off)");
+    v("trim_margin_ms", trim_margin_ms, "frames kept beyond the first and last loud one when trimming (ms)");
   }
   // Errors name the first invalid field.
   void validate() const;
@@ -173,6 +181,12 @@ class FbankComputer {
 // One-off convenience: FbankComputer(config).compute(wave).
 Features compute_fbank(const Waveform& wave, const FeatureConfig& config);
 
+// FeatureConfig::trim_db's endpoints: the first and last frame (inclusive, 0-based) whose energy
+// is at least the loudest's times 10^(-trim_db / 10), each moved margin_ms / shift_ms frames
+// outwards (clamped to the utterance). energy [T], T >= 1.
+std::pair<int64_t, int64_t> loud_frame_span(std::span<const double> energy, float trim_db, float shift_ms,
+                                             float margin_ms);
+
 // Appends deltas (order >= 1) and delta-deltas (order 2) of the [T, M] statics `in` (its dim
 // must equal mel_bins): [T, M * (1 + order)], blocks [statics | deltas | delta-deltas]. Kaldi's
 // add-deltas: delta_t = sum_{n=1..N} n (c_{t+n} - c_{t-n}) / (2 sum_{n=1..N} n^2), frame
@@ -203,6 +217,11 @@ struct SpecAugmentConfig {
   int time_mask_width = 20;      // T: widest time mask (frames)
   float time_mask_ratio = 1.0f;  // p: a time mask covers at most this fraction of the frames
   float freq_warp = 0.0f;        // w: channel warp factor drawn from [1 - w, 1 + w] (0 = off)
+  // Onset / offset cropping: cut a number of frames drawn from [0, crop_start] ([0, crop_end])
+  // off the start (end), at most a third of the utterance each, as recordings whose first or
+  // last sound was trimmed away. After the masks; 0 = off.
+  int crop_start = 0;
+  int crop_end = 0;
 
   template <class V>
   void visit(V& v) {
@@ -212,9 +231,11 @@ struct SpecAugmentConfig {
     v("time_mask_width", time_mask_width, "SpecAugment: widest time mask (frames)");
     v("time_mask_ratio", time_mask_ratio, "SpecAugment: a time mask covers at most this fraction");
     v("freq_warp", freq_warp, "warp the mel channels by a factor from [1 - w, 1 + w] per utterance, in [0, 0.5] (0 = off)");
+    v("crop_start", crop_start, "cut up to this many frames off each utterance's start (at most a third; 0 = off)");
+    v("crop_end", crop_end, "cut up to this many frames off each utterance's end (at most a third; 0 = off)");
   }
   void validate() const;
-  bool enabled() const { return freq_masks > 0 || time_masks > 0 || freq_warp > 0; }
+  bool enabled() const { return freq_masks > 0 || time_masks > 0 || freq_warp > 0 || crop_start > 0 || crop_end > 0; }
 };
 
 // Masks features in place, drawing from rng (same seed, same masks).

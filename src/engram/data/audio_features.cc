@@ -68,6 +68,10 @@ void FeatureConfig::validate() const {
                "features: delta_order must be 0, 1 or 2, got {}", delta_order);
   ENGRAM_CHECK(delta_window >= 1 && delta_window <= 100,
                "features: delta_window must be in 1..100, got {}", delta_window);
+  ENGRAM_CHECK(trim_db >= 0 && trim_db <= 200, "features: trim_db must be in [0, 200] dB (0 = off), got {}",
+               trim_db);
+  ENGRAM_CHECK(trim_margin_ms >= 0 && trim_margin_ms <= 10000,
+               "features: trim_margin_ms must be in [0, 10000], got {}", trim_margin_ms);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,6 +163,7 @@ Features FbankComputer::compute(std::span<const float> samples) const {
   std::vector<float> frame(nfft);              // [fft_size] windowed frame, zero-padded
   std::vector<kiss_fft_cpx> spectrum(k_bins);  // [K]
   std::vector<float> power(k_bins);            // [K] |X_k|^2
+  std::vector<double> energy(static_cast<size_t>(out.frames));  // [T] Σ_k |X_k|^2 (for trim_db)
   for (int64_t t = 0; t < out.frames; ++t) {
     const float* x = samples.data() + t * hop;
     std::copy(x, x + win, frame.begin());
@@ -175,8 +180,12 @@ Features FbankComputer::compute(std::span<const float> samples) const {
     for (int i = 0; i < win; ++i) frame[i] *= window_[i];
     std::fill(frame.begin() + win, frame.end(), 0.0f);
     kiss_fftr(fft.get(), frame.data(), spectrum.data());
-    for (int k = 0; k < k_bins; ++k)
+    double total = 0;
+    for (int k = 0; k < k_bins; ++k) {
       power[k] = spectrum[k].r * spectrum[k].r + spectrum[k].i * spectrum[k].i;
+      total += power[k];
+    }
+    energy[static_cast<size_t>(t)] = total;
     float* row = out.row(t);
     for (int m = 0; m < m_bins; ++m) {
       const float* w = filters_.data() + size_t(m) * k_bins;
@@ -185,9 +194,30 @@ Features FbankComputer::compute(std::span<const float> samples) const {
       row[m] = std::log(std::max(e, c.log_floor));
     }
   }
+  if (c.trim_db > 0 && out.frames > 0) {
+    const auto [first, last] = loud_frame_span(energy, c.trim_db, c.frame_shift_ms, c.trim_margin_ms);
+    out.data.erase(out.data.begin() + (last + 1) * m_bins, out.data.end());
+    out.data.erase(out.data.begin(), out.data.begin() + first * m_bins);
+    out.frames = last + 1 - first;
+  }
   if (c.delta_order > 0) out = add_deltas(out, c.delta_order, c.delta_window);
   apply_cmvn(&out, c.cmvn);
   return out;
+}
+
+std::pair<int64_t, int64_t> loud_frame_span(std::span<const double> energy, float trim_db, float shift_ms,
+                                             float margin_ms) {
+  ENGRAM_CHECK(!energy.empty(), "loud_frame_span: no frames");
+  const double peak = *std::max_element(energy.begin(), energy.end());
+  const double floor = peak * std::pow(10.0, -trim_db / 10.0);
+  const auto n = static_cast<int64_t>(energy.size());
+  int64_t first = 0, last = n - 1;
+  if (peak > 0) {  // all-zero audio: nothing is louder than anything else, keep it all
+    while (energy[static_cast<size_t>(first)] < floor) ++first;
+    while (energy[static_cast<size_t>(last)] < floor) --last;
+  }
+  const auto margin = static_cast<int64_t>(std::lround(margin_ms / shift_ms));
+  return {std::max<int64_t>(0, first - margin), std::min(n - 1, last + margin)};
 }
 
 Features FbankComputer::compute(const Waveform& wave) const {
@@ -291,6 +321,9 @@ void SpecAugmentConfig::validate() const {
                "spec_augment: time_mask_ratio must be in [0, 1], got {}", time_mask_ratio);
   ENGRAM_CHECK(freq_warp >= 0 && freq_warp <= 0.5f, "spec_augment: freq_warp must be in [0, 0.5], got {}",
                freq_warp);
+  ENGRAM_CHECK(crop_start >= 0 && crop_end >= 0 && crop_start <= 10000 && crop_end <= 10000,
+               "spec_augment: crop_start and crop_end must be in [0, 10000] frames, got {} and {}", crop_start,
+               crop_end);
 }
 
 void spec_augment(Features* f, const SpecAugmentConfig& c, core::Rng& rng) {
@@ -331,6 +364,14 @@ void spec_augment(Features* f, const SpecAugmentConfig& c, core::Rng& rng) {
     const auto width = static_cast<int64_t>(rng.below(widest + 1));
     const auto t0 = static_cast<int64_t>(rng.below(frames - width + 1));
     std::fill_n(f->row(t0), width * f->dim, 0.0f);
+  }
+  if (c.crop_start > 0 || c.crop_end > 0) {
+    const int64_t third = frames / 3;
+    const auto head = static_cast<int64_t>(rng.below(std::min<int64_t>(c.crop_start, third) + 1));
+    const auto tail = static_cast<int64_t>(rng.below(std::min<int64_t>(c.crop_end, third) + 1));
+    f->data.erase(f->data.end() - tail * f->dim, f->data.end());
+    f->data.erase(f->data.begin(), f->data.begin() + head * f->dim);
+    f->frames = frames - head - tail;
   }
 }
 
