@@ -5,10 +5,13 @@
 # selects best/ on its validation set (data.valid_reps repetitions of the training speakers) and
 # is scored once on its test set with `engram speech eval`.
 #
-# Usage: bench/speech_fsdd.sh [digits] [folds] [strings] [rtf] [ensemble]   (default: all five parts)
+# Usage: bench/speech_fsdd.sh [digits] [folds] [strings] [rtf] [ensemble] [cv]   (default: the first five)
 # ensemble: ENSEMBLE_SEEDS single-digit runs of each recipe (validated: best/ on the validation
 # set; all: the 2,700 non-test recordings, no validation, last/), each scored alone and all of a
 # recipe as one ensemble (`speech eval --ensemble`, probabilities averaged) on the test set.
+# cv: the single-digit recipe (the shipped config with SETS) cross-validated on three folds of the
+# training repetitions (validation = repetitions 5-9, 20-24, 35-39: data.valid_offset 0, 15, 30;
+# seeds 1, 2, 3), each fold's last/ scored on its own validation set; the test set is not used.
 # Environment (all optional):
 #   BUILD=dir     build directory holding engram (default build)
 #   RUNS=dir      where the run directories go (default runs/speech-bench)
@@ -26,20 +29,21 @@ seeds=${SEEDS:-1 2 3}
 jobs=${JOBS:-2}
 ensemble_seeds=${ENSEMBLE_SEEDS:-1 2 3 4 5}
 parts=${*:-digits folds strings rtf ensemble}
+cv_offsets="0 15 30"
 speakers="george jackson lucas nicolas theo yweweler"
 [ -x "$bin" ] || { echo "speech_fsdd.sh: $bin missing (build it, or set BUILD)" >&2; exit 1; }
 mkdir -p "$runs"
 export OMP_NUM_THREADS=1
 
 # train NAME CONFIG [--set ...]: trains runs/NAME afresh on one thread (log in NAME.log), then scores its
-# best/ on the test set (NAME.eval).
+# best/ on the test set (NAME.eval; $eval_sub and $eval_split, when set, choose another checkpoint and set).
 train() {
   local name=$1 cfg=$2
   shift 2
   rm -rf "${runs:?}/$name"
   # shellcheck disable=SC2086
   if nice "$bin" train "$cfg" --threads 1 --set "train.run_dir=$runs/$name" ${SETS:-} "$@" > "$runs/$name.log" 2>&1 &&
-    nice "$bin" speech eval -m "$runs/$name" --split test --threads 1 > "$runs/$name.eval" 2>&1; then
+    nice "$bin" speech eval -m "$runs/$name${eval_sub:-}" --split "${eval_split:-test}" --threads 1 > "$runs/$name.eval" 2>&1; then
     :
   else
     echo "speech_fsdd.sh: $name failed; see $runs/$name.log" >&2
@@ -153,4 +157,28 @@ if [[ " $parts " == *" ensemble "* ]]; then
     fi
     echo "| $recipe | ${each[*]} | $(printf '%s\n' "${each[@]}" | mean) | $(acc "ens-$recipe") | $valid |"
   done
+fi
+
+if [[ " $parts " == *" cv "* ]]; then
+  seed=0
+  for off in $cv_offsets; do
+    seed=$((seed + 1))
+    queue+=("cv-o$off configs/fsdd-digits.yaml --set data.valid_offset=$off --set train.seed=$seed")
+  done
+  eval_sub=/last eval_split=valid
+  flush
+  unset eval_sub eval_split
+  echo
+  echo "## single digits, cross-validation on the training repetitions (last/ on each fold's validation set; SETS: ${SETS:-none})"
+  echo "| validation repetitions | seed | errors / 300 | accuracy % | training s |"
+  echo "|---|---:|---:|---:|---:|"
+  seed=0
+  total=0
+  for off in $cv_offsets; do
+    seed=$((seed + 1))
+    errors=$(grep -o 'sequence accuracy [0-9.]*% ([0-9]* / [0-9]*' "$runs/cv-o$off.eval" | awk -F'[(/ ]+' '{print $NF - $(NF-1)}')
+    total=$((total + errors))
+    echo "| $((5 + off))-$((9 + off)) | $seed | $errors | $(acc "cv-o$off") | $(secs "cv-o$off") |"
+  done
+  echo "| all three | | $total / 900 | | |"
 fi
