@@ -1,10 +1,14 @@
 // y = x · Wᵀ with bf16 operands and fp32 results for many rows (batched decoding): oneDNN's
 // matmul primitive (AVX512-BF16 kernels where the CPU has them). W [N, K] row-major is the
 // matmul's weight [K, N] with strides (1, K), so the bf16 mirror of a parameter is used as it is.
-// Primitives are created per shape; oneDNN's primitive cache makes a repeated shape cheap.
+// Primitives are created per shape; oneDNN's primitive cache makes a repeated shape cheap. Where
+// oneDNN has no bf16 matmul for the CPU (oneDNN 2.6 on AVX2-only CPUs such as AMD Zen 3: "could
+// not create a primitive descriptor iterator"), the same bf16 operands are widened to fp32 and
+// multiplied by sgemm: the same products, summed in another order.
 // Dims: M rows of x, N outputs, K the shared width.
 #include <dnnl.hpp>
 
+#include <atomic>
 #include <vector>
 
 #include "engram/core/error.h"
@@ -20,6 +24,19 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
+// False once oneDNN has refused a bf16 matmul on this CPU (it then refuses every shape).
+std::atomic<bool> dnnl_bf16_matmul{true};
+
+// y = xb · Wᵀ + beta y in fp32 from the bf16 operands: xb [M, K] (stride K), W [N, K] (stride ldw).
+void gemm_bf16_widened(int m, int n, int k, const uint16_t* xb, const uint16_t* w, int ldw, float beta, float* y,
+                       int ldy) {
+  std::vector<float> xf(static_cast<size_t>(m) * k), wf(static_cast<size_t>(n) * k);  // [M, K], [N, K]
+  for (size_t i = 0; i < xf.size(); ++i) xf[i] = from_bf16(xb[i]);
+  for (int j = 0; j < n; ++j)
+    for (int c = 0; c < k; ++c) wf[static_cast<size_t>(j) * k + c] = from_bf16(w[static_cast<int64_t>(j) * ldw + c]);
+  sgemm(false, true, m, n, k, 1.0f, xf.data(), k, wf.data(), k, beta, y, ldy);
+}
+
 }  // namespace
 
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
@@ -29,6 +46,7 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
   using dims = dnnl::memory::dims;
   std::vector<uint16_t> xb(static_cast<size_t>(m) * k);  // [M, K] x rounded to bf16
   for (int i = 0; i < m; ++i) to_bf16(x + static_cast<int64_t>(i) * ldx, xb.data() + static_cast<int64_t>(i) * k, k);
+  if (!dnnl_bf16_matmul.load(std::memory_order_relaxed)) return gemm_bf16_widened(m, n, k, xb.data(), w, ldw, beta, y, ldy);
   const dnnl::engine& engine = cpu_engine();
   const dnnl::memory::desc src_md(dims{m, k}, dt::bf16, dims{k, 1});
   const dnnl::memory::desc wei_md(dims{k, n}, dt::bf16, dims{1, ldw});
@@ -39,7 +57,15 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
     ops.append_sum(beta);
     attr.set_post_ops(ops);
   }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_md, dst_md), attr, engine);
+  dnnl::matmul::primitive_desc pd;
+  try {
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, wei_md, dst_md), attr, engine);
+  } catch (const dnnl::error& e) {
+    ENGRAM_CHECK(e.status == dnnl_unimplemented, "gemm_bf16: oneDNN matmul [{}, {}] x [{}, {}]: {}", m, k, k, n,
+                 e.what());
+    dnnl_bf16_matmul.store(false, std::memory_order_relaxed);
+    return gemm_bf16_widened(m, n, k, xb.data(), w, ldw, beta, y, ldy);
+  }
   const dnnl::matmul prim(pd);
   dnnl::memory src(src_md, engine, xb.data());
   dnnl::memory wei(wei_md, engine, const_cast<uint16_t*>(w));
