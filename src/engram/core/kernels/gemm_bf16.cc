@@ -8,7 +8,6 @@
 // Dims: M rows of x, N outputs, K the shared width.
 #include <dnnl.hpp>
 
-#include <atomic>
 #include <vector>
 
 #include "engram/core/error.h"
@@ -24,8 +23,23 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// False once oneDNN has refused a bf16 matmul on this CPU (it then refuses every shape).
-std::atomic<bool> dnnl_bf16_matmul{true};
+// Whether oneDNN has a bf16 matmul for this CPU (an ISA property, the same for every shape):
+// probed once, on a [1, 1] x [1, 1] product, and never changed afterwards.
+bool dnnl_bf16_matmul() {
+  static const bool has = [] {
+    using dt = dnnl::memory::data_type;
+    using dims = dnnl::memory::dims;
+    const dnnl::memory::desc one_bf16(dims{1, 1}, dt::bf16, dims{1, 1}), one_f32(dims{1, 1}, dt::f32, dims{1, 1});
+    try {
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(one_bf16, one_bf16, one_f32), cpu_engine());
+      return true;
+    } catch (const dnnl::error& e) {
+      ENGRAM_CHECK(e.status == dnnl_unimplemented, "gemm_bf16: oneDNN's bf16 matmul probe: {}", e.what());
+      return false;
+    }
+  }();
+  return has;
+}
 
 // y = xb · Wᵀ + beta y in fp32 from the bf16 operands: xb [M, K] (stride K), W [N, K] (stride ldw).
 void gemm_bf16_widened(int m, int n, int k, const uint16_t* xb, const uint16_t* w, int ldw, float beta, float* y,
@@ -46,7 +60,7 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
   using dims = dnnl::memory::dims;
   std::vector<uint16_t> xb(static_cast<size_t>(m) * k);  // [M, K] x rounded to bf16
   for (int i = 0; i < m; ++i) to_bf16(x + static_cast<int64_t>(i) * ldx, xb.data() + static_cast<int64_t>(i) * k, k);
-  if (!dnnl_bf16_matmul.load(std::memory_order_relaxed)) return gemm_bf16_widened(m, n, k, xb.data(), w, ldw, beta, y, ldy);
+  if (!dnnl_bf16_matmul()) return gemm_bf16_widened(m, n, k, xb.data(), w, ldw, beta, y, ldy);
   const dnnl::engine& engine = cpu_engine();
   const dnnl::memory::desc src_md(dims{m, k}, dt::bf16, dims{k, 1});
   const dnnl::memory::desc wei_md(dims{k, n}, dt::bf16, dims{1, ldw});
@@ -57,15 +71,7 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
     ops.append_sum(beta);
     attr.set_post_ops(ops);
   }
-  dnnl::matmul::primitive_desc pd;
-  try {
-    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, wei_md, dst_md), attr, engine);
-  } catch (const dnnl::error& e) {
-    ENGRAM_CHECK(e.status == dnnl_unimplemented, "gemm_bf16: oneDNN matmul [{}, {}] x [{}, {}]: {}", m, k, k, n,
-                 e.what());
-    dnnl_bf16_matmul.store(false, std::memory_order_relaxed);
-    return gemm_bf16_widened(m, n, k, xb.data(), w, ldw, beta, y, ldy);
-  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_md, dst_md), attr, engine);
   const dnnl::matmul prim(pd);
   dnnl::memory src(src_md, engine, xb.data());
   dnnl::memory wei(wei_md, engine, const_cast<uint16_t*>(w));
