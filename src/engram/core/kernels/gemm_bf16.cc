@@ -3,8 +3,8 @@
 // matmul's weight [K, N] with strides (1, K), so the bf16 mirror of a parameter is used as it is.
 // Primitives are created per shape; oneDNN's primitive cache makes a repeated shape cheap. Where
 // oneDNN has no bf16 matmul for the CPU (oneDNN 2.6 on AVX2-only CPUs such as AMD Zen 3: "could
-// not create a primitive descriptor iterator"), the same bf16 operands are widened to fp32 and
-// multiplied by sgemm: the same products, summed in another order.
+// not create a primitive descriptor iterator"), gemm_small_m_bf16 (gemv.cc) takes any row count:
+// the same bf16 operands, summed in fp32 in another order, W streamed once per 8 rows.
 // Dims: M rows of x, N outputs, K the shared width.
 #include <dnnl.hpp>
 
@@ -41,26 +41,16 @@ bool dnnl_bf16_matmul() {
   return has;
 }
 
-// y = xb · Wᵀ + beta y in fp32 from the bf16 operands: xb [M, K] (stride K), W [N, K] (stride ldw).
-void gemm_bf16_widened(int m, int n, int k, const uint16_t* xb, const uint16_t* w, int ldw, float beta, float* y,
-                       int ldy) {
-  std::vector<float> xf(static_cast<size_t>(m) * k), wf(static_cast<size_t>(n) * k);  // [M, K], [N, K]
-  for (size_t i = 0; i < xf.size(); ++i) xf[i] = from_bf16(xb[i]);
-  for (int j = 0; j < n; ++j)
-    for (int c = 0; c < k; ++c) wf[static_cast<size_t>(j) * k + c] = from_bf16(w[static_cast<int64_t>(j) * ldw + c]);
-  sgemm(false, true, m, n, k, 1.0f, xf.data(), k, wf.data(), k, beta, y, ldy);
-}
-
 }  // namespace
 
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
                int ldy) {
   if (m <= 0 || n <= 0) return;
+  if (!dnnl_bf16_matmul()) return gemm_small_m_bf16(m, n, k, 1.0f, x, ldx, w, ldw, beta, y, ldy);
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
   std::vector<uint16_t> xb(static_cast<size_t>(m) * k);  // [M, K] x rounded to bf16
   for (int i = 0; i < m; ++i) to_bf16(x + static_cast<int64_t>(i) * ldx, xb.data() + static_cast<int64_t>(i) * k, k);
-  if (!dnnl_bf16_matmul()) return gemm_bf16_widened(m, n, k, xb.data(), w, ldw, beta, y, ldy);
   const dnnl::engine& engine = cpu_engine();
   const dnnl::memory::desc src_md(dims{m, k}, dt::bf16, dims{k, 1});
   const dnnl::memory::desc wei_md(dims{k, n}, dt::bf16, dims{1, ldw});
