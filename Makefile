@@ -31,8 +31,8 @@ bench: deps
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer (separate build directory).
 # -O1 -g1 (line tables only), as for make tsan: reports keep file:line, -O1 is what ASan's
-# documentation suggests, and a file compiles in about half the time of RelWithDebInfo's -O2 -g
-# (bench/RESULTS.md, 2026-12-02), which keeps .ci/run inside CI's time.
+# documentation suggests, and the two files measured compiled in about half the time of
+# RelWithDebInfo's -O2 -g (bench/RESULTS.md, 2026-12-02), which keeps .ci/run inside CI's time.
 ASAN_BUILD    ?= build-asan
 ASAN_CXXFLAGS ?= -O1 -g1 -DNDEBUG
 asan: deps
