@@ -18,6 +18,8 @@
 #   BATCHES=N       timed decoding batches per measurement (default 2)
 #   SINGLES=N       instances decoded one at a time per measurement (default 20)
 #   OUT=file        Markdown output (default $BUILD/pointer_speed_last.md)
+#   TORCH_FLAGS=... extra flags for the PyTorch side only, e.g. --fold (the embedding folded into
+#                   the LSTMs' input weights by hand, as engram does: bench/pytorch/pointer.py)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +46,7 @@ grep -qw avx512f /proc/cpuinfo && coretype=(OPENBLAS_CORETYPE=SkylakeX)
 [ -d "$libdir/openblas-openmp" ] && torch_lib=$libdir/openblas-openmp || torch_lib=$libdir/openblas-pthread
 common=(--steps "$steps" --warmup "$warmup" --decode-batches "$batches" --singles "$singles")
 torch_cmd=("${base_env[@]}" -u OPENBLAS_CORETYPE "LD_LIBRARY_PATH=$torch_lib" "${coretype[@]}"
-           "$python" bench/pytorch/pointer.py --threads "$threads" "${common[@]}" "$@")
+           "$python" bench/pytorch/pointer.py --threads "$threads" "${common[@]}" ${TORCH_FLAGS:-} "$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -99,7 +101,7 @@ print("# Pointer Network speed: engram vs PyTorch\n")
 for h in headers:
     print(f"- engram: {h}")
 print(f"- PyTorch {meta['torch']}: {meta['openblas']} (core {meta['openblas_core']}); malloc {meta['malloc']}; "
-      f"training pointer forms {meta['pointer']}")
+      f"training pointer forms {meta['pointer']}; embedding folded into the LSTMs by hand: {meta.get('fold', False)}")
 print(f"- {reps} repetitions per side, interleaved; thread counts {threads} on both sides, each side's best shown; "
       f"load average {load0} at start, {load1} at end; {secs} s")
 print(f"- engram: `{ecmd}`")

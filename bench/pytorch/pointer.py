@@ -61,14 +61,20 @@ class PointerNet(nn.Module):
         memory = torch.cat([self.end.expand(1, b, -1), out]).transpose(0, 1)  # [B, V, H]
         return emb, self.w_key(memory), (h, torch.zeros_like(h))
 
+    def decoder_inputs(self, emb, tours):
+        """[T, B, E]: <go>, then the embeddings pointed at."""
+        b = emb.shape[1]
+        prev = emb[tours.t(), torch.arange(b)]                            # [n, B, E]
+        return torch.cat([self.go.expand(1, b, -1), prev])
+
+    def run_decoder(self, x, state):
+        return self.decoder(x, state)[0]
+
     def loss(self, points, tours, pointer="batched"):
         """points [n, B, F], tours [B, n] (city 0 first) -> Σ NLL / B."""
         n, b = points.shape[0], points.shape[1]
         emb, keys, state = self.encode(points)
-        rows = torch.arange(b)
-        prev = emb[tours.t(), rows]                                      # [n, B, E] the pointed-at embeddings
-        x = torch.cat([self.go.expand(1, b, -1), prev])                  # [T, B, E]
-        dec, _ = self.decoder(x, state)                                  # [T, B, H]
+        dec = self.run_decoder(self.decoder_inputs(emb, tours), state)   # [T, B, H]
         classes = torch.cat([tours + 1, torch.zeros(b, 1, dtype=torch.long)], dim=1)  # [B, T]
         # allowed[b, t, c]: the TSP rules of the teacher prefix.
         t_len = n + 1
@@ -85,6 +91,82 @@ class PointerNet(nn.Module):
             u = torch.stack([self.v(torch.tanh(keys + q[:, t:t + 1])).squeeze(2) for t in range(t_len)], dim=1)
         lp = F.log_softmax(u.masked_fill(~allowed, NEG), dim=2)
         return -lp.gather(2, classes.unsqueeze(2)).sum() / b
+
+
+class FoldedPointerNet(PointerNet):
+    """The same model and parameters, with the linear embedding folded into both LSTMs' input
+    weights as engram does (nn::Rnn::project_embedded): x (W_ih W_emb)^T + (W_ih b_emb + b_ih), a
+    [4H, F] product instead of [E, F] then [4H, E]; autograd gives the gradients of W_ih, W_emb and
+    b_emb through the fold. The decoder's <go> input rides on a third feature (1 at step 0):
+    W_ih (go - b_emb) is its column. `--fold` measures PyTorch given this by hand."""
+
+    def folded(self, lstm, go=None):
+        w_ih, b_ih = lstm.weight_ih_l0, lstm.bias_ih_l0
+        w = w_ih @ self.embed.weight                                   # [4H, F]
+        b = w_ih @ self.embed.bias + b_ih                              # [4H]
+        if go is not None:
+            w = torch.cat([w, (w_ih @ (go - self.embed.bias)).unsqueeze(1)], dim=1)  # [4H, F + 1]
+        return w, b
+
+    def encode(self, points):
+        w, b = self.folded(self.encoder)
+        enc = self.encoder
+        out, h, _ = torch._VF.lstm(points, (points.new_zeros(1, points.shape[1], enc.hidden_size),) * 2,
+                                   [w, enc.weight_hh_l0, b, enc.bias_hh_l0], True, 1, 0.0, self.training, False,
+                                   False)
+        bsz = points.shape[1]
+        memory = torch.cat([self.end.expand(1, bsz, -1), out]).transpose(0, 1)  # [B, V, H]
+        return points, self.w_key(memory), (h, torch.zeros_like(h))
+
+    def decoder_inputs(self, points, tours):
+        """[T, B, F + 1]: <go> as the indicator feature, then the points pointed at."""
+        n, b = points.shape[0], points.shape[1]
+        rows = torch.arange(b)
+        prev = torch.cat([points[tours.t(), rows], points.new_zeros(n, b, 1)], dim=2)
+        go = torch.cat([points.new_zeros(1, b, points.shape[2]), points.new_ones(1, b, 1)], dim=2)
+        return torch.cat([go, prev])
+
+    def run_decoder(self, x, state):
+        w, b = self.folded(self.decoder, self.go)
+        dec = self.decoder
+        out, _, _ = torch._VF.lstm(x, state, [w, dec.weight_hh_l0, b, dec.bias_hh_l0], True, 1, 0.0, self.training,
+                                   False, False)
+        return out
+
+
+@torch.inference_mode()
+def greedy_folded(model, points):
+    """greedy() of a FoldedPointerNet: the decoder's input gates of every point and of <go> are one
+    product at encoding; a step gathers its rows and multiplies by W_hh only."""
+    n, b = points.shape[0], points.shape[1]
+    _, keys, (h, c) = model.encode(points)
+    h, c = h[0], c[0]
+    w, bias = model.folded(model.decoder, model.go)
+    table = points @ w[:, :-1].t() + bias                              # [n, B, 4H]
+    gx = (w[:, -1] + bias).expand(b, -1)                               # <go>
+    w_hh, b_hh = model.decoder.weight_hh_l0, model.decoder.bias_hh_l0
+    allowed = torch.ones(b, n + 1, dtype=torch.bool)
+    allowed[:, 0] = False
+    rows = torch.arange(b)
+    out = []
+    for t in range(n + 1):
+        gates = torch.addmm(gx + b_hh, h, w_hh.t())
+        i, f, g, o = gates.chunk(4, 1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        u = model.v(torch.tanh(keys + model.w_query(h).unsqueeze(1))).squeeze(2)  # [B, V]
+        mask = allowed.clone()
+        if t == 0:
+            mask[:, 2:] = False
+        elif t == n:
+            mask[:, 1:] = False
+            mask[:, 0] = True
+        pick = F.log_softmax(u.masked_fill(~mask, NEG), dim=1).argmax(1)
+        out.append(pick)
+        allowed[rows, pick] = False
+        if t < n:
+            gx = table[pick - 1, rows]
+    return torch.stack(out, dim=1)
 
 
 @torch.inference_mode()
@@ -135,6 +217,8 @@ def main():
     ap.add_argument("--singles", type=int, default=20, help="instances decoded one at a time")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--what", default="train,greedy,single")
+    ap.add_argument("--fold", action="store_true",
+                    help="fold the embedding into the LSTMs' input weights by hand, as engram does (FoldedPointerNet)")
     ap.add_argument("--pointer", default="loop",
                     help="training pointer forms measured (comma list of batched, loop; the better one counts)")
     args = ap.parse_args()
@@ -143,15 +227,17 @@ def main():
             "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
             "openblas": openblas.openblas_get_config().decode() if openblas else None,
             "openblas_core": openblas.openblas_get_corename().decode() if openblas else None,
-            "pointer": args.pointer}
+            "pointer": args.pointer, "fold": args.fold}
     print(json.dumps({"meta": meta}), flush=True)
     torch.manual_seed(1)
     gen = torch.Generator().manual_seed(7)
     what = args.what.split(",")
     b = args.batch
     for n in [int(v) for v in args.n.split(",")]:
-        model = PointerNet(2, args.embed, args.hidden)
-        fresh = PointerNet(2, args.embed, args.hidden)
+        net = FoldedPointerNet if args.fold else PointerNet
+        decode = greedy_folded if args.fold else greedy
+        model = net(2, args.embed, args.hidden)
+        fresh = net(2, args.embed, args.hidden)
         opt = torch.optim.Adam(model.parameters(), lr=1e-4)
         points = torch.rand(n, b, 2, generator=gen)
         tours = random_tours(b, n, gen)
@@ -179,19 +265,19 @@ def main():
                                   "unit": "sequences/s", "cpu_ms": cpu, "ms_per_step": sec * 1e3, "loss": loss}),
                       flush=True)
             if "greedy" in what:
-                greedy(fresh, points)  # warm-up
+                decode(fresh, points)  # warm-up
                 t0, c0 = time.perf_counter(), time.process_time()
                 for _ in range(args.decode_batches):
-                    out = greedy(fresh, points)
+                    out = decode(fresh, points)
                 rate = args.decode_batches * b / (time.perf_counter() - t0)
                 cpu = (time.process_time() - c0) * 1e3 / (args.decode_batches * b)
                 print(json.dumps({"name": "greedy batch", "n": n, "threads": threads, "value": rate,
                                   "unit": "instances/s", "cpu_ms": cpu, "steps": int(out.shape[1])}), flush=True)
             if "single" in what:
-                greedy(fresh, singles[0])  # warm-up
+                decode(fresh, singles[0])  # warm-up
                 t0, c0 = time.perf_counter(), time.process_time()
                 for p in singles:
-                    greedy(fresh, p)
+                    decode(fresh, p)
                 rate = len(singles) / (time.perf_counter() - t0)
                 cpu = (time.process_time() - c0) * 1e3 / len(singles)
                 print(json.dumps({"name": "greedy single", "n": n, "threads": threads, "value": rate,

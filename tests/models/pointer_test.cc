@@ -362,6 +362,40 @@ TEST(PointerShow, SvgIsWellFormedWithBothPanelsAndTheHeatmap) {
   }
 }
 
+// data.batch_by_n: every batch holds one n, the n vary over [min_n, max_n] between batches, the
+// batches are reproducible, and without it a batch mixes sizes; a fixed training set is refused.
+TEST(PointerTrainData, BatchByNGivesEachBatchOneSize) {
+  PointerDataConfig d;
+  d.task = PointerTask::kHull;
+  d.min_n = 5;
+  d.max_n = 12;
+  d.batch_size = 16;
+  std::set<int> sizes;
+  for (int64_t index = 0; index < 40; ++index) {
+    d.batch_by_n = true;
+    const auto batch = fresh_pointer_batch(d, true, 1, 40, index);
+    ASSERT_EQ(batch.size(), 16u);
+    const int n = static_cast<int>(batch[0].size());
+    for (const auto& in : batch) {
+      EXPECT_EQ(in.size(), n) << "batch " << index;
+      EXPECT_FALSE(in.target.empty());
+    }
+    sizes.insert(n);
+    const auto again = fresh_pointer_batch(d, true, 1, 40, index);
+    EXPECT_EQ(again[5].points, batch[5].points) << "batch " << index;
+    d.batch_by_n = false;
+    std::set<int64_t> mixed;
+    for (const auto& in : fresh_pointer_batch(d, true, 1, 40, index)) mixed.insert(in.size());
+    EXPECT_GT(mixed.size(), 1u) << "batch " << index;
+  }
+  EXPECT_GE(sizes.size(), 6u) << "of the 8 sizes 5-12 over 40 batches";
+  EXPECT_TRUE(sizes.count(5) || sizes.count(12));
+  for (int n : sizes) EXPECT_TRUE(n >= 5 && n <= 12) << n;
+  d.batch_by_n = true;
+  d.train_instances = 64;
+  EXPECT_THROW(d.validate(), Error);
+}
+
 // Sorting 5 numbers learnt to > 90% exact sequences in seconds, through the family's train entry
 // (engram train), then loaded from the run directory.
 TEST(PointerLearnability, SortsFiveNumbers) {

@@ -2,7 +2,8 @@
 // (different lengths, one of them 0), given initial states, between-layer dropout, and the step
 // API. Each row's output is the flattened outputs followed by every final h (and c), so the check
 // covers both; every parameter and the input sequence are checked. The projected step rows
-// (project_input, then step_projected) output every step's h (and the last c).
+// (project_input, then step_projected) output every step's h (and the last c); the embedded rows
+// run linearly embedded inputs through project_embedded and forward_projected.
 // Dims: T time, B batch, I input width, H hidden, D directions, L layers.
 #include <memory>
 
@@ -114,6 +115,28 @@ ModuleCase projected_step_case(std::string name, CellKind cell) {
   return c;
 }
 
+// Linearly embedded inputs through project_embedded (the chain folded when F < I, in order when
+// F >= I) and forward_projected, every direction, padded: differentiable in x, the embedding's w and b
+// and every parameter of the rnn.
+ModuleCase embedded_case(std::string name, CellKind cell, int features, bool bidirectional) {
+  ModuleCase c;
+  c.name = std::move(name);
+  c.inputs = {{{kT * kB, features}}, {{kI, features}}, {{kI}}};  // x [T*B, F] row t*B + b, w [I, F], b [I]
+  c.build = [cell, bidirectional](ParamStore& store, core::Rng& rng) -> Forward {
+    const RnnConfig cfg{.cell = cell, .input_size = kI, .hidden_size = kH, .bidirectional = bidirectional};
+    auto rnn = std::make_shared<Rnn>(store, "rnn", cfg, rng);
+    return [rnn](Graph& g, const std::vector<Var>& in) {
+      std::vector<Var> xw;
+      for (int d = 0; d < rnn->directions(); ++d) {
+        Var p = rnn->project_embedded(g, in[0], in[1], in[2], d);  // [T*B, G]
+        xw.push_back(core::reshape(p, {kT, kB, p.shape()[1]}));
+      }
+      return flatten_all(rnn->forward_projected(g, xw, RnnOptions{.lengths = {4, 2, 3}}));
+    };
+  };
+  return c;
+}
+
 }  // namespace
 
 std::vector<ModuleCase> rnn_module_cases() {
@@ -142,6 +165,9 @@ std::vector<ModuleCase> rnn_module_cases() {
       step_case("gru/step/2layers", kGru),
       projected_step_case("lstm/step_projected", kLstm),
       projected_step_case("gru/step_projected", kGru),
+      embedded_case("lstm/embedded/folded/bidirectional", kLstm, 2, true),
+      embedded_case("gru/embedded/folded", kGru, 1, false),
+      embedded_case("lstm/embedded/in_order", kLstm, 5, false),
   };
 }
 

@@ -2,6 +2,8 @@
 #include "engram/core/arena.h"
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
 
 namespace engram::core {
@@ -9,17 +11,70 @@ namespace engram::core {
 namespace {
 constexpr size_t kAlign = 64;
 size_t round_up(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
-void free_block(std::byte* p) { std::free(p); }
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kCacheBlocks = false;  // let the sanitizers see each block's own lifetime
+#else
+constexpr bool kCacheBlocks = true;
+#endif
+
+// Free blocks of destroyed arenas by size, at most kBlockCacheBytes in all; any thread.
+class BlockCache {
+ public:
+  // The smallest cached block of `bytes` to twice that (its size in `size`), or nullptr.
+  std::byte* take(size_t bytes, size_t& size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = blocks_.lower_bound(bytes);
+    if (it == blocks_.end() || it->first / 2 > bytes) return nullptr;
+    std::byte* p = it->second;
+    size = it->first;
+    bytes_ -= it->first;
+    blocks_.erase(it);
+    return p;
+  }
+  // Keeps the block if there is room (then true).
+  bool put(std::byte* p, size_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bytes_ + size > kBlockCacheBytes) return false;
+    blocks_.emplace(size, p);
+    bytes_ += size;
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, std::byte*> blocks_;
+  size_t bytes_ = 0;
+};
+
+BlockCache& cache() {
+  static BlockCache* c = new BlockCache;  // never destroyed: arenas may outlive static destructors
+  return *c;
+}
 }  // namespace
+
+Arena::Block& Arena::Block::operator=(Block&& o) noexcept {
+  if (this != &o) {
+    Block dead(mem, size);  // released at the end of this scope
+    mem = o.mem;
+    size = o.size;
+    o.mem = nullptr;
+  }
+  return *this;
+}
+
+Arena::Block::~Block() {
+  if (!mem) return;
+  if (!kCacheBlocks || !cache().put(mem, size)) std::free(mem);
+}
 
 Arena::Block Arena::make_block(size_t bytes) {
   bytes = round_up(bytes);
+  size_t size = 0;
+  if (std::byte* p = kCacheBlocks ? cache().take(bytes, size) : nullptr) return Block(p, size);
   auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, bytes));
   if (!p) throw std::bad_alloc();
-  Block b;
-  b.mem = std::unique_ptr<std::byte[], void (*)(std::byte*)>(p, free_block);
-  b.size = bytes;
-  return b;
+  return Block(p, bytes);
 }
 
 Arena::Arena(size_t initial_bytes) { blocks_.push_back(make_block(initial_bytes)); }
@@ -30,7 +85,7 @@ void* Arena::allocate(size_t bytes) {
   while (true) {
     Block& b = blocks_[current_];
     if (offset_ + bytes <= b.size) {
-      void* p = b.mem.get() + offset_;
+      void* p = b.mem + offset_;
       offset_ += bytes;
       return p;
     }

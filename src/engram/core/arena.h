@@ -1,6 +1,9 @@
 // Arena: a bump allocator for activations and their gradients, reset once per batch.
 // Memory is kept across resets (never returned to the OS), so a steady-state training step
 // allocates nothing from malloc: glibc would otherwise unmap and page-fault big blocks every step.
+// The blocks of a destroyed arena are cached (up to kBlockCacheBytes in the process) for the next
+// one, so a Graph made per decoded batch or per request does not page-fault its memory afresh
+// either. Sanitizer builds skip the cache (ASan then sees every block's own lifetime).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +11,9 @@
 #include <vector>
 
 namespace engram::core {
+
+// The most bytes of freed arena blocks the process keeps for reuse.
+inline constexpr size_t kBlockCacheBytes = size_t{256} << 20;
 
 class Arena {
  public:
@@ -28,9 +34,18 @@ class Arena {
   size_t capacity() const;
 
  private:
+  // An aligned block; on destruction it goes to a process-wide cache of free blocks (arena.cc)
+  // for the next arena, or back to malloc when the cache is full.
   struct Block {
-    std::unique_ptr<std::byte[], void (*)(std::byte*)> mem{nullptr, nullptr};
+    std::byte* mem = nullptr;
     size_t size = 0;
+    Block() = default;
+    Block(std::byte* m, size_t s) : mem(m), size(s) {}
+    Block(Block&& o) noexcept : mem(o.mem), size(o.size) { o.mem = nullptr; }
+    Block& operator=(Block&& o) noexcept;
+    Block(const Block&) = delete;
+    Block& operator=(const Block&) = delete;
+    ~Block();
   };
   static Block make_block(size_t bytes);
 

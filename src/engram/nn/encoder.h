@@ -60,6 +60,8 @@ class RnnEncoder final : public Encoder {
   RnnEncoder(ParamStore& store, std::unique_ptr<Embedding> embed, const std::string& rnn_path,
              const RnnEncoderConfig& cfg, core::Rng& rng);
   // Feature input: `<path>/input` [E, F] + bias embeds each feature vector, `<path>/rnn` the RNN.
+  // Without dropout on the embedded inputs, the linear layer and the RNN's first input product
+  // are one chain of products (Rnn::project_embedded: folded when F < E).
   RnnEncoder(ParamStore& store, const std::string& path, int feature_dim, int embed_dim, const RnnEncoderConfig& cfg,
              core::Rng& rng);
 
@@ -69,6 +71,8 @@ class RnnEncoder final : public Encoder {
   const Rnn& rnn() const { return *rnn_; }
 
  private:
+  EncodedSource finish(const RnnOutput& r) const;  // the outputs and the top layer's final state
+
   RnnEncoderConfig cfg_;
   std::unique_ptr<Embedding> embed_;  // token input
   std::unique_ptr<Linear> input_;     // feature input [E, F]

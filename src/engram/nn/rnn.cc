@@ -84,7 +84,26 @@ RnnOutput Rnn::forward(Graph& g, Var x, const RnnOptions& opt) const {
   const Shape sx = x.shape();  // a copy: recording ops may move the node storage
   ENGRAM_CHECK(sx.rank() == 3 && sx[0] >= 1 && sx[1] >= 1 && sx[2] == cfg_.input_size,
                "rnn '{}': input {} must be [T, B, {}] with T, B >= 1", path(), sx, cfg_.input_size);
-  const int steps = sx[0], b = sx[1], hid = cfg_.hidden_size, dirs = directions();
+  return run(g, x, {}, sx[0], sx[1], opt);
+}
+
+RnnOutput Rnn::forward_projected(Graph& g, std::span<const Var> xw0, const RnnOptions& opt) const {
+  const int dirs = directions(), gates = gates_of(cfg_.cell) * cfg_.hidden_size;
+  ENGRAM_CHECK(static_cast<int>(xw0.size()) == dirs, "rnn '{}': forward_projected got {} projections, expected {} "
+               "(one per direction)", path(), xw0.size(), dirs);
+  const Shape s0 = xw0[0].shape();
+  ENGRAM_CHECK(s0.rank() == 3 && s0[0] >= 1 && s0[1] >= 1 && s0[2] == gates,
+               "rnn '{}': projection {} must be [T, B, {}] with T, B >= 1", path(), s0, gates);
+  std::vector<Var> flat;
+  for (const Var& xw : xw0) {
+    ENGRAM_CHECK(xw.shape() == s0, "rnn '{}': projections {} and {} differ", path(), s0, xw.shape());
+    flat.push_back(core::reshape(xw, {s0[0] * s0[1], gates}));
+  }
+  return run(g, Var{}, std::move(flat), s0[0], s0[1], opt);
+}
+
+RnnOutput Rnn::run(Graph& g, Var x, std::vector<Var> xw0, int steps, int b, const RnnOptions& opt) const {
+  const int hid = cfg_.hidden_size, dirs = directions();
   const int n_states = cfg_.layers * dirs;
   if (!opt.lengths.empty()) {
     ENGRAM_CHECK(static_cast<int>(opt.lengths.size()) == b, "rnn '{}': {} lengths for a batch of {}", path(),
@@ -104,14 +123,15 @@ RnnOutput Rnn::forward(Graph& g, Var x, const RnnOptions& opt) const {
   }
   RnnOutput result;
   result.final.resize(n_states);
-  Var layer_in = x;  // [T, B, I_l]
+  Var layer_in = x;  // [T, B, I_l]; invalid for layer 0 when its projections are given
   for (int l = 0; l < cfg_.layers; ++l) {
     if (l > 0 && cfg_.dropout > 0.0f && opt.dropout_rng) layer_in = core::dropout(layer_in, cfg_.dropout, *opt.dropout_rng);
-    Var flat = core::reshape(layer_in, {steps * b, layer_in.shape()[2]});  // [T*B, I_l]
-    std::vector<Var> dir_out(dirs);                                         // D x [T, B, H]
+    const bool given = l == 0 && !xw0.empty();
+    Var flat = given ? Var{} : core::reshape(layer_in, {steps * b, layer_in.shape()[2]});  // [T*B, I_l]
+    std::vector<Var> dir_out(dirs);                                                         // D x [T, B, H]
     for (int d = 0; d < dirs; ++d) {
       const LayerParams& p = params(l, d);
-      Var xw = core::affine(flat, param(g, p.w_ih), param(g, p.b_ih));  // [T*B, G], one GEMM
+      Var xw = given ? xw0[d] : core::affine(flat, param(g, p.w_ih), param(g, p.b_ih));  // [T*B, G], one GEMM
       DirResult r = run_direction(g, xw, p, d == 1, init[l * dirs + d], opt.lengths);
       dir_out[d] = core::reshape(r.outputs, {steps, b, hid});
       result.final[l * dirs + d] = r.last;
@@ -148,6 +168,38 @@ Var Rnn::project_input(Graph& g, Var x) const {
                path(), x.shape(), cfg_.input_size);
   const LayerParams& p = params(0, 0);
   return core::affine(x, param(g, p.w_ih), param(g, p.b_ih));  // [R, G]
+}
+
+Var Rnn::project_embedded(Graph& g, Var x, Var w, Var b, int dir) const {
+  ENGRAM_CHECK(dir >= 0 && dir < directions(), "rnn '{}': project_embedded of direction {} (has {})", path(), dir,
+               directions());
+  const int in = cfg_.input_size;
+  const Shape sx = x.shape(), sw = w.shape();
+  ENGRAM_CHECK(sx.rank() == 2 && sw.rank() == 2 && sw[0] == in && sw[1] == sx[1] && b.shape() == Shape{in},
+               "rnn '{}': project_embedded of x {} through w {} and b {} (need [R, F], [{}, F], [{}])", path(), sx, sw,
+               b.shape(), in, in);
+  if (sx[1] >= in) {
+    const LayerParams& p = params(0, dir);
+    return core::affine(core::affine(x, w, b), param(g, p.w_ih), param(g, p.b_ih));
+  }
+  const Folded f = fold_embedding(g, w, b, dir);
+  return core::affine(x, f.weight, f.bias);  // [R, G]
+}
+
+Rnn::Folded Rnn::fold_embedding(Graph& g, Var w, Var b, int dir) const {
+  ENGRAM_CHECK(dir >= 0 && dir < directions(), "rnn '{}': fold_embedding of direction {} (has {})", path(), dir,
+               directions());
+  const int in = cfg_.input_size;
+  ENGRAM_CHECK(w.shape().rank() == 2 && w.shape()[0] == in && b.shape() == Shape{in},
+               "rnn '{}': fold_embedding through w {} and b {} (need [{}, F] and [{}])", path(), w.shape(), b.shape(),
+               in, in);
+  const LayerParams& p = params(0, dir);
+  const Var w_ih = param(g, p.w_ih), b_ih = param(g, p.b_ih);  // [G, I], [G]
+  const int gates = w_ih.shape()[0];
+  // (W_ih w)^T = w^T W_ih^T: F rows through W_ih, the few-row weight product (packed weights
+  // serve it at inference), then the small transposes.
+  return {core::transpose(core::affine(core::transpose(w), w_ih)),                         // [G, F]
+          core::reshape(core::affine(core::reshape(b, {1, in}), w_ih, b_ih), {gates})};  // [G]
 }
 
 std::vector<RnnState> Rnn::step_projected(Graph& g, Var xw, const std::vector<RnnState>& state) const {

@@ -8,6 +8,7 @@
 // G gates (4H LSTM, 3H GRU), I_k layer k's input width (I for k = 0, D*H above).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,26 @@ class Rnn : public Module {
   // project_input): the same maths and parameters. Differentiable in xw, the state and W_hh, b_hh.
   std::vector<RnnState> step_projected(Graph& g, Var xw, const std::vector<RnnState>& state) const;
 
+  // Layer 0's input projection (direction `dir`) of linearly embedded inputs: x [R, F] embedded as
+  // x W^T + b (w [I, F], b [I]), then (x W^T + b) W_ih^T + b_ih -> [R, G]. Where F < I the chain is
+  // multiplied in the cheaper order, x (W_ih W)^T + (W_ih b + b_ih): R F G multiply-adds after a
+  // G I F fold, instead of R F I + R I G, and the backward likewise (the gradients of W_ih, W and b
+  // come from the [G, F] gradient of the folded matrix). The same function with other rounding:
+  // a pointer network's 1- or 2-D points under a 128-wide embedding. Differentiable in x, w, b and
+  // the layer's W_ih, b_ih.
+  Var project_embedded(Graph& g, Var x, Var w, Var b, int dir = 0) const;
+  // The fold itself: layer 0's input weights (direction `dir`) through the embedding w [I, F], b [I]:
+  // weight = W_ih w [G, F], bias = W_ih b + b_ih [G], so x W^T... = x weight^T + bias. Differentiable
+  // in w, b, W_ih and b_ih.
+  struct Folded {
+    Var weight;  // [G, F]
+    Var bias;    // [G]
+  };
+  Folded fold_embedding(Graph& g, Var w, Var b, int dir = 0) const;
+  // forward() from layer 0's input projections, one [T, B, G] per direction (project_input or
+  // project_embedded rows): the same recurrence, minus layer 0's first product.
+  RnnOutput forward_projected(Graph& g, std::span<const Var> xw0, const RnnOptions& opt = {}) const;
+
   // L*D zero states [B, H] (constants) to start a recurrence.
   std::vector<RnnState> zero_state(Graph& g, int batch) const;
 
@@ -101,6 +122,8 @@ class Rnn : public Module {
   DirResult run_direction(Graph& g, Var xw, const LayerParams& p, bool reverse, RnnState state,
                           const std::vector<int>& lengths) const;
   RnnState cell(Var xw, const RnnState& s, Var w_hh, Var b_hh) const;
+  // The layers over x [T, B, I], or from layer 0's projections xw0 (D of [T*B, G]) when x is invalid.
+  RnnOutput run(Graph& g, Var x, std::vector<Var> xw0, int steps, int batch, const RnnOptions& opt) const;
   void check_state(const RnnState& s, int batch, const char* what, int index) const;
 
   RnnConfig cfg_;

@@ -90,7 +90,13 @@ PointerNet::Encoded PointerNet::encode_batch(Graph& g, const decode::SourceBatch
       encoder_->encode(g, nn::EncoderInput{.steps = s, .batch = b, .features = x, .lengths = src.lengths}, nullptr);
   Encoded out;
   out.final_top = enc.final_top;
-  out.embedded = core::affine(core::reshape(x, {s * b, f}), store_.var(g, embed_w_), store_.var(g, embed_b_));
+  Var w_emb = store_.var(g, embed_w_), b_emb = store_.var(g, embed_b_);  // [E, F], [E]
+  const nn::Rnn::Folded fold = decoder_->fold_embedding(g, w_emb, b_emb);  // [G, F], [G]
+  const int gates = fold.bias.shape()[0];
+  Var go_in = core::sub(store_.var(g, go_), core::reshape(b_emb, {1, cfg_.embed_dim}));  // [1, E]
+  Var go_col = core::reshape(core::affine(go_in, store_.var(g, decoder_->params(0, 0).w_ih)), {gates, 1});
+  out.input_weight = core::concat({fold.weight, go_col}, 1);  // [G, F + 1]
+  out.input_bias = fold.bias;
   const std::vector<int32_t> zeros(b, 0);
   Var end = core::reshape(core::gather_rows(store_.var(g, end_), zeros), {1, b, cfg_.hidden});  // [1, B, H]
   out.memory = core::concat({end, enc.outputs}, 0);                                              // [S+1, B, H]
@@ -114,7 +120,7 @@ Var PointerNet::point(Graph& g, const nn::AttentionMemory& pointer_mem, const nn
 
 PointerForward PointerNet::forward(Graph& g, const decode::SourceBatch& src,
                                    const std::vector<std::vector<int>>& targets, std::vector<Var>* alignments) const {
-  const int b = src.batch, s = src.steps, v = s + 1, e = cfg_.embed_dim, h = cfg_.hidden;
+  const int b = src.batch, s = src.steps, v = s + 1, h = cfg_.hidden;
   ENGRAM_CHECK(static_cast<int>(targets.size()) == b, "pointer: {} targets for a batch of {}", targets.size(), b);
   Encoded enc = encode_batch(g, src);
   std::vector<std::vector<int32_t>> classes(b);
@@ -126,19 +132,24 @@ PointerForward PointerNet::forward(Graph& g, const decode::SourceBatch& src,
     classes[i] = pointer_classes(targets[i]);
     steps = std::max(steps, static_cast<int>(classes[i].size()));
   }
-  // Decoder inputs: <go>, then the embedding of the target pointed at the step before (teacher
-  // forcing); one gather from [embedded rows; go] for all T steps.
-  Var table = core::concat({enc.embedded, store_.var(g, go_)}, 0);  // [S*B + 1, E]
-  const int32_t go_row = s * b;
-  std::vector<int32_t> in_rows(static_cast<size_t>(steps) * b, go_row);
-  for (int t = 1; t < steps; ++t)
-    for (int i = 0; i < b; ++i)
-      if (t - 1 < static_cast<int>(classes[i].size()) && classes[i][t - 1] != kPointerEnd)
-        in_rows[static_cast<size_t>(t) * b + i] = (classes[i][t - 1] - 1) * b + i;
-  Var x = core::reshape(core::gather_rows(table, in_rows), {steps, b, e});  // [T, B, E]
+  // Decoder inputs: <go>, then the target pointed at the step before (teacher forcing); their input
+  // rows [x, is_go] for all T steps, then one product with the folded input weights.
+  const int f = cfg_.input_dim;
+  std::vector<int32_t> pos(static_cast<size_t>(steps) * b, -1), inst(static_cast<size_t>(steps) * b);
+  for (int t = 0; t < steps; ++t)
+    for (int i = 0; i < b; ++i) {
+      inst[static_cast<size_t>(t) * b + i] = i;
+      if (t >= 1 && t - 1 < static_cast<int>(classes[i].size()) && classes[i][t - 1] != kPointerEnd)
+        pos[static_cast<size_t>(t) * b + i] = classes[i][t - 1] - 1;
+    }
+  float* rows = g.arena().floats(static_cast<size_t>(steps) * b * (f + 1));
+  decoder_input_rows(src.features, b, f, pos, inst, rows);
+  const Var xr = g.input(core::Tensor{rows, {steps * b, f + 1}});                    // [T*B, F + 1]
+  const Var xw = core::affine(xr, enc.input_weight, enc.input_bias);                 // [T*B, G]
+  const Var xw3 = core::reshape(xw, {steps, b, static_cast<int>(enc.input_bias.numel())});  // [T, B, G]
   nn::RnnOptions opt;
   opt.initial = {nn::RnnState{enc.final_top, cfg_.cell == PointerCell::kLstm ? g.zeros({b, h}) : Var{}}};
-  const nn::RnnOutput dec = decoder_->forward(g, x, opt);  // outputs [T, B, H]
+  const nn::RnnOutput dec = decoder_->forward_projected(g, std::span<const Var>(&xw3, 1), opt);  // outputs [T, B, H]
   // Per step: the rules' mask of the teacher prefix (target always allowed), then the pointer.
   PointerForward out;
   out.steps = steps;
@@ -171,6 +182,21 @@ PointerForward PointerNet::forward(Graph& g, const decode::SourceBatch& src,
   }
   out.log_probs = core::concat(lps, 0);  // [T*B, V]
   return out;
+}
+
+void PointerNet::decoder_input_rows(std::span<const float> features, int batch, int feature_dim,
+                                    std::span<const int32_t> pos, std::span<const int32_t> inst, float* rows) {
+  const int w = feature_dim + 1;
+  for (size_t r = 0; r < pos.size(); ++r) {
+    float* row = rows + static_cast<int64_t>(r) * w;
+    std::fill(row, row + w, 0.0f);
+    if (pos[r] < 0) {
+      row[feature_dim] = 1.0f;  // <go>
+      continue;
+    }
+    const float* x = features.data() + (static_cast<int64_t>(pos[r]) * batch + inst[r]) * feature_dim;
+    std::copy(x, x + feature_dim, row);
+  }
 }
 
 Var PointerNet::loss(Graph& g, const decode::SourceBatch& src, const std::vector<std::vector<int>>& targets) const {

@@ -15,7 +15,12 @@
 // Parameters: encoder/input/{weight [E, F], bias [E]}, encoder/rnn/l0/*, decoder/go [1, E],
 // decoder/end [1, H], decoder/rnn/l0/*, decoder/glimpse/* (glimpses = 1), decoder/pointer/*.
 // Dims: B batch, S positions (largest n), V = S + 1 classes, T output steps (longest target + 1),
-// F features, E embedding, H hidden, A attention width, N decoder rows.
+// F features, E embedding, H hidden, A attention width, N decoder rows, G decoder gates (4H LSTM,
+// 3H GRU).
+// The decoder's inputs are <go> and the embedded input elements, so the embedding and the decoder's
+// W_ih are one chain of products: folded once per batch (nn::Rnn::fold_embedding) into input
+// weights [G, F + 1] over a row [x, is_go] (the go column W_ih (go - b_emb)), a product of F + 1
+// multiply-adds per gate instead of E; the encoder folds its input the same way (nn::RnnEncoder).
 #pragma once
 
 #include <cstdint>
@@ -86,7 +91,9 @@ class PointerNet final : public Model, public decode::StepModel {
   struct Encoded {
     Var memory;                        // [S+1, B, H] slot 0 = the end vector, then the encoder outputs
     Var final_top;                     // [B, H] the encoder's last state (the decoder's h0)
-    Var embedded;                      // [S*B, E] the embedded inputs, row s*B + b
+    Var input_weight;                  // [G, F + 1] the decoder's input weights over [x, is_go]:
+                                       // W_ih W_emb | W_ih (go - b_emb) (decoder_input_rows)
+    Var input_bias;                    // [G] W_ih b_emb + b_ih
     nn::AttentionMemory pointer_mem;   // keys [B, S+1, A], masked past n + 1
     nn::AttentionMemory glimpse_mem;   // glimpses = 1
   };
@@ -95,6 +102,11 @@ class PointerNet final : public Model, public decode::StepModel {
   // `pointer_mem` and `glimpse_mem` have N rows.
   Var point(Graph& g, const nn::AttentionMemory& pointer_mem, const nn::AttentionMemory& glimpse_mem, Var d,
             const float* mask) const;
+  // Decoder input rows [N, F + 1] for `input_weight`: row r = [features of position pos[r] of
+  // instance inst[r], 0], or [0, ..., 0, 1] for <go> where pos[r] < 0; `features` as in
+  // SourceBatch ([S, B, F], time-major, `batch` instances).
+  static void decoder_input_rows(std::span<const float> features, int batch, int feature_dim,
+                                 std::span<const int32_t> pos, std::span<const int32_t> inst, float* rows);
   const nn::RnnEncoder& encoder() const { return *encoder_; }
   const nn::Rnn& decoder() const { return *decoder_; }
   int hidden() const { return cfg_.hidden; }

@@ -1,19 +1,16 @@
 // PointerNet as a decode::StepModel: the decoder state and the per-row prefix (which positions
 // each row has pointed at, for the task's rules) live in plain buffers owned by the state, so
 // the search resets the graph every step. The encoded batch (pointer and glimpse keys, and the
-// decoder's inputs) is copied out once; the keys are re-gathered only when the rows' instance
-// mapping changes (beam expansion and compaction). The decoder's inputs are known before it runs
-// (<go> and the embedded input elements): for a few instances (at most kernels::kSmallRows, where
-// the products read every weight for a handful of rows and so are bound by the weight bytes) their
-// projections x W_ih^T + b_ih are one product at encoding and a step multiplies by W_hh only
-// (nn::Rnn::step_projected), a third fewer weight bytes per step; for a larger batch the step's
-// one product [x; h] -> gates is the faster (FLOP-bound) form, and the inputs stay embeddings.
+// decoder's input projections) is copied out once; the keys are re-gathered only when the rows'
+// instance mapping changes (beam expansion and compaction). The decoder's inputs are known before
+// it runs (<go> and the embedded input elements): a step's input gates are its rows [x, is_go]
+// times the folded input weights [G, F + 1] of the encoding (Encoded::input_weight, F + 1
+// multiply-adds per gate), then the cell multiplies by W_hh only (nn::Rnn::step_projected).
 // Dims: B instances, N rows, S positions, V = S + 1 classes, E embedding, H hidden, A attention,
 // G gates (4H LSTM, 3H GRU).
 #include <cmath>
 #include <cstring>
 
-#include "engram/core/kernels/blas.h"
 #include "engram/core/ops.h"
 #include "engram/models/pointer/model.h"
 
@@ -34,9 +31,9 @@ class PointerState final : public decode::DecodeState {
   std::vector<int32_t> mem_rows;   // [N] the instance each row decodes
   std::vector<uint8_t> used;       // [N, S] positions pointed at
   std::vector<PointerPrefix> prefix;  // [N]
-  int width = 0;                   // E, or G with projected inputs
-  bool projected = false;          // inputs: the rows hold x W_ih^T + b_ih (G wide), else x (E wide)
-  std::vector<float> inputs;       // [S*B + 1, width] of embedded row s*B + b, <go> last
+  int features = 0;                // F
+  std::vector<float> points;       // [S, B, F] the instances' features (time-major)
+  std::vector<float> in_wt, in_b;  // [F + 1, G] (transposed), [G]: the decoder's folded input weights
   std::vector<float> keys0, gkeys0, gvalues0;  // [B, V, A], glimpse [B, V, A] and [B, V, H]
   std::vector<float> keys, gkeys, gvalues;     // the same for the current rows
 };
@@ -78,11 +75,13 @@ std::unique_ptr<decode::DecodeState> PointerNet::encode(Graph& g, const decode::
   for (int b = 0; b < src.batch; ++b) st->mem_rows[b] = b;
   st->used.assign(static_cast<size_t>(src.batch) * src.steps, 0);
   st->prefix.assign(src.batch, {});
-  Var table = core::concat({enc.embedded, store_.var(g, go_)}, 0);  // [S*B + 1, E]
-  st->projected = src.batch <= core::kernels::kSmallRows;
-  if (st->projected) table = decoder_->project_input(g, table);      // [S*B + 1, G]
-  st->width = table.shape()[1];
-  st->inputs = copy_of(table);
+  st->features = src.feature_dim;
+  st->points = src.features;
+  const int gates = enc.input_weight.shape()[0], fw = enc.input_weight.shape()[1];
+  st->in_wt.resize(static_cast<size_t>(gates) * fw);
+  for (int j = 0; j < gates; ++j)
+    for (int k = 0; k < fw; ++k) st->in_wt[static_cast<size_t>(k) * gates + j] = enc.input_weight.data()[j * fw + k];
+  st->in_b = copy_of(enc.input_bias);
   st->keys0 = copy_of(enc.pointer_mem.keys);
   st->key_dim = enc.pointer_mem.keys.shape()[2];
   if (glimpse_) {
@@ -100,13 +99,10 @@ decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::s
   PointerState& st = as_state(state);
   const int n = st.n, s = st.s, v = s + 1, h = cfg_.hidden;
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "pointer: {} previous classes for {} rows", prev_ids.size(), n);
-  // The previous step's choices: the decoder's inputs (or their projections), and the rows' prefixes
-  // for the rules.
-  const int width = st.width;
-  float* x = g.arena().floats(static_cast<size_t>(n) * width);  // [N, E] or [N, G]
+  // The previous step's choices: the decoder's input rows, and the rows' prefixes for the rules.
+  std::vector<int32_t> pos(n, -1);  // -1: <go>
   for (int r = 0; r < n; ++r) {
     const int32_t c = prev_ids[r], b = st.mem_rows[r];
-    int64_t row = static_cast<int64_t>(s) * st.instances;  // <go>
     if (c != kPointerGo) {
       ENGRAM_CHECK(c >= 1 && c <= st.lengths[b], "pointer: row {} continues after class {} (instance of {} points; "
                    "0 = end)", r, c, st.lengths[b]);
@@ -114,9 +110,24 @@ decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::s
       ENGRAM_CHECK(!u, "pointer: row {} points at position {} twice", r, c - 1);
       u = 1;
       if (st.prefix[r].count++ == 0) st.prefix[r].first = c - 1;
-      row = static_cast<int64_t>(c - 1) * st.instances + b;
+      pos[r] = c - 1;
     }
-    std::memcpy(x + static_cast<int64_t>(r) * width, st.inputs.data() + row * width, sizeof(float) * width);
+  }
+  // Input gates [N, G] = rows [x, is_go] times the folded weights, F + 1 multiply-adds per gate: a
+  // loop, not a product call (a call costs more than the arithmetic at one row).
+  const int fw = st.features + 1, gates = static_cast<int>(st.in_b.size());
+  float* x = g.arena().floats(static_cast<size_t>(n) * fw);  // [N, F + 1]
+  decoder_input_rows(st.points, st.instances, st.features, pos, st.mem_rows, x);
+  core::Tensor xw = g.alloc({n, gates});
+  for (int r = 0; r < n; ++r) {
+    float* out = xw.data + static_cast<int64_t>(r) * gates;
+    std::memcpy(out, st.in_b.data(), sizeof(float) * gates);
+    for (int k = 0; k < fw; ++k) {
+      const float a = x[static_cast<int64_t>(r) * fw + k];
+      if (a == 0.0f) continue;
+      const float* w = st.in_wt.data() + static_cast<int64_t>(k) * gates;
+      for (int j = 0; j < gates; ++j) out[j] += a * w[j];
+    }
   }
   float* mask = g.arena().floats(static_cast<size_t>(n) * v);  // [N, V]
   for (int r = 0; r < n; ++r)
@@ -124,9 +135,7 @@ decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::s
                     mask + static_cast<int64_t>(r) * v);
   std::vector<nn::RnnState> prev = {
       {view(g, st.h, {n, h}), st.c.empty() ? Var{} : view(g, st.c, {n, h})}};
-  Var xv = g.input(core::Tensor{x, {n, width}});
-  const std::vector<nn::RnnState> next =
-      st.projected ? decoder_->step_projected(g, xv, prev) : decoder_->step(g, xv, prev);
+  const std::vector<nn::RnnState> next = decoder_->step_projected(g, g.input(xw), prev);
   nn::AttentionMemory pm;
   pm.keys = view(g, st.keys, {n, v, st.key_dim});
   pm.values = pm.keys;  // the pointer reads only the keys

@@ -24,6 +24,9 @@ void note(std::FILE* log, const std::string& text) {
   std::fflush(log);
 }
 
+// Mixed into data.seed for the stream of batch sizes n (data.batch_by_n), apart from the instances'.
+constexpr uint64_t kBatchNStream = 0x6e5f7065725f6261ULL;
+
 std::vector<std::vector<int>> targets_of(std::span<const tasks::PointerInstance> set) {
   std::vector<std::vector<int>> t;
   t.reserve(set.size());
@@ -61,6 +64,8 @@ void PointerDataConfig::validate() const {
                "pointer data: objective reinforce needs task tsp (the tour length is its reward)");
   ENGRAM_CHECK(objective == PointerObjective::kSupervised || train_instances == 0,
                "pointer data: objective reinforce draws fresh instances (set train_instances to 0)");
+  ENGRAM_CHECK(!batch_by_n || train_instances == 0,
+               "pointer data: batch_by_n draws fresh instances (set train_instances to 0)");
   ENGRAM_CHECK(baseline_instances >= 2 && baseline_instances <= 1000000,
                "pointer data: baseline_instances {} outside [2, 1000000]", baseline_instances);
 }
@@ -74,6 +79,20 @@ std::vector<tasks::PointerInstance> make_pointer_instances(const tasks::PointerT
     for (int64_t i = b; i < e; ++i) out[i] = tasks::make_pointer_instance(options, seed, first + static_cast<uint64_t>(i));
   });
   return out;
+}
+
+std::vector<tasks::PointerInstance> fresh_pointer_batch(const PointerDataConfig& d, bool labels, int epoch,
+                                                        int64_t batches_per_epoch, int64_t index) {
+  ENGRAM_CHECK(epoch >= 0 && index >= 0 && index < batches_per_epoch, "pointer: batch {} of {} in epoch {}", index,
+               batches_per_epoch, epoch);
+  const uint64_t batch = static_cast<uint64_t>(epoch) * static_cast<uint64_t>(batches_per_epoch) + index;
+  tasks::PointerTaskOptions opts = d.task_options();
+  opts.labels = labels;
+  if (d.batch_by_n) {  // the batch's n, from its own stream
+    core::Rng rng = tasks::instance_rng(d.seed ^ kBatchNStream, batch);
+    opts.min_n = opts.max_n = d.min_n + static_cast<int>(rng.below(static_cast<uint64_t>(d.max_n - d.min_n + 1)));
+  }
+  return make_pointer_instances(opts, d.seed, batch * static_cast<uint64_t>(d.batch_size), d.batch_size);
 }
 
 PointerTrainTask::PointerTrainTask(const PointerTrainConfig& cfg, std::FILE* log) : cfg_(cfg), log_(log) {
@@ -136,10 +155,7 @@ train::BatchResult PointerTrainTask::train_batch(int64_t index) {
   std::vector<tasks::PointerInstance> picked;
   std::span<const tasks::PointerInstance> set;
   if (train_.empty()) {  // instance i of epoch e: a pure function of (data.seed, e, i)
-    const uint64_t first = (static_cast<uint64_t>(epoch_) * batches_ + index) * bs;
-    tasks::PointerTaskOptions opts = cfg_.data.task_options();
-    opts.labels = reinforce_ == nullptr;  // reinforce needs no labels
-    fresh = make_pointer_instances(opts, cfg_.data.seed, first, bs);
+    fresh = fresh_pointer_batch(cfg_.data, reinforce_ == nullptr, epoch_, batches_, index);  // reinforce: no labels
     set = fresh;
   } else {
     const int64_t begin = index * bs, end = std::min<int64_t>(begin + bs, static_cast<int64_t>(train_.size()));

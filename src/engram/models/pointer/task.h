@@ -41,6 +41,7 @@ struct PointerDataConfig {
   int min_n = 5;                  // n drawn uniformly from [min_n, max_n] per instance
   int max_n = 10;
   int64_t train_instances = 0;    // a fixed training set of this many (0 = fresh instances every epoch)
+  bool batch_by_n = false;        // fresh instances: one n per batch (drawn per batch), so no padding
   int batch_size = 128;
   int64_t batches_per_epoch = 500;  // with train_instances 0 (else train_instances / batch_size)
   int64_t valid_instances = 1000;   // fixed validation set, same n range
@@ -59,6 +60,9 @@ struct PointerDataConfig {
     v("min_n", min_n, "fewest points (numbers) per instance");
     v("max_n", max_n, "most points per instance (n uniform in [min_n, max_n])");
     v("train_instances", train_instances, "fixed training set size (0 = fresh instances every epoch)");
+    v("batch_by_n", batch_by_n,
+      "fresh instances: every instance of a batch has the batch's n (uniform in [min_n, max_n], drawn per batch), "
+      "so a batch is not padded to its largest n");
     v("batch_size", batch_size, "instances per update");
     v("batches_per_epoch", batches_per_epoch, "updates per epoch with fresh instances (train_instances 0)");
     v("valid_instances", valid_instances, "validation instances (fixed seed)");
@@ -102,6 +106,13 @@ PointerTrainConfig read_pointer_config(const YAML::Node& node, const std::string
 // Instances first .. first + count - 1 of stream `seed`, generated over the BLAS thread team.
 std::vector<data::tasks::PointerInstance> make_pointer_instances(const data::tasks::PointerTaskOptions& options,
                                                                  uint64_t seed, uint64_t first, int64_t count);
+
+// The fresh training instances of batch `index` of epoch `epoch` (data.train_instances 0): instance i
+// of the stream is a pure function of (d.seed, i), i = (epoch * batches_per_epoch + index) *
+// batch_size + k; with d.batch_by_n every instance has the batch's n, drawn from a stream of its own
+// (uniform in [min_n, max_n]). `labels` false: no targets (reinforce).
+std::vector<data::tasks::PointerInstance> fresh_pointer_batch(const PointerDataConfig& d, bool labels, int epoch,
+                                                               int64_t batches_per_epoch, int64_t index);
 
 class PointerTrainTask final : public train::TrainTask {
  public:
