@@ -12,13 +12,14 @@ namespace {
 constexpr size_t kAlign = 64;
 size_t round_up(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kCacheBlocks = false;  // let the sanitizers see each block's own lifetime
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCacheBlocks = false;  // ASan sees each block's own lifetime (a use after free stays caught)
 #else
 constexpr bool kCacheBlocks = true;
 #endif
 
-// Free blocks of destroyed arenas by size, at most kBlockCacheBytes in all; any thread.
+// Free blocks of destroyed arenas by size, at most kBlockCacheBytes in all; any thread (the one
+// mutable global of the engine, DESIGN.md: it decides where memory comes from, never a value).
 class BlockCache {
  public:
   // The smallest cached block of `bytes` to twice that (its size in `size`), or nullptr.

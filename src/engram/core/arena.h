@@ -3,7 +3,7 @@
 // allocates nothing from malloc: glibc would otherwise unmap and page-fault big blocks every step.
 // The blocks of a destroyed arena are cached (up to kBlockCacheBytes in the process) for the next
 // one, so a Graph made per decoded batch or per request does not page-fault its memory afresh
-// either. Sanitizer builds skip the cache (ASan then sees every block's own lifetime).
+// either. AddressSanitizer builds skip the cache (ASan then sees every block's own lifetime).
 #pragma once
 
 #include <cstddef>
