@@ -134,6 +134,21 @@ class FoldedPointerNet(PointerNet):
         return out
 
 
+def point_greedily(model, keys, h, allowed, t, n, rows):
+    """Step t of greedy decoding under the TSP rules: the pointer over keys [B, V] from h [B, H],
+    the class picked per row (marked used in `allowed`)."""
+    u = model.v(torch.tanh(keys + model.w_query(h).unsqueeze(1))).squeeze(2)  # [B, V]
+    mask = allowed.clone()
+    if t == 0:
+        mask[:, 2:] = False
+    elif t == n:
+        mask[:, 1:] = False
+        mask[:, 0] = True
+    pick = F.log_softmax(u.masked_fill(~mask, NEG), dim=1).argmax(1)
+    allowed[rows, pick] = False
+    return pick
+
+
 @torch.inference_mode()
 def greedy_folded(model, points):
     """greedy() of a FoldedPointerNet: the decoder's input gates of every point and of <go> are one
@@ -154,16 +169,8 @@ def greedy_folded(model, points):
         i, f, g, o = gates.chunk(4, 1)
         c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
         h = torch.sigmoid(o) * torch.tanh(c)
-        u = model.v(torch.tanh(keys + model.w_query(h).unsqueeze(1))).squeeze(2)  # [B, V]
-        mask = allowed.clone()
-        if t == 0:
-            mask[:, 2:] = False
-        elif t == n:
-            mask[:, 1:] = False
-            mask[:, 0] = True
-        pick = F.log_softmax(u.masked_fill(~mask, NEG), dim=1).argmax(1)
+        pick = point_greedily(model, keys, h, allowed, t, n, rows)
         out.append(pick)
-        allowed[rows, pick] = False
         if t < n:
             gx = table[pick - 1, rows]
     return torch.stack(out, dim=1)
@@ -184,16 +191,8 @@ def greedy(model, points):
     out = []
     for t in range(n + 1):
         h, c = torch._VF.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
-        u = model.v(torch.tanh(keys + model.w_query(h).unsqueeze(1))).squeeze(2)  # [B, V]
-        mask = allowed.clone()
-        if t == 0:
-            mask[:, 2:] = False
-        elif t == n:
-            mask[:, 1:] = False
-            mask[:, 0] = True
-        pick = F.log_softmax(u.masked_fill(~mask, NEG), dim=1).argmax(1)
+        pick = point_greedily(model, keys, h, allowed, t, n, rows)
         out.append(pick)
-        allowed[rows, pick] = False
         if t < n:
             x = emb[pick - 1, rows]
     return torch.stack(out, dim=1)
