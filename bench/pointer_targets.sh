@@ -37,7 +37,7 @@ if [ -z "${SKIP_TRAIN:-}" ]; then
   train tsp configs/pointer-tsp.yaml "${TSP_MIN:-25}" &
   tsp_pid=$!
   wait "$sort_pid"
-  train hull configs/pointer-hull.yaml "${HULL_MIN:-55}" &
+  train hull configs/pointer-hull.yaml "${HULL_MIN:-100}" &
   hull_pid=$!
   wait "$tsp_pid"
   wait "$hull_pid"
