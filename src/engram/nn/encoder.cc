@@ -39,23 +39,8 @@ EncodedSource RnnEncoder::encode(Graph& g, const EncoderInput& in, core::Rng* dr
                "encoder: S={} x B={} with {} lengths (S and B must be >= 1, one length per row)", s, b,
                in.lengths.size());
   const bool dropout = dropout_rng && cfg_.dropout > 0.0f;
+  const RnnOptions opt{.lengths = std::vector<int>(in.lengths.begin(), in.lengths.end()), .dropout_rng = dropout_rng};
   Var emb;  // [S, B, E]
-  if (!embed_ && !dropout && input_->bias()) {
-    // Feature input, no dropout between the linear layer and the RNN: the two products are one
-    // chain, multiplied in the cheaper order by Rnn::project_embedded (folded when F < E).
-    ENGRAM_CHECK(in.features.valid() && in.features.shape().rank() == 3 && in.features.shape()[0] == s &&
-                     in.features.shape()[1] == b,
-                 "encoder: a feature encoder takes features [S={}, B={}, F]", s, b);
-    Var flat = core::reshape(in.features, {s * b, in.features.shape()[2]});  // [S*B, F]
-    ParamStore& store = input_->store();
-    std::vector<Var> xw;
-    for (int d = 0; d < rnn_->directions(); ++d) {
-      Var p = rnn_->project_embedded(g, flat, store.var(g, input_->weight()), store.var(g, *input_->bias()), d);
-      xw.push_back(core::reshape(p, {s, b, p.shape()[1]}));  // [S, B, G]
-    }
-    RnnOptions opt{.lengths = std::vector<int>(in.lengths.begin(), in.lengths.end()), .dropout_rng = dropout_rng};
-    return finish(rnn_->forward_projected(g, xw, opt));
-  }
   if (embed_) {
     ENGRAM_CHECK(!in.features.valid() && static_cast<int64_t>(in.ids.size()) == int64_t{s} * b,
                  "encoder: {} source ids for S={} x B={} (a token encoder takes ids, not features)", in.ids.size(), s,
@@ -65,10 +50,21 @@ EncodedSource RnnEncoder::encode(Graph& g, const EncoderInput& in, core::Rng* dr
     ENGRAM_CHECK(in.features.valid() && in.features.shape().rank() == 3 && in.features.shape()[0] == s &&
                      in.features.shape()[1] == b,
                  "encoder: a feature encoder takes features [S={}, B={}, F]", s, b);
+    if (!dropout && input_->bias()) {
+      // No dropout between the linear layer and the RNN: the two products are one chain,
+      // multiplied in the cheaper order by Rnn::project_embedded (folded when F < E).
+      Var flat = core::reshape(in.features, {s * b, in.features.shape()[2]});  // [S*B, F]
+      ParamStore& store = input_->store();
+      std::vector<Var> xw;
+      for (int d = 0; d < rnn_->directions(); ++d) {
+        Var p = rnn_->project_embedded(g, flat, store.var(g, input_->weight()), store.var(g, *input_->bias()), d);
+        xw.push_back(core::reshape(p, {s, b, p.shape()[1]}));  // [S, B, G]
+      }
+      return finish(rnn_->forward_projected(g, xw, opt));
+    }
     emb = input_->forward(g, in.features);
   }
   if (dropout) emb = core::dropout(emb, cfg_.dropout, *dropout_rng);
-  RnnOptions opt{.lengths = std::vector<int>(in.lengths.begin(), in.lengths.end()), .dropout_rng = dropout_rng};
   return finish(rnn_->forward(g, emb, opt));  // outputs [S, B, C]
 }
 

@@ -90,12 +90,14 @@ PointerNet::Encoded PointerNet::encode_batch(Graph& g, const decode::SourceBatch
       encoder_->encode(g, nn::EncoderInput{.steps = s, .batch = b, .features = x, .lengths = src.lengths}, nullptr);
   Encoded out;
   out.final_top = enc.final_top;
-  Var w_emb = store_.var(g, embed_w_), b_emb = store_.var(g, embed_b_);  // [E, F], [E]
-  const nn::Rnn::Folded fold = decoder_->fold_embedding(g, w_emb, b_emb);  // [G, F], [G]
-  const int gates = fold.bias.shape()[0];
-  Var go_in = core::sub(store_.var(g, go_), core::reshape(b_emb, {1, cfg_.embed_dim}));  // [1, E]
-  Var go_col = core::reshape(core::affine(go_in, store_.var(g, decoder_->params(0, 0).w_ih)), {gates, 1});
-  out.input_weight = core::concat({fold.weight, go_col}, 1);  // [G, F + 1]
+  // The decoder's inputs as one linear map of [x, is_go]: [W_emb | go - b_emb] [E, F + 1] with the
+  // bias b_emb gives W_emb x + b_emb for a point and go for <go>; folded through W_ih in one call.
+  const int e = cfg_.embed_dim;
+  Var b_emb = store_.var(g, embed_b_);                                                             // [E]
+  Var go_col = core::reshape(core::sub(store_.var(g, go_), core::reshape(b_emb, {1, e})), {e, 1});  // [E, 1]
+  const nn::Rnn::Folded fold =
+      decoder_->fold_embedding(g, core::concat({store_.var(g, embed_w_), go_col}, 1), b_emb);     // [G, F + 1], [G]
+  out.input_weight = fold.weight;
   out.input_bias = fold.bias;
   const std::vector<int32_t> zeros(b, 0);
   Var end = core::reshape(core::gather_rows(store_.var(g, end_), zeros), {1, b, cfg_.hidden});  // [1, B, H]

@@ -18,8 +18,8 @@
 // F features, E embedding, H hidden, A attention width, N decoder rows, G decoder gates (4H LSTM,
 // 3H GRU).
 // The decoder's inputs are <go> and the embedded input elements, so the embedding and the decoder's
-// W_ih are one chain of products: folded once per batch (nn::Rnn::fold_embedding) into input
-// weights [G, F + 1] over a row [x, is_go] (the go column W_ih (go - b_emb)), a product of F + 1
+// W_ih are one chain of products: [W_emb | go - b_emb] folded once per batch through W_ih
+// (nn::Rnn::fold_embedding) into input weights [G, F + 1] over a row [x, is_go], F + 1
 // multiply-adds per gate instead of E; the encoder folds its input the same way (nn::RnnEncoder).
 #pragma once
 
@@ -92,7 +92,7 @@ class PointerNet final : public Model, public decode::StepModel {
     Var memory;                        // [S+1, B, H] slot 0 = the end vector, then the encoder outputs
     Var final_top;                     // [B, H] the encoder's last state (the decoder's h0)
     Var input_weight;                  // [G, F + 1] the decoder's input weights over [x, is_go]:
-                                       // W_ih W_emb | W_ih (go - b_emb) (decoder_input_rows)
+                                       // W_ih [W_emb | go - b_emb] (decoder_input_rows)
     Var input_bias;                    // [G] W_ih b_emb + b_ih
     nn::AttentionMemory pointer_mem;   // keys [B, S+1, A], masked past n + 1
     nn::AttentionMemory glimpse_mem;   // glimpses = 1

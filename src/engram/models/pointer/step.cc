@@ -124,7 +124,6 @@ decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::s
     std::memcpy(out, st.in_b.data(), sizeof(float) * gates);
     for (int k = 0; k < fw; ++k) {
       const float a = x[static_cast<int64_t>(r) * fw + k];
-      if (a == 0.0f) continue;
       const float* w = st.in_wt.data() + static_cast<int64_t>(k) * gates;
       for (int j = 0; j < gates; ++j) out[j] += a * w[j];
     }
