@@ -290,6 +290,112 @@ TEST(PointerDecoding, SamplingKeepsTheBestOfGreedyAndTheSamples) {
   }
 }
 
+// The exact label of every view (its own hull / Held-Karp tour), taken back through
+// pointer_view_back, is the instance's label: positions through the shuffled order, a mirrored
+// hull turned counter-clockwise again, the start rotated to the task's. The attention of a step,
+// peaked at the position it points to, follows its step; a row marked with each view position's
+// point keeps every mark over that point.
+TEST(PointerViews, EveryViewsLabelMapsBackToTheInstancesLabel) {
+  for (const PointerTask task : {PointerTask::kHull, PointerTask::kTsp}) {
+    const auto set = instances(task, {5, 9, 12, 8}, 31);
+    for (const tasks::PointerInstance& in : set) {
+      const size_t n = static_cast<size_t>(in.size());
+      for (int v = 0; v < 64; v += v < 12 ? 1 : 13) {
+        std::vector<int> order;
+        const tasks::PointerInstance seen = pointer_view(in, v, order);
+        ASSERT_EQ(seen.size(), in.size());
+        std::vector<int> sorted = order;
+        std::sort(sorted.begin(), sorted.end());
+        std::vector<int> all(n);
+        std::iota(all.begin(), all.end(), 0);
+        ASSERT_EQ(sorted, all) << "view " << v;
+        EXPECT_EQ(order == all, v < 8) << "view " << v << ": shuffled from view 8 on";
+        PointerPrediction p;
+        p.output = task == PointerTask::kHull ? tasks::convex_hull(seen.points) : tasks::held_karp_tour(seen.points);
+        const size_t k = p.output.size();
+        p.attention.assign((k + 1) * n, 0.0f);
+        for (size_t r = 0; r < k; ++r) p.attention[r * n + static_cast<size_t>(p.output[r])] = 1.0f;
+        for (size_t j = 0; j < n; ++j) p.attention[k * n + j] = static_cast<float>(order[j]);
+        pointer_view_back(task, v, order, p);
+        if (task == PointerTask::kHull) {
+          EXPECT_EQ(p.output, in.target) << "hull, n " << n << ", view " << v;
+        } else {
+          ASSERT_TRUE(tasks::is_valid_tour(p.output, in.size())) << "view " << v;
+          EXPECT_NEAR(tasks::tour_length(in.points, p.output), tasks::tour_length(in.points, in.target), 1e-5)
+              << "tsp, n " << n << ", view " << v;
+        }
+        for (size_t r = 0; r < k; ++r)
+          EXPECT_EQ(p.attention[r * n + static_cast<size_t>(p.output[r])], 1.0f) << "view " << v << " step " << r;
+        for (size_t j = 0; j < n; ++j) EXPECT_EQ(p.attention[k * n + j], static_cast<float>(j)) << "view " << v;
+      }
+    }
+  }
+  std::vector<int> order;
+  const auto sorting = instances(PointerTask::kSort, {4});
+  EXPECT_NE(data::testing::error_of([&] { pointer_view(sorting[0], 1, order); }).find("2-D"), std::string::npos);
+  const auto hull = instances(PointerTask::kHull, {6});
+  EXPECT_NE(data::testing::error_of([&] { pointer_view(hull[0], 64, order); }).find("view 64"), std::string::npos);
+  PointerPrediction bad;
+  bad.output = {0, 6};
+  order = {0, 1, 2, 3, 4, 5};
+  EXPECT_NE(data::testing::error_of([&] { pointer_view_back(PointerTask::kHull, 9, order, bad); }).find("position 6"),
+            std::string::npos);
+}
+
+// Decoding over views keeps, per instance, the best of its readings: never a less likely hull
+// or a longer tour than the plain greedy one, always valid, hulls starting at their lowest index;
+// the same again on a second call; sorting and out-of-range counts refused.
+TEST(PointerDecoding, ViewsKeepTheBestReading) {
+  for (const Variant& v : variants()) {
+    if (v.task == PointerTask::kSort) continue;
+    core::Rng rng(17);
+    PointerNet model(tiny_config(v, 8), rng);
+    const auto set = instances(v.task, {8, 6, 9, 7, 8, 5, 9, 6}, 23);
+    PointerDecodeOptions o;
+    o.batch_size = 3;
+    const std::vector<PointerPrediction> greedy = predict_pointer(model, set, o);
+    o.views = 12;
+    o.attention = true;
+    const std::vector<PointerPrediction> best = predict_pointer(model, set, o);
+    ASSERT_EQ(best.size(), set.size());
+    int changed = 0;
+    for (size_t i = 0; i < set.size(); ++i) {
+      const int n = static_cast<int>(set[i].size());
+      ASSERT_TRUE(best[i].finished) << v.name;
+      EXPECT_EQ(best[i].attention.size(), (best[i].output.size() + 1) * static_cast<size_t>(n)) << v.name;
+      changed += best[i].output != greedy[i].output;
+      if (v.task == PointerTask::kTsp) {
+        ASSERT_TRUE(tasks::is_valid_tour(best[i].output, n)) << v.name << " instance " << i;
+        EXPECT_LE(tasks::tour_length(set[i].points, best[i].output),
+                  tasks::tour_length(set[i].points, greedy[i].output) + 1e-12)
+            << v.name << " instance " << i;
+      } else {
+        EXPECT_GE(best[i].log_prob, greedy[i].log_prob - 1e-9) << v.name << " instance " << i;
+        ASSERT_FALSE(best[i].output.empty());
+        EXPECT_EQ(best[i].output[0], *std::min_element(best[i].output.begin(), best[i].output.end())) << v.name;
+        std::set<int> distinct(best[i].output.begin(), best[i].output.end());
+        EXPECT_EQ(distinct.size(), best[i].output.size()) << v.name << " instance " << i;
+      }
+    }
+    EXPECT_GT(changed, 0) << v.name << ": no view changed any output";
+    const std::vector<PointerPrediction> again = predict_pointer(model, set, o);
+    for (size_t i = 0; i < set.size(); ++i) EXPECT_EQ(again[i].output, best[i].output) << v.name << " instance " << i;
+  }
+  core::Rng rng(1);
+  PointerNet sorter(tiny_config(variants()[0], 8), rng);
+  PointerDecodeOptions o;
+  o.views = 2;
+  EXPECT_NE(data::testing::error_of([&] { predict_pointer(sorter, instances(PointerTask::kSort, {4}), o); }).find("sorting"),
+            std::string::npos);
+  PointerNet hull(tiny_config(variants()[1], 8), rng);
+  for (const int views : {0, 65}) {
+    o.views = views;
+    EXPECT_NE(data::testing::error_of([&] { predict_pointer(hull, instances(PointerTask::kHull, {5}), o); }).find("views"),
+              std::string::npos)
+        << views;
+  }
+}
+
 TEST(PointerCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   TempDir dir;
   core::Rng rng(9);

@@ -1,6 +1,7 @@
 // `engram pointer eval|show`: Pointer Networks on sorting, convex hull and TSP; training is
 // `engram train configs/pointer-*.yaml`. A thin adapter over models/pointer/.
 //   engram pointer eval -m DIR [--n 5,10,20] [--instances N] [--beam K] [--samples K [--temperature T]]
+//                       [--views V]
 //                       [--file PATH]   metrics per n
 //   engram pointer show -m DIR --n 20 [--seed S] [--beam K] -o out.svg   predicted vs optimal + attention
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
@@ -27,7 +28,7 @@ struct EvalArgs {
   std::string dir, file;
   std::vector<int> n = {5, 10, 20};
   int64_t instances = 1000, seed = 12345;
-  int beam = 1, batch = 128, threads = 1, samples = 0;
+  int beam = 1, batch = 128, threads = 1, samples = 0, views = 1;
   float temperature = 1.0f;
 };
 
@@ -45,11 +46,17 @@ void run_eval(const EvalArgs& a) {
   o.decode.batch_size = a.batch;
   o.decode.samples = a.samples;
   o.decode.temperature = a.temperature;
+  o.decode.views = a.views;
   const models::PointerTask task = loaded->model->cfg().task;
+  ENGRAM_CHECK(a.views == 1 || task != models::PointerTask::kSort,
+               "--views: views are symmetries of 2-D points (hull, tsp), not of sorting");
   std::string search = a.beam == 1 ? "greedy" : fmt::format("beam {}", a.beam);
   if (a.samples > 0)
     search += fmt::format(" and {} samples at temperature {} per instance, the best kept ({})", a.samples,
                           a.temperature, task == models::PointerTask::kTsp ? "shortest tour" : "highest log-probability");
+  if (a.views > 1)
+    search += fmt::format(", over {} views of each instance (mirrored, turned, shuffled), the best kept ({})", a.views,
+                          task == models::PointerTask::kTsp ? "shortest tour" : "highest log-probability");
   std::printf("pointer network (%s) on %s, %s; %s\n\n", loaded->dir().string().c_str(), models::pointer_task_name(task),
               search.c_str(),
               a.file.empty() ? fmt::format("{} generated instances per n, seed {}", a.instances, a.seed).c_str()
@@ -91,6 +98,11 @@ void register_pointer(CLI::App& app) {
                    "log-probability)")
       ->check(CLI::Range(0, kMaxSamples));
   eval->add_option("--temperature", ea->temperature, "sampling temperature (p^(1/T))")->check(CLI::Range(0.01f, 100.0f));
+  eval->add_option("--views", ea->views,
+                   "hull, tsp: also decode each instance mirrored and turned (views 2-8: the unit square's "
+                   "symmetries) and with its points shuffled (views 9-64), keeping the best (TSP: shortest tour; "
+                   "hull: highest log-probability)")
+      ->check(CLI::Range(1, 64));
   eval->add_option("--batch", ea->batch, "instances decoded together")->check(CLI::Range(1, 4096));
   eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
   add_threads_option(eval, ea->threads);

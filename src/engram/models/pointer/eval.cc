@@ -32,7 +32,105 @@ PointerPrediction to_prediction(const decode::Hypothesis& h) {
   return p;
 }
 
+// Symmetry v of the unit square (see PointerDecodeOptions::views) applied to a point; a
+// mirror image reverses a polygon's orientation.
+constexpr int kSymmetries = 8, kMaxViews = 64;
+bool symmetry_mirrors(int v) { return v == 1 || v == 2 || v == 4 || v == 7; }
+void apply_symmetry(int v, float& x, float& y) {
+  const float a = x, b = y;
+  switch (v) {
+    case 0: break;
+    case 1: x = 1.0f - a; break;
+    case 2: y = 1.0f - b; break;
+    case 3: x = 1.0f - a, y = 1.0f - b; break;
+    case 4: x = b, y = a; break;
+    case 5: x = 1.0f - b, y = a; break;
+    case 6: x = b, y = 1.0f - a; break;
+    default: x = 1.0f - b, y = 1.0f - a; break;
+  }
+}
+
+// PointerDecodeOptions::views: view v maps the points by symmetry v % 8 and, from v = 8 on,
+// reads them in an order drawn from v; each instance keeps the best output by `objective`.
+template <class Objective>
+std::vector<PointerPrediction> predict_views(const PointerNet& model, std::span<const tasks::PointerInstance> instances,
+                                             const PointerDecodeOptions& options, const Objective& objective) {
+  PointerDecodeOptions one = options;
+  one.views = 1;
+  std::vector<PointerPrediction> out = predict_pointer(model, instances, one);
+  std::vector<double> best(out.size());
+  for (size_t i = 0; i < out.size(); ++i) best[i] = objective(out[i], instances[i]);
+  std::vector<tasks::PointerInstance> seen(instances.size());
+  std::vector<std::vector<int>> orders(instances.size());
+  for (int v = 1; v < options.views; ++v) {
+    for (size_t i = 0; i < instances.size(); ++i) seen[i] = pointer_view(instances[i], v, orders[i]);
+    one.sample_seed = options.sample_seed + static_cast<uint64_t>(v);
+    std::vector<PointerPrediction> got = predict_pointer(model, seen, one);
+    for (size_t i = 0; i < got.size(); ++i) {
+      pointer_view_back(model.cfg().task, v, orders[i], got[i]);
+      const double value = objective(got[i], instances[i]);
+      if (value > best[i]) best[i] = value, out[i] = std::move(got[i]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+tasks::PointerInstance pointer_view(const tasks::PointerInstance& in, int v, std::vector<int>& order) {
+  ENGRAM_CHECK(v >= 0 && v < kMaxViews, "pointer views: view {} is not in [0, {})", v, kMaxViews);
+  ENGRAM_CHECK(in.dim == 2 && in.points.size() % 2 == 0, "pointer views: they need 2-D points, not {}-D", in.dim);
+  const size_t n = static_cast<size_t>(in.size());
+  order.resize(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (v >= kSymmetries) {  // Fisher-Yates, drawn from the view's number
+    core::Rng rng(static_cast<uint64_t>(v));
+    for (size_t j = n; j > 1; --j) std::swap(order[j - 1], order[rng.below(j)]);
+  }
+  tasks::PointerInstance out;
+  out.dim = 2;
+  out.points.resize(2 * n);
+  for (size_t j = 0; j < n; ++j) {
+    float x = in.points[2 * static_cast<size_t>(order[j])], y = in.points[2 * static_cast<size_t>(order[j]) + 1];
+    apply_symmetry(v % kSymmetries, x, y);
+    out.points[2 * j] = x, out.points[2 * j + 1] = y;
+  }
+  return out;
+}
+
+void pointer_view_back(PointerTask task, int v, std::span<const int> order, PointerPrediction& p) {
+  const size_t n = order.size(), k = p.output.size();
+  const bool rows = !p.attention.empty();
+  ENGRAM_CHECK(!rows || p.attention.size() == (k + 1) * n, "pointer views: attention of {} values for {} x {}",
+               p.attention.size(), k + 1, n);
+  for (int& j : p.output) {
+    ENGRAM_CHECK(j >= 0 && static_cast<size_t>(j) < n, "pointer views: position {} of {} points", j, n);
+    j = order[static_cast<size_t>(j)];
+  }
+  if (rows) {
+    std::vector<float> a(p.attention.size());
+    for (size_t r = 0; r <= k; ++r)
+      for (size_t j = 0; j < n; ++j) a[r * n + static_cast<size_t>(order[j])] = p.attention[r * n + j];
+    p.attention = std::move(a);
+  }
+  if (k < 2) return;
+  std::vector<size_t> steps(k);  // output step i of the result = step steps[i] of the view
+  std::iota(steps.begin(), steps.end(), 0);
+  if (task == PointerTask::kHull && symmetry_mirrors(v % kSymmetries)) std::reverse(steps.begin() + 1, steps.end());
+  const int start = task == PointerTask::kHull ? *std::min_element(p.output.begin(), p.output.end()) : 0;
+  const auto at = std::find_if(steps.begin(), steps.end(), [&](size_t i) { return p.output[i] == start; });
+  if (at != steps.end()) std::rotate(steps.begin(), at, steps.end());
+  std::vector<int> out(k);
+  for (size_t i = 0; i < k; ++i) out[i] = p.output[steps[i]];
+  p.output = std::move(out);
+  if (rows) {
+    std::vector<float> a(p.attention);
+    for (size_t i = 0; i < k; ++i)
+      std::copy_n(p.attention.begin() + static_cast<std::ptrdiff_t>(steps[i] * n), n,
+                  a.begin() + static_cast<std::ptrdiff_t>(i * n));
+    p.attention = std::move(a);
+  }
+}
 
 std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::span<const tasks::PointerInstance> instances,
                                                const PointerDecodeOptions& options) {
@@ -42,7 +140,10 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
                "pointer decoding: samples {} must be >= 0 and temperature {} finite and > 0", options.samples,
                options.temperature);
   const PointerTask task = model.cfg().task;
-  core::Rng rng(options.sample_seed);
+  ENGRAM_CHECK(options.views >= 1 && options.views <= kMaxViews, "pointer decoding: views {} must be in [1, {}]",
+               options.views, kMaxViews);
+  ENGRAM_CHECK(options.views == 1 || task != PointerTask::kSort,
+               "pointer decoding: views are symmetries of 2-D points (hull, tsp), not of sorting");
   // What sampling maximises: TSP minus the tour length (−inf for an invalid tour), else the
   // log-probability. The kept output's value is remembered, not recomputed per sample.
   auto objective = [&](const PointerPrediction& p, const tasks::PointerInstance& in) {
@@ -50,6 +151,8 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
     if (!p.finished || !tasks::is_valid_tour(p.output, in.size())) return -std::numeric_limits<double>::infinity();
     return -tasks::tour_length(std::span<const float>(in.points), p.output);
   };
+  if (options.views > 1) return predict_views(model, instances, options, objective);
+  core::Rng rng(options.sample_seed);
   std::vector<PointerPrediction> out;
   out.reserve(instances.size());
   core::Graph g(false);

@@ -35,6 +35,14 @@ struct PointerDecodeOptions {
   int samples = 0;
   float temperature = 1.0f;
   uint64_t sample_seed = 1;
+  // Views (hull and TSP; 1 = off, at most 64): each instance is also decoded as other readings of
+  // the same points: views 1-7 map the points by the other symmetries of the unit square (the
+  // mirror images in x and in y, the half turn, the mirror in the diagonal, the quarter turns, the
+  // mirror in the other diagonal), views 8 on also read them in a shuffled order (drawn from the
+  // view's number). Outputs are mapped back (a mirrored hull reversed to counter-clockwise) and
+  // the kept prediction is the best by the sampling objective above. The model is not invariant to
+  // these readings, so the views act as an ensemble of one model.
+  int views = 1;
   bool attention = false;  // keep each step's pointer distribution
   // Few-row products (one instance, or the beams of one) on this packed copy of the weights
   // (core::PackedWeights; the same fp32 values, read as contiguous streams); nullptr = off.
@@ -52,6 +60,15 @@ struct PointerPrediction {
 std::vector<PointerPrediction> predict_pointer(const PointerNet& model,
                                                std::span<const data::tasks::PointerInstance> instances,
                                                const PointerDecodeOptions& options = {});
+
+// View v of an instance (PointerDecodeOptions::views; v in [0, 64), 0 = the instance itself): its
+// points mapped by symmetry v % 8 of the unit square and, from v = 8 on, read in a shuffled order
+// drawn from v. `order` receives it: view position j holds point order[j]. No target.
+data::tasks::PointerInstance pointer_view(const data::tasks::PointerInstance& in, int v, std::vector<int>& order);
+// A prediction for view v, in the instance's own terms: positions through `order`, a mirrored hull
+// reversed to counter-clockwise, the output rotated to the task's start (hull: its lowest index;
+// tsp: point 0); attention rows and columns follow. Errors: a position outside the points.
+void pointer_view_back(PointerTask task, int v, std::span<const int> order, PointerPrediction& p);
 
 // The task's metrics over predictions of `instances` (whose targets are the labels / references).
 struct PointerScore {
