@@ -3,8 +3,9 @@
 # (n = 5-20) and convex hull (n = 5-50) trained with the shipped configs, one thread each under
 # nice, at most two at once (sorting and TSP side by side, the hull when sorting is done), then
 # the eval tables: sorting at n = 5, 10, 20; TSP at n = 5, 10, 20 against Held-Karp and 25-50
-# against the 2-opt + Or-opt heuristic, greedy and beam 5; hull at n = 5, 10, 50 (and 100, 200).
-# The minute budgets: sorting 25, TSP 25, hull 55 (the results' runs: sorting as 15 minutes, then
+# against the 2-opt + Or-opt heuristic, greedy and beam 5; hull at n = 5, 10, 50 (and 100, 200),
+# greedy and over 16 views (`pointer eval --views 16`).
+# The minute budgets: sorting 25, TSP 25, hull 100 (the results' runs: sorting as 15 minutes, then
 # the same run resumed for 10 more, which the Trainer makes the same as one run of 25).
 #
 # Usage: bench/pointer_targets.sh [RUNS_DIR]     (default runs/targets)
@@ -63,6 +64,7 @@ tsp_eval=$!
 {
   evaluate sort "$instances" --n 5,10,20
   evaluate hull "$instances" --n 5,10,50,100,200
+  evaluate hull "$instances" --n 5,10,50,100,200 --views 16
 } > "$runs/eval-sort-hull.md" 2>&1
 wait "$tsp_eval"
 cat "$runs/eval-sort-hull.md" "$runs/eval-tsp.md" | tee "$runs/eval.md"
