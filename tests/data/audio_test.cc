@@ -603,6 +603,34 @@ TEST(AudioSpecAugment, FrequencyWarpResamplesEveryChannelByOneFactorPerUtterance
   EXPECT_THROW(spec_augment(&bad, c, rng), engram::Error);
 }
 
+TEST(AudioWarp, ChannelMTakesTheValueAtMTimesAInEveryBlock) {
+  // The fixed-factor warp of decoding (warp_channels): on a ramp (exact under linear
+  // interpolation), channel m of each block holds 100 * block + min(m * a, M - 1); a = 1 changes
+  // nothing; a factor <= 0 or NaN is refused.
+  const int m_bins = 10;
+  Features ramp = from_columns(6, m_bins, [](int64_t, int m) { return static_cast<float>(m); });
+  ramp = add_deltas(ramp, 1, 2);
+  for (int64_t t = 0; t < 6; ++t)
+    for (int blk = 0; blk < 2; ++blk)
+      for (int m = 0; m < m_bins; ++m) ramp.row(t)[blk * m_bins + m] = 100.0f * blk + m;
+  for (const float a : {0.5f, 0.85f, 1.0f, 1.3f, 2.0f}) {
+    Features w = ramp;
+    warp_channels(&w, a);
+    for (int64_t t = 0; t < 6; ++t)
+      for (int blk = 0; blk < 2; ++blk)
+        for (int m = 0; m < m_bins; ++m)
+          EXPECT_NEAR(w.at(t, blk * m_bins + m), 100.0f * blk + std::min(m * a, m_bins - 1.0f), 1e-4f)
+              << "a " << a << " frame " << t << " block " << blk << " channel " << m;
+  }
+  Features same = ramp;
+  warp_channels(&same, 1.0f);
+  EXPECT_EQ(same.data, ramp.data);
+  for (const float bad : {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()}) {
+    Features f = ramp;
+    EXPECT_THROW(warp_channels(&f, bad), engram::Error) << bad;
+  }
+}
+
 TEST(SpeedPerturb, LinearInterpolationByHand) {
   Waveform w;
   w.sample_rate = 8000;

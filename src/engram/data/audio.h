@@ -210,6 +210,12 @@ void apply_cmvn(Features* features, Cmvn mode);
 // interpolated between channels and clamped to the last one, in every block. It stands in for
 // vocal tract length perturbation (Jaitly & Hinton 2013, who warp the spectrum's frequency axis
 // before the filterbank), applied to the channels instead.
+// Warps every frame's mel channels by factor a > 0: channel m takes the value at position m * a,
+// linearly interpolated between channels and clamped to the last one, in every block of M.
+// SpecAugmentConfig::freq_warp draws a per training utterance; decoding may try several
+// (models/speech: SpeechDecodeOptions::warps). a = 1 changes nothing.
+void warp_channels(Features* f, float a);
+
 struct SpecAugmentConfig {
   int freq_masks = 0;            // 0 = none
   int freq_mask_width = 8;       // F: widest frequency mask (channels)

@@ -326,6 +326,29 @@ void SpecAugmentConfig::validate() const {
                crop_end);
 }
 
+void warp_channels(Features* f, float a) {
+  ENGRAM_CHECK(std::isfinite(a) && a > 0, "warp_channels: the factor must be finite and > 0, got {}", a);
+  const int m_bins = f->mel_bins;
+  if (f->frames == 0 || m_bins < 2 || a == 1.0f) return;
+  ENGRAM_CHECK(f->dim % m_bins == 0, "warp_channels: dim {} is not a multiple of mel_bins {}", f->dim, m_bins);
+  const int blocks = f->dim / m_bins;
+  std::vector<int> lo(m_bins);
+  std::vector<float> frac(m_bins);
+  for (int m = 0; m < m_bins; ++m) {
+    const float pos = std::min(static_cast<float>(m) * a, static_cast<float>(m_bins - 1));
+    lo[m] = std::min(static_cast<int>(pos), m_bins - 2);
+    frac[m] = pos - static_cast<float>(lo[m]);
+  }
+  std::vector<float> src(m_bins);
+  for (int64_t t = 0; t < f->frames; ++t) {
+    for (int b = 0; b < blocks; ++b) {
+      float* x = f->row(t) + b * m_bins;
+      std::copy_n(x, m_bins, src.begin());
+      for (int m = 0; m < m_bins; ++m) x[m] = src[lo[m]] + frac[m] * (src[lo[m] + 1] - src[lo[m]]);
+    }
+  }
+}
+
 void spec_augment(Features* f, const SpecAugmentConfig& c, core::Rng& rng) {
   c.validate();
   if (f->frames == 0 || f->mel_bins == 0) return;
@@ -333,24 +356,7 @@ void spec_augment(Features* f, const SpecAugmentConfig& c, core::Rng& rng) {
                f->dim, f->mel_bins);
   const int m_bins = f->mel_bins, blocks = f->dim / f->mel_bins;
   const int64_t frames = f->frames;
-  if (c.freq_warp > 0 && m_bins > 1) {
-    const float a = rng.uniform(1.0f - c.freq_warp, 1.0f + c.freq_warp);
-    std::vector<int> lo(m_bins);
-    std::vector<float> frac(m_bins);
-    for (int m = 0; m < m_bins; ++m) {
-      const float pos = std::min(static_cast<float>(m) * a, static_cast<float>(m_bins - 1));
-      lo[m] = std::min(static_cast<int>(pos), m_bins - 2);
-      frac[m] = pos - static_cast<float>(lo[m]);
-    }
-    std::vector<float> src(m_bins);
-    for (int64_t t = 0; t < frames; ++t) {
-      for (int b = 0; b < blocks; ++b) {
-        float* x = f->row(t) + b * m_bins;
-        std::copy_n(x, m_bins, src.begin());
-        for (int m = 0; m < m_bins; ++m) x[m] = src[lo[m]] + frac[m] * (src[lo[m] + 1] - src[lo[m]]);
-      }
-    }
-  }
+  if (c.freq_warp > 0 && m_bins > 1) warp_channels(f, rng.uniform(1.0f - c.freq_warp, 1.0f + c.freq_warp));
   for (int i = 0; i < c.freq_masks; ++i) {
     const int width = static_cast<int>(rng.below(std::min(c.freq_mask_width, m_bins) + 1));
     const int f0 = static_cast<int>(rng.below(m_bins - width + 1));
