@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <numeric>
 
 #include "engram/decode/ensemble.h"
@@ -15,12 +16,16 @@
 
 namespace engram::models {
 
-std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
-                                         const SpeechDecodeOptions& options) {
-  ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
-               "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
-               options.max_length);
-  std::vector<std::vector<int>> out(utts.size());
+namespace {
+
+struct Heard {
+  std::vector<int> digits;
+  double log_prob = 0;
+};
+
+std::vector<Heard> decode_utterances(const decode::StepModel& model, std::span<const data::audio::Features> utts,
+                                     const SpeechDecodeOptions& options) {
+  std::vector<Heard> out(utts.size());
   // Batches of similar lengths (a batch is padded to its longest utterance): utterances in order
   // of length, the results put back in the callers' order.
   std::vector<size_t> order(utts.size());
@@ -39,7 +44,54 @@ std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::sp
     for (size_t i = 0; i < n; ++i) part.push_back(&utts[order[first + i]]);
     const decode::SourceBatch src = speech_source(part);
     const auto hyps = decode::search(g, model, src, so);
-    for (size_t i = 0; i < n; ++i) out[order[first + i]].assign(hyps[i][0].ids.begin(), hyps[i][0].ids.end());
+    for (size_t i = 0; i < n; ++i) {
+      Heard& h = out[order[first + i]];
+      h.digits.assign(hyps[i][0].ids.begin(), hyps[i][0].ids.end());
+      h.log_prob = hyps[i][0].log_prob;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
+                                         const SpeechDecodeOptions& options, std::vector<double>* log_probs) {
+  ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
+               "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
+               options.max_length);
+  for (const float a : options.warps)
+    ENGRAM_CHECK(std::isfinite(a) && a >= 0.5f && a <= 2.0f && a != 1.0f,
+                 "speech: warp {} must be in [0.5, 2] and not 1 (the utterance as it is is always decoded)", a);
+  std::vector<Heard> best = decode_utterances(model, utts, options);
+  if (!options.warps.empty()) {
+    // Per utterance: the likeliest of its readings. Per set: the factor (1 included) whose
+    // readings sum to the highest log-probability.
+    double best_sum = 0;
+    for (const Heard& h : best) best_sum += h.log_prob;
+    std::vector<data::audio::Features> warped(utts.begin(), utts.end());
+    for (const float a : options.warps) {
+      for (size_t i = 0; i < utts.size(); ++i) {
+        warped[i].data = utts[i].data;
+        data::audio::warp_channels(&warped[i], a);
+      }
+      std::vector<Heard> got = decode_utterances(model, warped, options);
+      if (options.warp_per_set) {
+        double sum = 0;
+        for (const Heard& h : got) sum += h.log_prob;
+        if (sum > best_sum) best_sum = sum, best = std::move(got);
+      } else {
+        for (size_t i = 0; i < got.size(); ++i)
+          if (got[i].log_prob > best[i].log_prob) best[i] = std::move(got[i]);
+      }
+    }
+  }
+  std::vector<std::vector<int>> out;
+  out.reserve(best.size());
+  if (log_probs) log_probs->clear();
+  for (Heard& h : best) {
+    out.push_back(std::move(h.digits));
+    if (log_probs) log_probs->push_back(h.log_prob);
   }
   return out;
 }
@@ -109,7 +161,7 @@ std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& firs
   return std::make_unique<decode::EnsembleStepModel>(std::move(members));
 }
 
-SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch,
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& decode,
                            const std::vector<std::string>& sets,
                            std::span<const LoadedSpeechModel* const> ensemble) {
   namespace fs = std::filesystem;
@@ -135,12 +187,9 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
     refs.push_back(u.digits);
     e.audio_seconds += u.seconds;
   }
-  SpeechDecodeOptions o;
-  o.beam = beam;
-  o.batch_size = batch;
   t0 = std::chrono::steady_clock::now();
   const std::unique_ptr<decode::StepModel> model = speech_ensemble(loaded, ensemble);
-  const auto hyps = transcribe(*model, feats, o);
+  const auto hyps = transcribe(*model, feats, decode);
   e.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   e.score = score_speech(refs, hyps);
   return e;
