@@ -79,6 +79,7 @@ void run_eval(const EvalArgs& a) {
   o.batch_size = a.batch;
   o.warps = a.warps;
   o.warp_per_set = a.warp_per == "set";
+  o.warp_mean = a.warp_per == "mean";
   const models::SpeechEval e = models::evaluate_speech(*loaded, a.set, o, a.overrides, members.list);
   std::string who = loaded->dir().string();
   for (const auto* m : members.list) who += " + " + m->dir().string();
@@ -146,7 +147,7 @@ void register_speech(CLI::App& app) {
   ev->add_option("--warp-per", ea->warp_per,
                  "utterance: each keeps its likeliest reading; set: one factor for the whole set (one speaker's "
                  "recordings), the one whose transcriptions are likeliest together")
-      ->check(CLI::IsMember({"utterance", "set"}));
+      ->check(CLI::IsMember({"utterance", "set", "mean"}));
   ev->add_option("--batch", ea->batch, "utterances decoded together (1 = one file at a time)")->check(CLI::Range(1, 1024));
   add_ensemble_option(ev, ea->ensemble);
   ev->add_option("--set", ea->overrides, "override a key of the run's train.yaml, e.g. --set data.gap_ms=100 (repeatable)");

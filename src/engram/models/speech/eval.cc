@@ -53,6 +53,35 @@ std::vector<Heard> decode_utterances(const decode::StepModel& model, std::span<c
   return out;
 }
 
+// A model reading its input with the mel channels warped by `a` (every frame of every row of the
+// source batch; padding stays 0): a member of the ensemble of readings (warp_mean).
+class WarpedStepModel final : public decode::StepModel {
+ public:
+  WarpedStepModel(const decode::StepModel& model, float a, int mel_bins) : model_(model), a_(a), mel_bins_(mel_bins) {}
+  int32_t go_id() const override { return model_.go_id(); }
+  int32_t eos_id() const override { return model_.eos_id(); }
+  std::unique_ptr<decode::DecodeState> encode(core::Graph& g, const decode::SourceBatch& src) const override {
+    decode::SourceBatch warped = src;
+    data::audio::Features f;
+    f.frames = static_cast<int64_t>(src.steps) * src.batch;
+    f.dim = src.feature_dim;
+    f.mel_bins = mel_bins_;
+    f.data = std::move(warped.features);
+    data::audio::warp_channels(&f, a_);
+    warped.features = std::move(f.data);
+    return model_.encode(g, warped);
+  }
+  decode::StepOutput step(core::Graph& g, decode::DecodeState& state, std::span<const int32_t> prev) const override {
+    return model_.step(g, state, prev);
+  }
+  void reorder(decode::DecodeState& state, std::span<const int32_t> rows) const override { model_.reorder(state, rows); }
+
+ private:
+  const decode::StepModel& model_;
+  float a_;
+  int mel_bins_;
+};
+
 }  // namespace
 
 std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
@@ -63,8 +92,19 @@ std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::sp
   for (const float a : options.warps)
     ENGRAM_CHECK(std::isfinite(a) && a >= 0.5f && a <= 2.0f && a != 1.0f,
                  "speech: warp {} must be in [0.5, 2] and not 1 (the utterance as it is is always decoded)", a);
-  std::vector<Heard> best = decode_utterances(model, utts, options);
-  if (!options.warps.empty()) {
+  std::vector<Heard> best;
+  if (options.warp_mean && !options.warps.empty() && !utts.empty()) {
+    std::vector<std::unique_ptr<WarpedStepModel>> readings;
+    std::vector<const decode::StepModel*> members = {&model};
+    for (const float a : options.warps) {
+      readings.push_back(std::make_unique<WarpedStepModel>(model, a, utts[0].mel_bins));
+      members.push_back(readings.back().get());
+    }
+    best = decode_utterances(decode::EnsembleStepModel(std::move(members)), utts, options);
+  } else {
+    best = decode_utterances(model, utts, options);
+  }
+  if (!options.warps.empty() && !options.warp_mean) {
     // Per utterance: the likeliest of its readings. Per set: the factor (1 included) whose
     // readings sum to the highest log-probability.
     double best_sum = 0;

@@ -27,6 +27,7 @@ struct SpeechDecodeOptions {
   // highest summed log-probability: a speaker's recordings).
   std::vector<float> warps;
   bool warp_per_set = false;
+  bool warp_mean = false;  // instead: one ensemble of the readings (their probabilities averaged)
 };
 
 // One digit sequence per utterance (stacked features, as speech_features gives them), in the
