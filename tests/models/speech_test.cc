@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <numeric>
 #include <set>
 
 #include "data/test_util.h"
@@ -294,55 +293,6 @@ TEST(SpeechDecode, BatchesByLengthKeepTheCallersOrder) {
   EXPECT_EQ(a, b);
   std::set<std::vector<int>> distinct(a.begin(), a.end());
   EXPECT_GT(distinct.size(), 1u) << "an untrained model's outputs still differ per input, so order matters";
-}
-
-TEST(SpeechDecode, WarpsKeepTheLikeliestReadingPerUtteranceOrPerSet) {
-  // Decoding with warps equals decoding each warped copy on its own (warp_channels) and keeping,
-  // per utterance, the likeliest transcription; per set, the factor whose transcriptions are
-  // likeliest together. Factors outside [0.5, 2] and 1 itself are refused.
-  core::Rng rng(21);
-  const SpeechModel model(tiny_config(SpeechAttention::kLocation, SpeechCell::kGru), rng);
-  std::vector<audio::Features> u;
-  for (int frames : {9, 4, 7, 3, 12, 6}) u.push_back(random_features(frames, 4, rng));
-  SpeechDecodeOptions plain;
-  plain.batch_size = 4;
-  plain.max_length = 6;
-  const std::vector<float> warps = {0.6f, 0.8f, 1.25f, 1.6f};
-  std::vector<std::vector<std::vector<int>>> alone;  // [1 + warps][utterance]
-  std::vector<std::vector<double>> alone_lp;
-  for (size_t w = 0; w <= warps.size(); ++w) {
-    std::vector<audio::Features> copy = u;
-    if (w > 0)
-      for (auto& f : copy) audio::warp_channels(&f, warps[w - 1]);
-    alone_lp.emplace_back();
-    alone.push_back(transcribe(model, copy, plain, &alone_lp.back()));
-  }
-  SpeechDecodeOptions o = plain;
-  o.warps = warps;
-  std::vector<double> lp;
-  const auto got = transcribe(model, u, o, &lp);
-  ASSERT_EQ(got.size(), u.size());
-  int changed = 0;
-  for (size_t i = 0; i < u.size(); ++i) {
-    size_t arg = 0;
-    for (size_t w = 1; w <= warps.size(); ++w)
-      if (alone_lp[w][i] > alone_lp[arg][i]) arg = w;
-    EXPECT_EQ(got[i], alone[arg][i]) << "utterance " << i;
-    EXPECT_DOUBLE_EQ(lp[i], alone_lp[arg][i]) << "utterance " << i;
-    changed += arg != 0;
-  }
-  EXPECT_GT(changed, 0) << "no warp was likelier for any utterance: the test shows nothing";
-  o.warp_per_set = true;
-  size_t set_arg = 0;
-  std::vector<double> sums;
-  for (const auto& v : alone_lp) sums.push_back(std::accumulate(v.begin(), v.end(), 0.0));
-  for (size_t w = 1; w < sums.size(); ++w)
-    if (sums[w] > sums[set_arg]) set_arg = w;
-  EXPECT_EQ(transcribe(model, u, o), alone[set_arg]);
-  for (const float bad : {1.0f, 0.4f, 2.5f, std::nanf("")}) {
-    o.warps = {bad};
-    EXPECT_NE(data::testing::error_of([&] { transcribe(model, u, o); }).find("warp"), std::string::npos) << bad;
-  }
 }
 
 TEST(SpeechDecode, EnsembleOfTwoModelsAndItsFrontEndCheck) {

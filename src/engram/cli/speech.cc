@@ -5,12 +5,9 @@
 //                                  (no files: WAV paths are read from stdin, one per line)
 //   engram speech show -m DIR FILE.wav [--beam K] -o out.svg     spectrogram + each digit's attention
 //   engram speech eval -m DIR [--ensemble DIR ...] [--split test|valid|train] [--beam K] [--set KEY=VALUE ...]
-//                     [--warps A,B,... [--warp-per utterance|set]]
 //                                  digit error rate and sequence accuracy on a set of the run's data
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/). --ensemble
 // adds models decoded with -m's as one ensemble (their probabilities averaged; same front end).
-#include <fmt/format.h>
-
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -66,28 +63,16 @@ struct EvalArgs {
   std::string dir, set = "test";
   std::vector<std::string> overrides, ensemble;
   int beam = 1, batch = 64, threads = 1;
-  std::vector<float> warps;
-  std::string warp_per = "utterance";
 };
 
 void run_eval(const EvalArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
   const Members members(a.ensemble);
-  models::SpeechDecodeOptions o;
-  o.beam = a.beam;
-  o.batch_size = a.batch;
-  o.warps = a.warps;
-  o.warp_per_set = a.warp_per == "set";
-  o.warp_mean = a.warp_per == "mean";
-  const models::SpeechEval e = models::evaluate_speech(*loaded, a.set, o, a.overrides, members.list);
+  const models::SpeechEval e = models::evaluate_speech(*loaded, a.set, a.beam, a.batch, a.overrides, members.list);
   std::string who = loaded->dir().string();
   for (const auto* m : members.list) who += " + " + m->dir().string();
-  std::string warps;
-  for (const float w : a.warps) warps += fmt::format("{}{}", warps.empty() ? "" : ", ", w);
-  if (!warps.empty()) warps = fmt::format(", mel warps 1, {} (likeliest per {})", warps, a.warp_per);
-  std::printf("%s on the %s set (%s, from %s), beam %d%s: %lld utterances, %lld digits\n", who.c_str(), e.set.c_str(),
-              e.split.c_str(), e.train_yaml.string().c_str(), a.beam, warps.c_str(),
+  std::printf("%s on the %s set (%s, from %s), beam %d: %lld utterances, %lld digits\n", who.c_str(), e.set.c_str(), e.split.c_str(), e.train_yaml.string().c_str(), a.beam,
               static_cast<long long>(e.score.utterances), static_cast<long long>(e.score.ref_tokens));
   std::printf("digit error rate  %.2f%% (%lld edits)\n", 100 * e.score.ter(), static_cast<long long>(e.score.errors));
   std::printf("sequence accuracy %.2f%% (%lld / %lld)\n", 100 * e.score.seq_acc(),
@@ -139,15 +124,6 @@ void register_speech(CLI::App& app) {
   add_model_option(ev, ea->dir);
   ev->add_option("--split", ea->set, "test | valid | train")->check(CLI::IsMember({"test", "valid", "train"}));
   ev->add_option("--beam", ea->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
-  ev->add_option("--warps", ea->warps,
-                 "also decode with the mel channels warped by these factors (test-time vocal tract length "
-                 "normalisation), e.g. 0.9,0.95,1.05,1.1; the likeliest transcription is kept")
-      ->delimiter(',')
-      ->check(CLI::Range(0.5f, 2.0f));
-  ev->add_option("--warp-per", ea->warp_per,
-                 "utterance: each keeps its likeliest reading; set: one factor for the whole set (one speaker's "
-                 "recordings), the one whose transcriptions are likeliest together")
-      ->check(CLI::IsMember({"utterance", "set", "mean"}));
   ev->add_option("--batch", ea->batch, "utterances decoded together (1 = one file at a time)")->check(CLI::Range(1, 1024));
   add_ensemble_option(ev, ea->ensemble);
   ev->add_option("--set", ea->overrides, "override a key of the run's train.yaml, e.g. --set data.gap_ms=100 (repeatable)");

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <numeric>
 
 #include "engram/decode/ensemble.h"
@@ -16,16 +15,12 @@
 
 namespace engram::models {
 
-namespace {
-
-struct Heard {
-  std::vector<int> digits;
-  double log_prob = 0;
-};
-
-std::vector<Heard> decode_utterances(const decode::StepModel& model, std::span<const data::audio::Features> utts,
-                                     const SpeechDecodeOptions& options) {
-  std::vector<Heard> out(utts.size());
+std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
+                                         const SpeechDecodeOptions& options) {
+  ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
+               "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
+               options.max_length);
+  std::vector<std::vector<int>> out(utts.size());
   // Batches of similar lengths (a batch is padded to its longest utterance): utterances in order
   // of length, the results put back in the callers' order.
   std::vector<size_t> order(utts.size());
@@ -44,94 +39,7 @@ std::vector<Heard> decode_utterances(const decode::StepModel& model, std::span<c
     for (size_t i = 0; i < n; ++i) part.push_back(&utts[order[first + i]]);
     const decode::SourceBatch src = speech_source(part);
     const auto hyps = decode::search(g, model, src, so);
-    for (size_t i = 0; i < n; ++i) {
-      Heard& h = out[order[first + i]];
-      h.digits.assign(hyps[i][0].ids.begin(), hyps[i][0].ids.end());
-      h.log_prob = hyps[i][0].log_prob;
-    }
-  }
-  return out;
-}
-
-// A model reading its input with the mel channels warped by `a` (every frame of every row of the
-// source batch; padding stays 0): a member of the ensemble of readings (warp_mean).
-class WarpedStepModel final : public decode::StepModel {
- public:
-  WarpedStepModel(const decode::StepModel& model, float a, int mel_bins) : model_(model), a_(a), mel_bins_(mel_bins) {}
-  int32_t go_id() const override { return model_.go_id(); }
-  int32_t eos_id() const override { return model_.eos_id(); }
-  std::unique_ptr<decode::DecodeState> encode(core::Graph& g, const decode::SourceBatch& src) const override {
-    decode::SourceBatch warped = src;
-    data::audio::Features f;
-    f.frames = static_cast<int64_t>(src.steps) * src.batch;
-    f.dim = src.feature_dim;
-    f.mel_bins = mel_bins_;
-    f.data = std::move(warped.features);
-    data::audio::warp_channels(&f, a_);
-    warped.features = std::move(f.data);
-    return model_.encode(g, warped);
-  }
-  decode::StepOutput step(core::Graph& g, decode::DecodeState& state, std::span<const int32_t> prev) const override {
-    return model_.step(g, state, prev);
-  }
-  void reorder(decode::DecodeState& state, std::span<const int32_t> rows) const override { model_.reorder(state, rows); }
-
- private:
-  const decode::StepModel& model_;
-  float a_;
-  int mel_bins_;
-};
-
-}  // namespace
-
-std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
-                                         const SpeechDecodeOptions& options, std::vector<double>* log_probs) {
-  ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
-               "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
-               options.max_length);
-  for (const float a : options.warps)
-    ENGRAM_CHECK(std::isfinite(a) && a >= 0.5f && a <= 2.0f && a != 1.0f,
-                 "speech: warp {} must be in [0.5, 2] and not 1 (the utterance as it is is always decoded)", a);
-  std::vector<Heard> best;
-  if (options.warp_mean && !options.warps.empty() && !utts.empty()) {
-    std::vector<std::unique_ptr<WarpedStepModel>> readings;
-    std::vector<const decode::StepModel*> members = {&model};
-    for (const float a : options.warps) {
-      readings.push_back(std::make_unique<WarpedStepModel>(model, a, utts[0].mel_bins));
-      members.push_back(readings.back().get());
-    }
-    best = decode_utterances(decode::EnsembleStepModel(std::move(members)), utts, options);
-  } else {
-    best = decode_utterances(model, utts, options);
-  }
-  if (!options.warps.empty() && !options.warp_mean) {
-    // Per utterance: the likeliest of its readings. Per set: the factor (1 included) whose
-    // readings sum to the highest log-probability.
-    double best_sum = 0;
-    for (const Heard& h : best) best_sum += h.log_prob;
-    std::vector<data::audio::Features> warped(utts.begin(), utts.end());
-    for (const float a : options.warps) {
-      for (size_t i = 0; i < utts.size(); ++i) {
-        warped[i].data = utts[i].data;
-        data::audio::warp_channels(&warped[i], a);
-      }
-      std::vector<Heard> got = decode_utterances(model, warped, options);
-      if (options.warp_per_set) {
-        double sum = 0;
-        for (const Heard& h : got) sum += h.log_prob;
-        if (sum > best_sum) best_sum = sum, best = std::move(got);
-      } else {
-        for (size_t i = 0; i < got.size(); ++i)
-          if (got[i].log_prob > best[i].log_prob) best[i] = std::move(got[i]);
-      }
-    }
-  }
-  std::vector<std::vector<int>> out;
-  out.reserve(best.size());
-  if (log_probs) log_probs->clear();
-  for (Heard& h : best) {
-    out.push_back(std::move(h.digits));
-    if (log_probs) log_probs->push_back(h.log_prob);
+    for (size_t i = 0; i < n; ++i) out[order[first + i]].assign(hyps[i][0].ids.begin(), hyps[i][0].ids.end());
   }
   return out;
 }
@@ -201,7 +109,7 @@ std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& firs
   return std::make_unique<decode::EnsembleStepModel>(std::move(members));
 }
 
-SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& decode,
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch,
                            const std::vector<std::string>& sets,
                            std::span<const LoadedSpeechModel* const> ensemble) {
   namespace fs = std::filesystem;
@@ -227,9 +135,12 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
     refs.push_back(u.digits);
     e.audio_seconds += u.seconds;
   }
+  SpeechDecodeOptions o;
+  o.beam = beam;
+  o.batch_size = batch;
   t0 = std::chrono::steady_clock::now();
   const std::unique_ptr<decode::StepModel> model = speech_ensemble(loaded, ensemble);
-  const auto hyps = transcribe(*model, feats, decode);
+  const auto hyps = transcribe(*model, feats, o);
   e.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   e.score = score_speech(refs, hyps);
   return e;

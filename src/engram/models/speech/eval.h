@@ -20,23 +20,13 @@ struct SpeechDecodeOptions {
   int beam = 1;          // 1 = greedy
   int batch_size = 64;   // utterances decoded together
   int max_length = 16;   // output digits at most
-  // Test-time warps (vocal tract length normalisation by search): each utterance is also decoded
-  // with its mel channels warped by each factor (data::audio::warp_channels; each in [0.5, 2], not
-  // 1) and the transcription the model finds likeliest is kept: per utterance, or with
-  // warp_per_set one factor for all the utterances given (the one whose transcriptions have the
-  // highest summed log-probability: a speaker's recordings).
-  std::vector<float> warps;
-  bool warp_per_set = false;
-  bool warp_mean = false;  // instead: one ensemble of the readings (their probabilities averaged)
 };
 
 // One digit sequence per utterance (stacked features, as speech_features gives them), in the
 // order given; batches group utterances of similar lengths (less padding). `model` is a
 // SpeechModel or an ensemble of them (decode/ensemble.h, speech_ensemble).
-// `log_probs`, if given, receives each kept transcription's log-probability.
 std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
-                                         const SpeechDecodeOptions& options = {},
-                                         std::vector<double>* log_probs = nullptr);
+                                         const SpeechDecodeOptions& options = {});
 
 // Levenshtein distance between two token sequences.
 int64_t edit_distance(std::span<const int> a, std::span<const int> b);
@@ -108,9 +98,9 @@ struct SpeechEval {
   double feature_seconds = 0;  // wall time of reading the WAV files and computing the features
   double decode_seconds = 0;   // wall time of transcription (features excluded)
 };
-// `decode`: beam, batch (1 = one file at a time), warps. `ensemble`: further models decoded with
-// `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
-SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& decode,
+// `batch`: utterances decoded together (1 = one file at a time). `ensemble`: further models
+// decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch = 64,
                            const std::vector<std::string>& sets = {},
                            std::span<const LoadedSpeechModel* const> ensemble = {});
 
