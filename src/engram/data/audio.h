@@ -212,8 +212,8 @@ void apply_cmvn(Features* features, Cmvn mode);
 // before the filterbank), applied to the channels instead.
 // Warps every frame's mel channels by factor a > 0: channel m takes the value at position m * a,
 // linearly interpolated between channels and clamped to the last one, in every block of M.
-// SpecAugmentConfig::freq_warp draws a per training utterance; decoding may try several
-// (models/speech: SpeechDecodeOptions::warps). a = 1 changes nothing.
+// SpecAugmentConfig::freq_warp draws a per training utterance. a = 1 changes nothing. (Decoding
+// at several warps, the likeliest kept, did not help held-out speakers: bench/results_speech.md.)
 void warp_channels(Features* f, float a);
 
 struct SpecAugmentConfig {
