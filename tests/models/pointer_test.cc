@@ -465,6 +465,11 @@ TEST(PointerShow, SvgIsWellFormedWithBothPanelsAndTheHeatmap) {
     EXPECT_EQ(root.find_all("svg").size(), 2u) << "the heatmap nested in the picture";
     EXPECT_GE(root.find_all("circle").size(), 14u) << "the points in both panels";
     EXPECT_NE(s.summary.find("n = 7"), std::string::npos) << s.summary;
+    if (task == PointerTask::kSort) continue;
+    const PointerShow v = show_pointer(model, 7, 3, 1, 12);  // the kept reading, drawn in the instance's order
+    EXPECT_EQ(v.prediction.attention.size(), (v.prediction.output.size() + 1) * 7u);
+    EXPECT_NE(v.summary.find("greedy, 12 views"), std::string::npos) << v.summary;
+    EXPECT_EQ(viz::testing::parse_xml(v.svg).find_all("svg").size(), 2u);
   }
 }
 

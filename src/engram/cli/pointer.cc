@@ -3,7 +3,7 @@
 //   engram pointer eval -m DIR [--n 5,10,20] [--instances N] [--beam K] [--samples K [--temperature T]]
 //                       [--views V]
 //                       [--file PATH]   metrics per n
-//   engram pointer show -m DIR --n 20 [--seed S] [--beam K] -o out.svg   predicted vs optimal + attention
+//   engram pointer show -m DIR --n 20 [--seed S] [--beam K] [--views V] -o out.svg   predicted vs optimal + attention
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
 #include <cmath>
 #include <cstdio>
@@ -68,14 +68,17 @@ void run_eval(const EvalArgs& a) {
 
 struct ShowArgs {
   std::string dir, out = "pointer.svg";
-  int n = 20, beam = 1, threads = 1;
+  int n = 20, beam = 1, threads = 1, views = 1;
   int64_t seed = 1;
 };
 
 void run_show(const ShowArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
-  const models::PointerShow s = models::show_pointer(*loaded->model, a.n, static_cast<uint64_t>(a.seed), a.beam);
+  ENGRAM_CHECK(a.views == 1 || loaded->model->cfg().task != models::PointerTask::kSort,
+               "--views: views are symmetries of 2-D points (hull, tsp), not of sorting");
+  const models::PointerShow s =
+      models::show_pointer(*loaded->model, a.n, static_cast<uint64_t>(a.seed), a.beam, a.views);
   viz::write_svg(a.out, s.svg);
   std::printf("%s; wrote %s\n", s.summary.c_str(), a.out.c_str());
 }
@@ -114,6 +117,8 @@ void register_pointer(CLI::App& app) {
   show->add_option("--n", sa->n, "points")->check(CLI::Range(1, kMaxN));
   show->add_option("--seed", sa->seed, "seed of the instance")->check(CLI::NonNegativeNumber);
   show->add_option("--beam", sa->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  show->add_option("--views", sa->views, "hull, tsp: decode over this many readings, the best kept (as eval --views)")
+      ->check(CLI::Range(1, 64));
   add_output_option(show, sa->out, "SVG file to write");
   add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });

@@ -135,7 +135,7 @@ std::string pointer_svg(PointerTask task, const tasks::PointerInstance& in, cons
       svg_num(std::ceil(width)), svg_num(std::ceil(height)), viz::xml_escape(viz::kFontStack), body);
 }
 
-PointerShow show_pointer(const PointerNet& model, int n, uint64_t seed, int beam) {
+PointerShow show_pointer(const PointerNet& model, int n, uint64_t seed, int beam, int views) {
   const PointerTask task = model.cfg().task;
   tasks::PointerTaskOptions o;
   o.task = task;
@@ -147,8 +147,10 @@ PointerShow show_pointer(const PointerNet& model, int n, uint64_t seed, int beam
   PointerDecodeOptions d;
   d.beam = beam;
   d.attention = true;
+  d.views = views;
   s.prediction = predict_pointer(model, std::span(&s.instance, 1), d)[0];
-  const std::string what = beam == 1 ? "greedy" : fmt::format("beam {}", beam);
+  std::string what = beam == 1 ? "greedy" : fmt::format("beam {}", beam);
+  if (views > 1) what += fmt::format(", {} views", views);
   s.svg = pointer_svg(task, s.instance, s.prediction, what);
   s.summary = fmt::format("{} n = {} (seed {}), {}: {}; {}: {}", pointer_task_name(task), n, seed, what,
                           result_text(task, s.instance, s.prediction.output, s.prediction.finished, false),

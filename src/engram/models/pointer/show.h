@@ -25,7 +25,8 @@ struct PointerShow {
   std::string svg;
   std::string summary;  // one line: the instance, the result, the reference
 };
-// Instance `seed` of n points (the eval test stream's generator), decoded with `beam`, drawn.
-PointerShow show_pointer(const PointerNet& model, int n, uint64_t seed, int beam);
+// Instance `seed` of n points (the eval test stream's generator), decoded with `beam` over `views`
+// readings (PointerDecodeOptions::views; the kept one's attention in the instance's order), drawn.
+PointerShow show_pointer(const PointerNet& model, int n, uint64_t seed, int beam, int views = 1);
 
 }  // namespace engram::models
