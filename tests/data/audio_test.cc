@@ -563,16 +563,22 @@ TEST(AudioSpecAugment, MasksAreBandsSharedAcrossBlocksAndSeeded) {
   EXPECT_EQ(same.data, ones.data);
 }
 
+// Two blocks of M channels (statics and deltas) in which channel m of block b holds 100 b + m in
+// every frame: a ramp, which linear interpolation between channels reproduces exactly.
+Features channel_ramp(int64_t frames, int m_bins) {
+  Features ramp = add_deltas(from_columns(frames, m_bins, [](int64_t, int m) { return static_cast<float>(m); }), 1, 2);
+  for (int64_t t = 0; t < frames; ++t)
+    for (int blk = 0; blk < 2; ++blk)
+      for (int m = 0; m < m_bins; ++m) ramp.row(t)[blk * m_bins + m] = 100.0f * blk + m;
+  return ramp;
+}
+
 TEST(AudioSpecAugment, FrequencyWarpResamplesEveryChannelByOneFactorPerUtterance) {
   // Channel m of every block holds 100 * block + m: after the warp, channel m must hold
   // 100 * block + min(m * a, M - 1) (linear interpolation of a ramp is exact) with one a in
   // [1 - w, 1 + w] for every frame and block.
   const int m_bins = 12;
-  Features ramp = from_columns(20, m_bins, [](int64_t, int m) { return static_cast<float>(m); });
-  ramp = add_deltas(ramp, 1, 2);
-  for (int64_t t = 0; t < 20; ++t)
-    for (int blk = 0; blk < 2; ++blk)
-      for (int m = 0; m < m_bins; ++m) ramp.row(t)[blk * m_bins + m] = 100.0f * blk + m;
+  const Features ramp = channel_ramp(20, m_bins);
   SpecAugmentConfig c;
   c.freq_warp = 0.2f;
   std::set<float> factors;
@@ -608,11 +614,7 @@ TEST(AudioWarp, ChannelMTakesTheValueAtMTimesAInEveryBlock) {
   // interpolation), channel m of each block holds 100 * block + min(m * a, M - 1); a = 1 changes
   // nothing; a factor <= 0 or NaN is refused.
   const int m_bins = 10;
-  Features ramp = from_columns(6, m_bins, [](int64_t, int m) { return static_cast<float>(m); });
-  ramp = add_deltas(ramp, 1, 2);
-  for (int64_t t = 0; t < 6; ++t)
-    for (int blk = 0; blk < 2; ++blk)
-      for (int m = 0; m < m_bins; ++m) ramp.row(t)[blk * m_bins + m] = 100.0f * blk + m;
+  const Features ramp = channel_ramp(6, m_bins);
   for (const float a : {0.5f, 0.85f, 1.0f, 1.3f, 2.0f}) {
     Features w = ramp;
     warp_channels(&w, a);
