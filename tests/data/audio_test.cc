@@ -573,6 +573,15 @@ Features channel_ramp(int64_t frames, int m_bins) {
   return ramp;
 }
 
+// channel_ramp after a warp by a: channel m of block b holds 100 b + min(m a, M - 1).
+void expect_warped_ramp(const Features& w, int m_bins, float a, const std::string& what) {
+  for (int64_t t = 0; t < w.frames; ++t)
+    for (int blk = 0; blk < 2; ++blk)
+      for (int m = 0; m < m_bins; ++m)
+        EXPECT_NEAR(w.at(t, blk * m_bins + m), 100.0f * blk + std::min(m * a, m_bins - 1.0f), 1e-4f)
+            << what << " frame " << t << " block " << blk << " channel " << m;
+}
+
 TEST(AudioSpecAugment, FrequencyWarpResamplesEveryChannelByOneFactorPerUtterance) {
   // Channel m of every block holds 100 * block + m: after the warp, channel m must hold
   // 100 * block + min(m * a, M - 1) (linear interpolation of a ramp is exact) with one a in
@@ -590,11 +599,7 @@ TEST(AudioSpecAugment, FrequencyWarpResamplesEveryChannelByOneFactorPerUtterance
     EXPECT_GE(a, 0.8f - 1e-6f);
     EXPECT_LE(a, 1.2f + 1e-6f);
     factors.insert(a);
-    for (int64_t t = 0; t < 20; ++t)
-      for (int blk = 0; blk < 2; ++blk)
-        for (int m = 0; m < m_bins; ++m)
-          EXPECT_NEAR(w.at(t, blk * m_bins + m), 100.0f * blk + std::min(m * a, m_bins - 1.0f), 1e-4f)
-              << "seed " << seed << " frame " << t << " block " << blk << " channel " << m;
+    expect_warped_ramp(w, m_bins, a, "seed " + std::to_string(seed));
     Features again = ramp;
     core::Rng same(seed);
     spec_augment(&again, c, same);
@@ -618,11 +623,7 @@ TEST(AudioWarp, ChannelMTakesTheValueAtMTimesAInEveryBlock) {
   for (const float a : {0.5f, 0.85f, 1.0f, 1.3f, 2.0f}) {
     Features w = ramp;
     warp_channels(&w, a);
-    for (int64_t t = 0; t < 6; ++t)
-      for (int blk = 0; blk < 2; ++blk)
-        for (int m = 0; m < m_bins; ++m)
-          EXPECT_NEAR(w.at(t, blk * m_bins + m), 100.0f * blk + std::min(m * a, m_bins - 1.0f), 1e-4f)
-              << "a " << a << " frame " << t << " block " << blk << " channel " << m;
+    expect_warped_ramp(w, m_bins, a, "a " + std::to_string(a));
   }
   Features same = ramp;
   warp_channels(&same, 1.0f);

@@ -243,6 +243,13 @@ TEST(PointerStepModel, PackedWeightsAndBatchSizesDecodeTheSame) {
   }
 }
 
+// Greedy outputs of `set` decoded in batches of 3 (so padding is exercised); `o` keeps that batch size.
+std::vector<PointerPrediction> greedy_in_threes(const PointerNet& model, const std::vector<tasks::PointerInstance>& set,
+                                                PointerDecodeOptions& o) {
+  o.batch_size = 3;
+  return predict_pointer(model, set, o);
+}
+
 // The kept outputs (`best`) against the greedy ones, per instance: finished; TSP a valid tour
 // never longer than greedy's, else at least greedy's log-probability. Returns how many are
 // better: TSP shorter tours, else other outputs.
@@ -276,8 +283,7 @@ TEST(PointerDecoding, SamplingKeepsTheBestOfGreedyAndTheSamples) {
     PointerNet model(tiny_config(v, 8), rng);
     const auto set = instances(v.task, {8, 6, 9, 7, 8, 5, 9, 6}, 21);
     PointerDecodeOptions o;
-    o.batch_size = 3;
-    const std::vector<PointerPrediction> greedy = predict_pointer(model, set, o);
+    const std::vector<PointerPrediction> greedy = greedy_in_threes(model, set, o);
     o.samples = 24;
     o.temperature = 1.5f;
     const std::vector<PointerPrediction> best = predict_pointer(model, set, o);
@@ -359,10 +365,9 @@ TEST(PointerDecoding, ViewsKeepTheBestReading) {
     if (v.task == PointerTask::kSort) continue;
     core::Rng rng(17);
     PointerNet model(tiny_config(v, 8), rng);
-    const auto set = instances(v.task, {8, 6, 9, 7, 8, 5, 9, 6}, 23);
     PointerDecodeOptions o;
-    o.batch_size = 3;
-    const std::vector<PointerPrediction> greedy = predict_pointer(model, set, o);
+    const auto set = instances(v.task, {8, 6, 9, 7, 8, 5, 9, 6}, 23);
+    const std::vector<PointerPrediction> greedy = greedy_in_threes(model, set, o);
     o.views = 12;
     o.attention = true;
     const std::vector<PointerPrediction> best = predict_pointer(model, set, o);
