@@ -442,11 +442,15 @@ TEST(PointerMetrics, ScoresAndTable) {
   const auto hull = instances(PointerTask::kHull, {10});
   std::vector<PointerPrediction> h(1);
   h[0].output = hull[0].target, h[0].finished = true;
+  EXPECT_DOUBLE_EQ(score_pointer(PointerTask::kHull, hull, h).wrong_start, 0.0);
   std::rotate(h[0].output.begin(), h[0].output.begin() + 1, h[0].output.end());  // same cycle
   s = score_pointer(PointerTask::kHull, hull, h);
   EXPECT_DOUBLE_EQ(s.exact, 1.0);
   EXPECT_NEAR(s.coverage, 1.0, 1e-9);
   EXPECT_DOUBLE_EQ(s.fail, 0.0);
+  EXPECT_DOUBLE_EQ(s.wrong_start, 1.0) << "the same cycle from another vertex";
+  const std::string hull_table = pointer_eval_table(PointerTask::kHull, {{{10, "", s}}});
+  EXPECT_NE(hull_table.find("| 10 | 1 | 100.0% | 100.0% | 0.0% | 100.0% |"), std::string::npos) << hull_table;
   h[0].output.resize(2);  // a segment is no polygon
   EXPECT_DOUBLE_EQ(score_pointer(PointerTask::kHull, hull, h).fail, 1.0);
   const std::vector<PointerEvalRow> rows = {{5, "Held-Karp", score_pointer(PointerTask::kTsp, tsp, q)}};

@@ -199,7 +199,7 @@ PointerScore score_pointer(PointerTask task, std::span<const tasks::PointerInsta
   s.task = task;
   s.instances = static_cast<int64_t>(instances.size());
   if (instances.empty()) return s;
-  double exact = 0, valid = 0, coverage = 0, length = 0, reference = 0, gap = 0;
+  double exact = 0, valid = 0, coverage = 0, length = 0, reference = 0, gap = 0, wrong_start = 0;
   int64_t simple = 0;
   for (size_t i = 0; i < instances.size(); ++i) {
     const tasks::PointerInstance& in = instances[i];
@@ -217,6 +217,7 @@ PointerScore score_pointer(PointerTask task, std::span<const tasks::PointerInsta
       }
       case PointerTask::kHull: {
         exact += p.finished && tasks::same_cycle(p.output, in.target);
+        wrong_start += p.output.empty() || in.target.empty() || p.output[0] != in.target[0];
         const std::optional<double> c = p.finished ? tasks::hull_area_coverage(pts, p.output, in.target) : std::nullopt;
         if (c) coverage += *c, ++simple;
         break;
@@ -240,6 +241,7 @@ PointerScore score_pointer(PointerTask task, std::span<const tasks::PointerInsta
     valid = static_cast<double>(simple);
     s.coverage = simple ? coverage / simple : nan;
     s.fail = 1.0 - valid / n;
+    s.wrong_start = wrong_start / n;
   }
   s.valid = valid / n;
   if (task == PointerTask::kTsp) {
@@ -300,7 +302,9 @@ std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow>
   std::string out;
   switch (task) {
     case PointerTask::kSort: out = "| n | instances | exact sequence |\n|---|---|---|\n"; break;
-    case PointerTask::kHull: out = "| n | instances | exact polygon | area coverage | FAIL |\n|---|---|---|---|---|\n"; break;
+    case PointerTask::kHull:
+      out = "| n | instances | exact polygon | area coverage | FAIL | wrong first point |\n|---|---|---|---|---|---|\n";
+      break;
     case PointerTask::kTsp:
       out = "| n | instances | mean tour length | reference length | reference | mean gap | valid tours |\n"
             "|---|---|---|---|---|---|---|\n";
@@ -311,7 +315,8 @@ std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow>
     switch (task) {
       case PointerTask::kSort: out += fmt::format("| {} | {} | {} |\n", r.n, s.instances, pct(s.exact)); break;
       case PointerTask::kHull:
-        out += fmt::format("| {} | {} | {} | {} | {} |\n", r.n, s.instances, pct(s.exact), pct(s.coverage), pct(s.fail));
+        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.n, s.instances, pct(s.exact), pct(s.coverage),
+                           pct(s.fail), pct(s.wrong_start));
         break;
       case PointerTask::kTsp:
         out += fmt::format("| {} | {} | {:.4f} | {:.4f} | {} | {} | {} |\n", r.n, s.instances, s.length, s.reference,

@@ -77,6 +77,9 @@ struct PointerScore {
   double exact = 0;        // sort: exact sequences; hull: exact polygons (same cycle)
   double coverage = 0;     // hull: mean area coverage of the simple polygons (NaN if none)
   double fail = 0;         // hull: share of outputs that are not simple polygons
+  // hull: share of outputs whose first point is not the true hull's first vertex (its lowest
+  // index); under the task's rules such an output cannot be the hull.
+  double wrong_start = 0;
   double length = 0;       // tsp: mean tour length of the valid predicted tours
   double reference = 0;    // tsp: mean length of the reference tours
   double gap = 0;          // tsp: mean of length / reference - 1 over the valid tours
