@@ -337,7 +337,7 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
   o.max_body_bytes = 4096;
   o.limits.max_items = 4;
   o.limits.max_beam = 5;
-  RunningServer s({"seq2seq", "memn2n"}, o);
+  RunningServer s({"seq2seq", "memn2n", "pointer"}, o);
   httplib::Client c = s.client();
   struct Bad {
     std::string path, body;
@@ -362,6 +362,8 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
       {"/v1/ntm", "{\"length\": 3}", 404, "no ntm model is loaded"},
       {"/v1/babi", "{\"story\": [\"Mary went home?\"], \"question\": \"Where?\"}", 400, "'?' belongs in 'question'"},
       {"/v1/babi", "{\"story\": [], \"question\": \"Where is Mary?\"}", 400, "1 to 4"},
+      {"/v1/pointer", "{\"points\": [0.1, 0.5], \"views\": 2}", 400, "'views' are readings of 2-D points"},
+      {"/v1/pointer", "{\"points\": [0.1, 0.5], \"views\": 0}", 400, "'views'"},
       {"/v1/nothing", "{}", 404, "no route POST /v1/nothing"},
       {"/v1/translate", "{\"src\": \"" + std::string(5000, 'a') + "\"}", 413, "max_body_bytes"},
   };

@@ -128,9 +128,10 @@ struct LoadedPointerModel : LoadedModel {
   // (greedy), closed for hull and TSP (the first index repeated at the end) as the paper's files.
   std::string run_line(const std::string& line) override;
   std::string input_help() const override;
-  // POST /v1/pointer (serve.cc, docs/serve.md): {"points": [v, ...] (sorting) or [[x, y], ...]}
-  // -> {"output": 0-based indices into the points (greedy; hull and TSP closed as the paper's
-  // files), "log_prob", "attention": [[p over the points] per output step, the end step last]}.
+  // POST /v1/pointer (serve.cc, docs/serve.md): {"points": [v, ...] (sorting) or [[x, y], ...],
+  // "views"?: 1 ... the server's --max-beam (hull, TSP: PointerDecodeOptions::views)} -> {"output":
+  // 0-based indices into the points (greedy; hull and TSP closed as the paper's files), "log_prob",
+  // "attention": [[p over the points] per output step, the end step last]}.
   int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
 };

@@ -31,11 +31,19 @@ tasks::PointerInstance read_points(const json& r, PointerTask task, int max_poin
   return in;
 }
 
+// The request's "views" (hull and TSP; PointerDecodeOptions::views), 1 when absent.
+int read_views(const json& r, PointerTask task, int max_views) {
+  const int views = serve_json::int_field(r, "views", 1, 1, max_views);
+  ENGRAM_CHECK(views == 1 || task != PointerTask::kSort, "'views' are readings of 2-D points (hull, tsp), not of sorting");
+  return views;
+}
+
 }  // namespace
 
 int LoadedPointerModel::serve_check(const json& r, const ServeLimits& limits) const {
   serve_json::check_object(r);
   read_points(r, model->cfg().task, limits.max_items);
+  read_views(r, model->cfg().task, limits.max_beam);
   return 1;
 }
 
@@ -48,6 +56,7 @@ std::vector<json> LoadedPointerModel::serve(std::span<const json* const> request
   std::vector<json> out;
   for (const json* r : requests) {
     const tasks::PointerInstance in = read_points(*r, task, 1 << 30);
+    o.views = read_views(*r, task, 64);
     const PointerPrediction p = predict_pointer(*model, std::span(&in, 1), o)[0];
     std::vector<int> output = p.output;
     if (closed && !output.empty()) output.push_back(output.front());
