@@ -133,7 +133,7 @@ expect 2 "--samples: Value -1 not in range" -- "$bin" pointer eval -m "$golden/p
 expect 2 "--temperature: Value 0 not in range" -- "$bin" pointer eval -m "$golden/pointer" --temperature 0
 expect 1 "--temperature: nan is not in range" -- "$bin" pointer eval -m "$golden/pointer" --temperature nan
 expect 2 "--views: Value 65 not in range" -- "$bin" pointer eval -m "$golden/pointer" --views 65
-expect 1 "views are symmetries of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
+expect 1 "views are readings of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
 
 echo "exit_codes_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -48,15 +48,17 @@ void run_eval(const EvalArgs& a) {
   o.decode.temperature = a.temperature;
   o.decode.views = a.views;
   const models::PointerTask task = loaded->model->cfg().task;
+  // Checked before the heading is printed (predict_pointer checks it too).
   ENGRAM_CHECK(a.views == 1 || task != models::PointerTask::kSort,
-               "--views: views are symmetries of 2-D points (hull, tsp), not of sorting");
+               "--views: views are readings of 2-D points (hull, tsp), not of sorting");
+  const char* kept = task == models::PointerTask::kTsp ? "shortest tour" : "highest log-probability";
   std::string search = a.beam == 1 ? "greedy" : fmt::format("beam {}", a.beam);
   if (a.samples > 0)
     search += fmt::format(" and {} samples at temperature {} per instance, the best kept ({})", a.samples,
-                          a.temperature, task == models::PointerTask::kTsp ? "shortest tour" : "highest log-probability");
+                          a.temperature, kept);
   if (a.views > 1)
     search += fmt::format(", over {} views of each instance (mirrored, turned, shuffled), the best kept ({})", a.views,
-                          task == models::PointerTask::kTsp ? "shortest tour" : "highest log-probability");
+                          kept);
   std::printf("pointer network (%s) on %s, %s; %s\n\n", loaded->dir().string().c_str(), models::pointer_task_name(task),
               search.c_str(),
               a.file.empty() ? fmt::format("{} generated instances per n, seed {}", a.instances, a.seed).c_str()
@@ -75,8 +77,6 @@ struct ShowArgs {
 void run_show(const ShowArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
-  ENGRAM_CHECK(a.views == 1 || loaded->model->cfg().task != models::PointerTask::kSort,
-               "--views: views are symmetries of 2-D points (hull, tsp), not of sorting");
   const models::PointerShow s =
       models::show_pointer(*loaded->model, a.n, static_cast<uint64_t>(a.seed), a.beam, a.views);
   viz::write_svg(a.out, s.svg);
@@ -105,7 +105,7 @@ void register_pointer(CLI::App& app) {
                    "hull, tsp: also decode each instance mirrored and turned (views 2-8: the unit square's "
                    "symmetries) and with its points shuffled (views 9-64), keeping the best (TSP: shortest tour; "
                    "hull: highest log-probability)")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, models::kMaxPointerViews));
   eval->add_option("--batch", ea->batch, "instances decoded together")->check(CLI::Range(1, 4096));
   eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
   add_threads_option(eval, ea->threads);
@@ -118,7 +118,7 @@ void register_pointer(CLI::App& app) {
   show->add_option("--seed", sa->seed, "seed of the instance")->check(CLI::NonNegativeNumber);
   show->add_option("--beam", sa->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
   show->add_option("--views", sa->views, "hull, tsp: decode over this many readings, the best kept (as eval --views)")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, models::kMaxPointerViews));
   add_output_option(show, sa->out, "SVG file to write");
   add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });

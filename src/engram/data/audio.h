@@ -210,12 +210,6 @@ void apply_cmvn(Features* features, Cmvn mode);
 // interpolated between channels and clamped to the last one, in every block. It stands in for
 // vocal tract length perturbation (Jaitly & Hinton 2013, who warp the spectrum's frequency axis
 // before the filterbank), applied to the channels instead.
-// Warps every frame's mel channels by factor a > 0: channel m takes the value at position m * a,
-// linearly interpolated between channels and clamped to the last one, in every block of M.
-// SpecAugmentConfig::freq_warp draws a per training utterance. a = 1 changes nothing. (Decoding
-// at several warps, the likeliest kept, did not help held-out speakers: bench/results_speech.md.)
-void warp_channels(Features* f, float a);
-
 struct SpecAugmentConfig {
   int freq_masks = 0;            // 0 = none
   int freq_mask_width = 8;       // F: widest frequency mask (channels)
@@ -243,6 +237,12 @@ struct SpecAugmentConfig {
   void validate() const;
   bool enabled() const { return freq_masks > 0 || time_masks > 0 || freq_warp > 0 || crop_start > 0 || crop_end > 0; }
 };
+
+// Warps every frame's mel channels by factor a > 0: channel m takes the value at position m * a,
+// linearly interpolated between channels and clamped to the last one, in every block of M.
+// SpecAugmentConfig::freq_warp draws a per training utterance. a = 1 changes nothing. (Decoding
+// at several warps, the likeliest kept, did not help held-out speakers: bench/results_speech.md.)
+void warp_channels(Features* f, float a);
 
 // Masks features in place, drawing from rng (same seed, same masks).
 void spec_augment(Features* features, const SpecAugmentConfig& config, core::Rng& rng);

@@ -34,7 +34,7 @@ PointerPrediction to_prediction(const decode::Hypothesis& h) {
 
 // Symmetry v of the unit square (see PointerDecodeOptions::views) applied to a point; a
 // mirror image reverses a polygon's orientation.
-constexpr int kSymmetries = 8, kMaxViews = 64;
+constexpr int kSymmetries = 8;
 bool symmetry_mirrors(int v) { return v == 1 || v == 2 || v == 4 || v == 7; }
 void apply_symmetry(int v, float& x, float& y) {
   const float a = x, b = y;
@@ -78,7 +78,7 @@ std::vector<PointerPrediction> predict_views(const PointerNet& model, std::span<
 }  // namespace
 
 tasks::PointerInstance pointer_view(const tasks::PointerInstance& in, int v, std::vector<int>& order) {
-  ENGRAM_CHECK(v >= 0 && v < kMaxViews, "pointer views: view {} is not in [0, {})", v, kMaxViews);
+  ENGRAM_CHECK(v >= 0 && v < kMaxPointerViews, "pointer views: view {} is not in [0, {})", v, kMaxPointerViews);
   ENGRAM_CHECK(in.dim == 2 && in.points.size() % 2 == 0, "pointer views: they need 2-D points, not {}-D", in.dim);
   const size_t n = static_cast<size_t>(in.size());
   order.resize(n);
@@ -140,10 +140,10 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
                "pointer decoding: samples {} must be >= 0 and temperature {} finite and > 0", options.samples,
                options.temperature);
   const PointerTask task = model.cfg().task;
-  ENGRAM_CHECK(options.views >= 1 && options.views <= kMaxViews, "pointer decoding: views {} must be in [1, {}]",
-               options.views, kMaxViews);
+  ENGRAM_CHECK(options.views >= 1 && options.views <= kMaxPointerViews, "pointer decoding: views {} must be in [1, {}]",
+               options.views, kMaxPointerViews);
   ENGRAM_CHECK(options.views == 1 || task != PointerTask::kSort,
-               "pointer decoding: views are symmetries of 2-D points (hull, tsp), not of sorting");
+               "pointer decoding: views are readings of 2-D points (hull, tsp), not of sorting");
   // What sampling maximises: TSP minus the tour length (−inf for an invalid tour), else the
   // log-probability. The kept output's value is remembered, not recomputed per sample.
   auto objective = [&](const PointerPrediction& p, const tasks::PointerInstance& in) {

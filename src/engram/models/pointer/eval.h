@@ -25,6 +25,9 @@
 
 namespace engram::models {
 
+// Limit (docs/limits.md): at most this many views of an instance (PointerDecodeOptions::views).
+constexpr int kMaxPointerViews = 64;
+
 struct PointerDecodeOptions {
   int beam = 1;          // 1 = greedy
   int batch_size = 128;  // instances decoded together

@@ -56,7 +56,7 @@ std::vector<json> LoadedPointerModel::serve(std::span<const json* const> request
   std::vector<json> out;
   for (const json* r : requests) {
     const tasks::PointerInstance in = read_points(*r, task, 1 << 30);
-    o.views = read_views(*r, task, 64);
+    o.views = read_views(*r, task, kMaxPointerViews);  // serve_check held it to --max-beam
     const PointerPrediction p = predict_pointer(*model, std::span(&in, 1), o)[0];
     std::vector<int> output = p.output;
     if (closed && !output.empty()) output.push_back(output.front());
