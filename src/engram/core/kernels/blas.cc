@@ -1,5 +1,6 @@
 // sgemm backends behind kernels/blas.h.
 #include "engram/core/kernels/blas.h"
+#include "engram/core/kernels/parallel.h"
 
 #include <cblas.h>
 #include <dnnl.h>
@@ -7,14 +8,13 @@
 #include <Eigen/Core>
 #include <cstdint>
 
-extern "C" void omp_set_num_threads(int);  // libgomp (oneDNN's thread pool)
 
 namespace engram::core::kernels {
 
 namespace {
 constexpr int64_t kTinyGemm = 32768;  // m*n*k at or below which Eigen's small product is fastest
-// With several threads: products with at most this many rows (where oneDNN's own threading
-// gains little) and at least kSplitWork multiply-adds are split by columns (blas_split.cc).
+// With several threads, products of at least kSplitWork multiply-adds are split over the team
+// (blas_split.cc): by columns up to this many rows, by rows above it.
 constexpr int kSplitMaxRows = 256;
 constexpr int64_t kSplitWork = int64_t{1} << 18;
 // x·Wᵀ with at most kSmallRowsFp32 rows and a weight matrix of at least this many entries: the
@@ -64,26 +64,31 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
   }
   // Measured on this machine kind (bench/RESULTS.md): Eigen's coefficient-based product wins on
   // tiny problems (no packing, no call overhead: the attention bmm slices), oneDNN's JIT sgemm
-  // on everything else we run; with several threads, skinny products are split by columns.
+  // on everything else we run, one thread per block; with several threads, the product is split
+  // over the calling thread's team (blas_split.cc).
   const int64_t work = static_cast<int64_t>(m) * n * k;
+  const int threads = blas_team_size();  // first, as it also sets this thread's oneDNN to one thread
   if (!ta && tb && m <= kSmallRowsFp32 && int64_t{n} * k >= kSmallMinWeights) {
     sgemm_small_m(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if (work <= kTinyGemm) {
     sgemm_eigen(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  } else if (const int team = m <= kSplitMaxRows && work >= kSplitWork && n >= 32 ? blas_team_size() : 1; team > 1) {
+  } else if (const int team = work >= kSplitWork ? threads : 1; team > 1 && m <= kSplitMaxRows && n >= 32) {
     sgemm_split_columns(team, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else if (team > 1 && m > kSplitMaxRows) {
+    sgemm_split_rows(team, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {
     sgemm_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 
 const char* blas_backend() {
-  return "dnnl (eigen for m*n*k <= 32768; columns split over the threads for m <= 256)";
+  return "dnnl, one thread per block (eigen for m*n*k <= 32768; split over the team by columns for m <= 256, by rows "
+         "above)";
 }
 
 void set_blas_threads(int n) {
   openblas_set_num_threads(n);
-  omp_set_num_threads(n);  // oneDNN runs on OpenMP; this sets the calling thread's team size
+  set_team_threads(n);  // engram's own team; oneDNN on one thread
 }
 
 }  // namespace engram::core::kernels

@@ -18,11 +18,15 @@ void sgemm_dnnl(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
 void sgemm_eigen(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                  int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
-// Threads a product started here may use (1 inside an OpenMP parallel region).
+// Threads a product started here may use: the calling thread's team (parallel.h; 1 on a team's
+// helper, inside a part of the caller's own job and inside an OpenMP parallel region).
 int blas_team_size();
-// C's columns split into one block per thread, each a single-threaded oneDNN sgemm (blas_split.cc).
+// C's columns, or C's rows, split into one block per thread of the team, each a single-threaded
+// oneDNN sgemm (blas_split.cc).
 void sgemm_split_columns(int threads, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                          int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void sgemm_split_rows(int threads, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                      int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
 // y[m, n] = alpha * x[m, k] · W[n, k]ᵀ + beta * y for a few rows of x (gemv.cc): streams W once
 // per 8 rows of x, its rows split over the OpenMP team. sgemm() sends x·Wᵀ products of up to 4
@@ -72,8 +76,9 @@ void to_bf16(const float* x, uint16_t* y, int64_t n);
 // Name of the backend sgemm() uses, for benchmark and log lines.
 const char* blas_backend();
 // Threads the BLAS may use (the caller's own threads must not oversubscribe the cores). Sets
-// OpenBLAS's pool and the calling thread's OpenMP team size (oneDNN); call it in each thread
-// that multiplies (e.g. every serving worker). Unset, oneDNN uses OpenMP's default (all cores).
+// OpenBLAS's pool and the calling thread's team (parallel.h: engram's products and loops split
+// over it; oneDNN itself runs on one thread); call it in each thread that multiplies (e.g. every
+// serving worker). Unset, the team takes OpenMP's default (OMP_NUM_THREADS, or all cores).
 void set_blas_threads(int n);
 
 }  // namespace engram::core::kernels

@@ -1,19 +1,14 @@
-// The column split of kernels::sgemm for skinny products on several threads. oneDNN parallelises
-// a product with few rows poorly (bench/RESULTS.md: 64x512x1536 x·Wᵀ at 91 GFLOP/s on 2 threads
-// against 89 on one), so engram splits C's columns over the OpenMP team itself (on_team) and runs
-// one single-threaded oneDNN sgemm per block (oneDNN runs sequentially inside a parallel region).
-// Compiled with -fopenmp (CMakeLists.txt) for omp_in_parallel: it includes no Eigen, so every
-// other translation unit sees Eigen exactly as configured.
-#include <omp.h>
-
+// The splits of kernels::sgemm on several threads. oneDNN runs on one thread inside engram
+// (parallel.cc); engram splits a product over the calling thread's team (on_team) and runs one
+// single-threaded oneDNN sgemm per block. Products with few rows are split by C's columns (oneDNN
+// parallelised them poorly anyway: bench/RESULTS.md, 64x512x1536 x·Wᵀ at 91 GFLOP/s on 2 threads
+// against 89 on one), taller ones by C's rows.
 #include <algorithm>
 
 #include "engram/core/kernels/blas.h"
 #include "engram/core/kernels/parallel.h"
 
 namespace engram::core::kernels {
-
-int blas_team_size() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
 void sgemm_split_columns(int threads, bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
                          const float* b, int ldb, float beta, float* c, int ldc) {
@@ -26,6 +21,19 @@ void sgemm_split_columns(int threads, bool ta, bool tb, int m, int n, int k, flo
       // Columns j0..j1 of C: rows j0.. of B when it is stored transposed ([N, K]), else columns.
       const float* bj = tb ? b + static_cast<long>(j0) * ldb : b + j0;
       sgemm_dnnl(ta, tb, m, j1 - j0, k, alpha, a, lda, bj, ldb, beta, c + j0, ldc);
+    }
+  });
+}
+
+void sgemm_split_rows(int threads, bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+                      const float* b, int ldb, float beta, float* c, int ldc) {
+  const int parts = std::max(1, std::min(threads, m));
+  on_team(parts, [&](int t, int nt) {
+    const int i0 = static_cast<int>(int64_t{m} * t / nt), i1 = static_cast<int>(int64_t{m} * (t + 1) / nt);
+    if (i1 > i0) {
+      // Rows i0..i1 of C: rows of A, or columns when it is stored transposed ([K, M]).
+      const float* ai = ta ? a + i0 : a + static_cast<long>(i0) * lda;
+      sgemm_dnnl(ta, tb, i1 - i0, n, k, alpha, ai, lda, b, ldb, beta, c + static_cast<long>(i0) * ldc, ldc);
     }
   });
 }

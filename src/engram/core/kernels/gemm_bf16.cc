@@ -1,17 +1,20 @@
 // y = x · Wᵀ with bf16 operands and fp32 results for many rows (batched decoding): oneDNN's
 // matmul primitive (AVX512-BF16 kernels where the CPU has them). W [N, K] row-major is the
 // matmul's weight [K, N] with strides (1, K), so the bf16 mirror of a parameter is used as it is.
-// Primitives are created per shape; oneDNN's primitive cache makes a repeated shape cheap. Where
+// Primitives are created per shape; oneDNN's primitive cache makes a repeated shape cheap. On
+// several threads x's rows are split over the team, one single-threaded primitive per block. Where
 // oneDNN has no bf16 matmul for the CPU (oneDNN 2.6 on AVX2-only CPUs such as AMD Zen 3: "could
 // not create a primitive descriptor iterator"), gemm_small_m_bf16 (gemv.cc) takes any row count:
 // the same bf16 operands, summed in fp32 in another order, W streamed once per 8 rows.
 // Dims: M rows of x, N outputs, K the shared width.
 #include <dnnl.hpp>
 
+#include <algorithm>
 #include <vector>
 
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
+#include "engram/core/kernels/parallel.h"
 
 namespace engram::core::kernels {
 
@@ -41,12 +44,9 @@ bool dnnl_bf16_matmul() {
   return has;
 }
 
-}  // namespace
-
-void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
-               int ldy) {
-  if (m <= 0 || n <= 0) return;
-  if (!dnnl_bf16_matmul()) return gemm_small_m_bf16(m, n, k, 1.0f, x, ldx, w, ldw, beta, y, ldy);
+// Rows of one product on the calling thread (oneDNN runs on one thread inside engram).
+void gemm_bf16_rows(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
+                    int ldy) {
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
   std::vector<uint16_t> xb(static_cast<size_t>(m) * k);  // [M, K] x rounded to bf16
@@ -69,6 +69,23 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
   dnnl::stream stream(engine);
   prim.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
   stream.wait();
+}
+
+}  // namespace
+
+void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
+               int ldy) {
+  if (m <= 0 || n <= 0) return;
+  if (!dnnl_bf16_matmul()) return gemm_small_m_bf16(m, n, k, 1.0f, x, ldx, w, ldw, beta, y, ldy);
+  // x's rows split over the team once the product is worth it (2^18 multiply-adds, as sgemm).
+  const int threads = blas_team_size();  // also sets this thread's oneDNN to one thread
+  const int team = int64_t{m} * n * k >= (int64_t{1} << 18) ? std::min(threads, m) : 1;
+  on_team(team, [&](int t, int nt) {
+    const int i0 = static_cast<int>(int64_t{m} * t / nt), i1 = static_cast<int>(int64_t{m} * (t + 1) / nt);
+    if (i1 > i0)
+      gemm_bf16_rows(i1 - i0, n, k, x + static_cast<int64_t>(i0) * ldx, ldx, w, ldw, beta,
+                     y + static_cast<int64_t>(i0) * ldy, ldy);
+  });
 }
 
 }  // namespace engram::core::kernels

@@ -6,7 +6,7 @@
 // 8.5, packed fp32 15.4, bf16 24.9, packed bf16 44.2; 5 rows — 19.8, 17.8, 54.5, 44.9, 108.5.
 // The plain kernels stream W a few rows at a time against all rows of x held in registers
 // (horizontal sums at the end); the packed ones sum straight into output lanes.
-// W's rows are split over the OpenMP team (on_team, parallel.h); no Eigen here.
+// W's rows are split over the calling thread's team (on_team, parallel.h); no Eigen here.
 // Dims: M rows of x (<= kSmallRows), N rows of W (outputs), K the shared width.
 #include <immintrin.h>
 
@@ -269,8 +269,8 @@ void rows_range(int m, int j0, int j1, int k, float alpha, const float* x, int l
   }
 }
 
-// Splits W's rows over the OpenMP team (blocks of whole groups of 4 outputs) when W is big enough
-// to share; run(j0, j1) computes outputs j0..j1.
+// Splits W's rows over the team (blocks of whole groups of 4 outputs) when W is big enough to
+// share; run(j0, j1) computes outputs j0..j1.
 template <class Run>
 void split_rows(int n, int64_t weight_bytes, Run&& run) {
   const int groups = (n + 3) / 4;
@@ -286,7 +286,8 @@ void split_rows(int n, int64_t weight_bytes, Run&& run) {
 }
 
 // The packed kernels' split: W's blocks of kPackCols outputs (n outputs in all) shared over the
-// OpenMP team when the packed W (`bytes`) is big enough to share; run(b0, b1) computes blocks b0..b1.
+// team when the packed W (`bytes`) is big enough to share; run(b0, b1) computes blocks b0..b1.
+// Part t is always the same blocks, so a helper re-reads its share of W from its own L2 cache.
 template <class Run>
 void split_blocks(int n, int64_t bytes, Run&& run) {
   const int64_t blocks = (n + kPackCols - 1) / kPackCols;

@@ -1,80 +1,199 @@
-// The OpenMP team (compiled with -fopenmp, no Eigen: see CMakeLists.txt): on_team and parallel_for.
+// The team (parallel.h): on_team, parallel_for and each thread's team size.
+//
+// A team is the calling thread's own helpers (team - 1 of them, started on first use and joined
+// when the calling thread ends), one Slot each. The caller posts a job into a slot and the helper
+// claims it, or the caller takes it back, by compare-and-swap on the slot's state word,
+//   state = (job number << 2) | status,  status: kPosted -> kClaimed -> kDone, or kPosted -> kTaken.
+// The job's fields are written by the caller before its store of (g, kPosted) and read by the
+// helper only after its claim of (g, kPosted) succeeded; the caller writes the next job only after
+// it saw (g, kDone) or took job g back itself, so the fields are never read and written at once.
+// Between jobs a helper spins for kSpin, then sleeps: it sets `sleeping` (kAsleep) and waits on the
+// state word; the caller stores the state, then turns kAsleep into kWoken and notifies (all
+// sequentially consistent, so one of them sees the other). Until the woken helper runs, and
+// whenever a helper has not claimed its part within kClaimWait (off its core: the other core
+// busy), the caller runs that part itself: a team never waits on the scheduler for a part nobody
+// started. Everything is std::atomic, so ThreadSanitizer sees every hand-off.
+//
+// OpenMP is left to oneDNN, and set to one thread on every thread that multiplies (a team's
+// helpers and every caller, at its first blas_team_size()): engram splits its products itself
+// (blas_split.cc, gemv.cc, gemm_bf16.cc), so libgomp's pool never spins beside a team's helpers
+// for the same cores.
 #include "engram/core/kernels/parallel.h"
 
-#include <omp.h>
+#include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <vector>
 
 #include "engram/core/kernels/blas.h"
 
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-extern "C" void __tsan_ignore_thread_begin();
-extern "C" void __tsan_ignore_thread_end();
-#endif
+extern "C" {
+int omp_get_max_threads();  // libgomp (oneDNN's threads)
+void omp_set_num_threads(int);
+int omp_in_parallel();
+}
 
 namespace engram::core::kernels {
 
 namespace {
 
-// ThreadSanitizer and the team. libgomp is not instrumented: TSan sees neither the fork (the team
-// starts after the caller's code before the region) nor the join (the caller goes on once every
-// thread of the team finished), and would report both as races. In a TSan build the region says
-// so itself: the caller releases kFork before it and acquires kJoin after it; each team thread
-// acquires kFork first and releases kJoin last. From its release to its own start as thread 0 the
-// caller ignores its memory accesses: they are the stores of the region's arguments, which the
-// compiler makes after the release call (the team reads them after its acquire). A race between
-// two threads of one team, such as overlapping writes, is still reported. The two tokens serve
-// every team, so teams of different callers at once (server workers with --threads > 1) are
-// ordered with each other more than they are: a race between two such teams may be missed, none
-// is invented. The tokens are never written: only their addresses name the synchronisation.
-// __SANITIZE_THREAD__ is g++'s (make tsan); in other builds these are no-ops.
-#if defined(__SANITIZE_THREAD__)
-constexpr char kFork = 0, kJoin = 0;
-thread_local bool t_forking = false;  // between team_fork() and this thread's start as thread 0
-void* token(const char& t) { return const_cast<char*>(&t); }
-void team_fork() {
-  __tsan_release(token(kFork));
-  t_forking = true;
-  __tsan_ignore_thread_begin();
-}
-void team_join() { __tsan_acquire(token(kJoin)); }
-struct TeamThread {
-  TeamThread() {
-    if (t_forking) {
-      t_forking = false;
-      __tsan_ignore_thread_end();
-    }
-    __tsan_acquire(token(kFork));
-  }
-  ~TeamThread() { __tsan_release(token(kJoin)); }
+using Clock = std::chrono::steady_clock;
+// A helper spins this long after its last job before it sleeps: the gaps between one decoding
+// step's products are a few microseconds, so a helper stays awake through a decoding.
+constexpr auto kSpin = std::chrono::microseconds(2000);
+// The caller waits this long for an awake helper to claim its part before running it itself.
+constexpr auto kClaimWait = std::chrono::microseconds(20);
+constexpr uint64_t kPosted = 0, kClaimed = 1, kDone = 2, kTaken = 3, kStatus = 3;
+constexpr uint64_t kStop = ~uint64_t{0};
+constexpr uint32_t kAwake = 0, kAsleep = 1, kWoken = 2;  // a helper's `sleeping`
+
+thread_local bool t_helper = false;  // this thread is a team's helper
+thread_local bool t_busy = false;    // this thread's own team is running a job
+thread_local int t_team = 0;         // set_blas_threads; 0: not yet set (OpenMP's default then)
+
+struct alignas(64) Slot {
+  std::atomic<uint64_t> state{kDone};  // job 0, done
+  std::atomic<uint32_t> sleeping{kAwake};
+  void (*fn)(void*, int, int) = nullptr;  // the posted job
+  void* ctx = nullptr;
+  int part = 0, parts = 0;
 };
-#else
-void team_fork() {}
-void team_join() {}
-struct TeamThread {};
+
+void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
 #endif
+}
+
+void helper_main(Slot* s) {
+  t_helper = true;
+  omp_set_num_threads(1);  // oneDNN inside a part: sequential
+  auto idle_since = Clock::now();
+  for (unsigned spins = 0;; ++spins) {
+    uint64_t st = s->state.load(std::memory_order_acquire);
+    if (st == kStop) return;
+    if ((st & kStatus) == kPosted) {
+      if (s->state.compare_exchange_strong(st, st | kClaimed, std::memory_order_acquire)) {
+        s->fn(s->ctx, s->part, s->parts);
+        s->state.store((st & ~kStatus) | kDone, std::memory_order_release);
+      }
+      idle_since = Clock::now();
+      continue;
+    }
+    if (spins % 64 == 0 && Clock::now() - idle_since > kSpin) {
+      s->sleeping.store(kAsleep, std::memory_order_seq_cst);
+      if (s->state.load(std::memory_order_seq_cst) == st) s->state.wait(st, std::memory_order_seq_cst);
+      s->sleeping.store(kAwake, std::memory_order_relaxed);
+      idle_since = Clock::now();
+    } else {
+      pause();
+    }
+  }
+}
+
+class Team {
+ public:
+  ~Team() {
+    for (auto& s : slots_) {
+      s->state.store(kStop, std::memory_order_seq_cst);
+      s->state.notify_one();
+    }
+    for (auto& t : threads_) t.join();
+  }
+
+  // At least `helpers` helpers; false if a thread could not be started.
+  bool reserve(int helpers) {
+    try {
+      while (static_cast<int>(threads_.size()) < helpers) {
+        slots_.push_back(std::make_unique<Slot>());
+        threads_.emplace_back(helper_main, slots_.back().get());
+      }
+    } catch (...) {
+      if (slots_.size() > threads_.size()) slots_.pop_back();
+      return false;
+    }
+    return true;
+  }
+
+  void run(int team, void (*fn)(void*, int, int), void* ctx) {
+    const uint64_t g = ++jobs_;
+    for (int i = 1; i < team; ++i) {
+      Slot& s = *slots_[i - 1];
+      s.fn = fn;
+      s.ctx = ctx;
+      s.part = i;
+      s.parts = team;
+      s.state.store(g << 2 | kPosted, std::memory_order_seq_cst);
+      uint32_t asleep = kAsleep;  // wake it once (a futex call is dear on a virtual machine)
+      if (s.sleeping.compare_exchange_strong(asleep, kWoken, std::memory_order_seq_cst)) s.state.notify_one();
+    }
+    std::exception_ptr error;  // a part of the caller's that threw: rethrown once every part ended
+    auto mine = [&](int part) {
+      try {
+        fn(ctx, part, team);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    };
+    mine(0);
+    const auto mine_done = Clock::now();
+    for (int i = 1; i < team; ++i) {
+      Slot& s = *slots_[i - 1];
+      uint64_t posted = g << 2 | kPosted;
+      for (unsigned spins = 0;; ++spins) {
+        const uint64_t st = s.state.load(std::memory_order_acquire);
+        if (st == (g << 2 | kDone)) break;
+        if (st == posted && (s.sleeping.load(std::memory_order_relaxed) != kAwake ||
+                             (spins % 64 == 63 && Clock::now() - mine_done > kClaimWait))) {
+          if (s.state.compare_exchange_strong(posted, g << 2 | kTaken, std::memory_order_acquire)) {
+            mine(i);
+            break;
+          }
+          posted = g << 2 | kPosted;  // the helper claimed it meanwhile: wait for it
+        }
+        pause();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+ private:
+  uint64_t jobs_ = 0;
+  std::vector<std::unique_ptr<Slot>> slots_;  // [helpers]
+  std::vector<std::thread> threads_;          // [helpers]
+};
 
 }  // namespace
 
+int blas_team_size() {
+  if (t_team == 0 && !t_helper) set_team_threads(omp_get_max_threads());  // OMP_NUM_THREADS, or all cores
+  if (t_helper || t_busy || omp_in_parallel()) return 1;
+  return t_team;
+}
+
+void set_team_threads(int n) {
+  t_team = std::max(1, n);
+  omp_set_num_threads(1);  // oneDNN called by this thread: sequential (its products are split here)
+}
+
 void on_team_impl(int team, void (*fn)(void*, int, int), void* ctx) {
-  if (team <= 1) {
-    fn(ctx, 0, 1);
+  thread_local Team crew;
+  if (team <= 1 || t_helper || t_busy || !crew.reserve(team - 1)) {
+    const int parts = std::max(team, 1);
+    for (int t = 0; t < parts; ++t) fn(ctx, t, parts);
     return;
   }
-  // The region reads its arguments through one aggregate (a pointer to it, loaded where used):
-  // under TSan no argument is read before the team thread's acquire.
-  struct Work {
-    void (*fn)(void*, int, int);
-    void* ctx;
-  } const work{fn, ctx};
-  team_fork();
-#pragma omp parallel num_threads(team)
-  {
-    [[maybe_unused]] const TeamThread member{};
-    work.fn(work.ctx, omp_get_thread_num(), omp_get_num_threads());
-  }
-  team_join();
+  struct Busy {
+    Busy() { t_busy = true; }
+    ~Busy() { t_busy = false; }
+  } const busy;
+  crew.run(team, fn, ctx);
 }
 
 void parallel_for_impl(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx) {

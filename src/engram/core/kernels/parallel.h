@@ -1,12 +1,18 @@
-// parallel_for: splits [0, n) into one contiguous chunk per thread of the OpenMP team
-// (blas_team_size(): the threads set by set_blas_threads, 1 inside a parallel region) and runs
-// fn(begin, end) on each. Chunks hold at least `grain` items, so small loops stay on the caller's
-// thread. The split depends only on n, grain and the team size: results of row-wise loops whose
-// rows are independent do not depend on it at all.
+// parallel_for: splits [0, n) into one contiguous chunk per thread of the calling thread's team
+// (blas_team_size(): the threads set by set_blas_threads, 1 on a team's helper and inside a part
+// of the caller's own job) and runs fn(begin, end) on each. Chunks hold at least `grain` items, so
+// small loops stay on the caller's thread. The split depends only on n, grain and the team size:
+// results of row-wise loops whose rows are independent do not depend on it at all.
 //
-// on_team: the one OpenMP parallel region of engram (parallel.cc); parallel_for and the kernels'
-// own splits (blas_split.cc, gemv.cc) all run through it. In a ThreadSanitizer build it tells
-// TSan about the team's fork and join, which libgomp (not instrumented) does not (parallel.cc).
+// on_team: the one way engram runs work on several threads (parallel.cc); parallel_for and the
+// kernels' own splits (blas_split.cc, gemv.cc, gemm_bf16.cc) all run through it. A team is the
+// calling thread's own helper threads, which spin between jobs for a while and then sleep: a job
+// is handed over in about 0.4 us, where an OpenMP region cost 3.2-3.6 us (an empty 2-thread
+// region, AMD EPYC Zen 5 virtual machine, 2026-12-03) — as long as a whole few-row product that
+// reads 0.5 MiB of weights, so one instance decoded on two threads through OpenMP ran slower than
+// on one. Part t of a job is always helper t's when it is awake, so a helper keeps re-reading the
+// same share of a weight matrix from its own L2 cache. OpenMP itself is left to oneDNN, at one
+// thread (parallel.cc).
 #pragma once
 
 #include <cstdint>
@@ -17,9 +23,17 @@ namespace engram::core::kernels {
 void parallel_for_impl(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx);
 void on_team_impl(int team, void (*fn)(void*, int, int), void* ctx);
 
-// Runs fn(t, nt) on each thread t of an OpenMP team of up to `team` threads (nt: the team's actual
-// size, which OpenMP may make smaller); the caller is thread 0 and returns when all have finished.
-// fn must not throw.
+// The calling thread's team size from now on (set_blas_threads, blas.h, calls it); oneDNN called
+// by this thread runs on one thread. Unset, the first blas_team_size() takes OpenMP's default
+// (OMP_NUM_THREADS, or all cores).
+void set_team_threads(int n);
+
+// Runs fn(t, nt) once for every part t in [0, team), nt = team: part 0 on the caller, part t on
+// helper t or, where that helper has not taken it up in time (asleep, or off its core), on the
+// caller after its own; returns when all have finished. On a team's helper, inside a part of the
+// caller's own job, and for team <= 1, every part runs on the caller. fn should not throw; an
+// exception from a part run on the caller is rethrown once every part has ended, one from a
+// helper ends the process.
 template <class Fn>
 void on_team(int team, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
