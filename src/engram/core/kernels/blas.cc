@@ -17,6 +17,10 @@ constexpr int64_t kTinyGemm = 32768;  // m*n*k at or below which Eigen's small p
 // (blas_split.cc): by columns up to this many rows, by rows above it.
 constexpr int kSplitMaxRows = 256;
 constexpr int64_t kSplitWork = int64_t{1} << 18;
+// From this many multiply-adds (a product of several milliseconds) on, oneDNN's own threads
+// (on_openmp): they do better than two single-threaded halves there, and the cost of handing the
+// cores to OpenMP and back is small beside the product.
+constexpr int64_t kOpenmpWork = int64_t{1} << 30;
 // x·Wᵀ with at most kSmallRowsFp32 rows and a weight matrix of at least this many entries: the
 // bandwidth-bound decoding products, streamed by gemv.cc (blas_bench few_rows, one thread:
 // 1 row x 8000 x 512 at 9.9 GMAC/s against oneDNN's 7.7; at 5 rows the two are even, 19.6 / 19.4).
@@ -74,6 +78,8 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
     sgemm_eigen(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if (const int team = work >= kSplitWork ? threads : 1; team > 1 && m <= kSplitMaxRows && n >= 32) {
     sgemm_split_columns(team, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else if (team > 1 && work >= kOpenmpWork) {
+    on_openmp(team, [&] { sgemm_dnnl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
   } else if (team > 1 && m > kSplitMaxRows) {
     sgemm_split_rows(team, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {

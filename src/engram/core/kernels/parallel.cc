@@ -16,8 +16,9 @@
 //
 // OpenMP is left to oneDNN, and set to one thread on every thread that multiplies (a team's
 // helpers and every caller, at its first blas_team_size()): engram splits its products itself
-// (blas_split.cc, gemv.cc, gemm_bf16.cc), so libgomp's pool never spins beside a team's helpers
-// for the same cores.
+// (blas_split.cc, gemv.cc, gemm_bf16.cc), so libgomp's pool does not spin beside a team's helpers
+// for the same cores. Only on_openmp gives oneDNN its own threads, for the largest products, and
+// sends the caller's helpers to sleep first (`park`).
 #include "engram/core/kernels/parallel.h"
 
 #include <immintrin.h>
@@ -60,6 +61,7 @@ thread_local int t_team = 0;         // set_blas_threads; 0: not yet set (OpenMP
 struct alignas(64) Slot {
   std::atomic<uint64_t> state{kDone};  // job 0, done
   std::atomic<uint32_t> sleeping{kAwake};
+  std::atomic<uint32_t> park{0};  // 1: sleep now (the caller is about to run OpenMP threads)
   void (*fn)(void*, int, int) = nullptr;  // the posted job
   void* ctx = nullptr;
   int part = 0, parts = 0;
@@ -86,7 +88,7 @@ void helper_main(Slot* s) {
       idle_since = Clock::now();
       continue;
     }
-    if (spins % 64 == 0 && Clock::now() - idle_since > kSpin) {
+    if (s->park.exchange(0, std::memory_order_relaxed) || (spins % 64 == 0 && Clock::now() - idle_since > kSpin)) {
       s->sleeping.store(kAsleep, std::memory_order_seq_cst);
       if (s->state.load(std::memory_order_seq_cst) == st) s->state.wait(st, std::memory_order_seq_cst);
       s->sleeping.store(kAwake, std::memory_order_relaxed);
@@ -119,6 +121,10 @@ class Team {
       return false;
     }
     return true;
+  }
+
+  void park() {
+    for (auto& s : slots_) s->park.store(1, std::memory_order_relaxed);
   }
 
   void run(int team, void (*fn)(void*, int, int), void* ctx) {
@@ -169,6 +175,11 @@ class Team {
   std::vector<std::thread> threads_;          // [helpers]
 };
 
+Team& my_team() {
+  thread_local Team team;
+  return team;
+}
+
 }  // namespace
 
 int blas_team_size() {
@@ -182,8 +193,21 @@ void set_team_threads(int n) {
   omp_set_num_threads(1);  // oneDNN called by this thread: sequential (its products are split here)
 }
 
+void on_openmp_impl(int threads, void (*fn)(void*), void* ctx) {
+  if (threads <= 1) {
+    fn(ctx);
+    return;
+  }
+  my_team().park();  // the helpers sleep: OpenMP's threads get the cores
+  omp_set_num_threads(threads);
+  struct Back {
+    ~Back() { omp_set_num_threads(1); }
+  } const back;
+  fn(ctx);
+}
+
 void on_team_impl(int team, void (*fn)(void*, int, int), void* ctx) {
-  thread_local Team crew;
+  Team& crew = my_team();
   if (team <= 1 || t_helper || t_busy || !crew.reserve(team - 1)) {
     const int parts = std::max(team, 1);
     for (int t = 0; t < parts; ++t) fn(ctx, t, parts);

@@ -23,6 +23,19 @@ namespace engram::core::kernels {
 void parallel_for_impl(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx);
 void on_team_impl(int team, void (*fn)(void*, int, int), void* ctx);
 
+void on_openmp_impl(int threads, void (*fn)(void*), void* ctx);
+
+// Runs fn() on the calling thread with oneDNN allowed `threads` OpenMP threads of its own, the
+// caller's helpers sent to sleep first so that OpenMP's threads have the cores: for the largest
+// products (kernels::sgemm), where two single-threaded oneDNN halves do worse than oneDNN's own
+// threads (a 2048^3 sgemm at 225 GFLOP/s against 369, AMD EPYC, 2026-12-03). fn may throw.
+template <class Fn>
+void on_openmp(int threads, Fn&& fn) {
+  using F = std::remove_reference_t<Fn>;
+  on_openmp_impl(
+      threads, [](void* c) { (*static_cast<F*>(c))(); }, const_cast<void*>(static_cast<const void*>(&fn)));
+}
+
 // The calling thread's team size from now on (set_blas_threads, blas.h, calls it); oneDNN called
 // by this thread runs on one thread. Unset, the first blas_team_size() takes OpenMP's default
 // (OMP_NUM_THREADS, or all cores).
