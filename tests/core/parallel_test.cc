@@ -276,6 +276,34 @@ TEST(OnTeam, AnExceptionFromTheCallersPartComesOutAfterEveryPartEnded) {
   check_one_call(2, 0);  // and the team still works
 }
 
+// on_openmp: fn runs once, on the caller; oneDNN goes back to one thread afterwards, also when fn
+// throws; the caller's team (sent to sleep) works again at once.
+TEST(OnTeam, OnOpenmpRunsOnTheCallerAndHandsTheCoresBack) {
+  kernels::set_blas_threads(2);
+  check_one_call(2, 0);  // helpers started
+  const std::thread::id caller = std::this_thread::get_id();
+  int runs = 0;
+  kernels::on_openmp(2, [&] {
+    ++runs;
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+  });
+  EXPECT_EQ(runs, 1);
+  EXPECT_THROW(kernels::on_openmp(2, [] { throw Error("inside"); }), Error);
+  EXPECT_EQ(kernels::blas_team_size(), 2);
+  for (int call = 0; call < 100; ++call) check_one_call(2, call);
+  // A product big enough for on_openmp (2^30 multiply-adds) agrees with the same product on one
+  // thread (oneDNN's threads may sum in another order: to 1e-3 on sums of 1,024 terms).
+  const int n = 1024;
+  std::vector<float> a(static_cast<size_t>(n) * n), b(static_cast<size_t>(n) * n), c1(a.size()), c2(a.size());
+  Rng rng(3);
+  for (auto& v : a) v = rng.uniform(-1, 1);
+  for (auto& v : b) v = rng.uniform(-1, 1);
+  kernels::sgemm(false, true, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c2.data(), n);
+  kernels::set_blas_threads(1);
+  kernels::sgemm(false, true, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c1.data(), n);
+  for (size_t i = 0; i < c1.size(); ++i) ASSERT_NEAR(c1[i], c2[i], 1e-3f) << i;
+}
+
 TEST(OnTeam, CallersEachHaveTheirOwnTeam) {
   std::vector<std::thread> callers;
   for (int c = 0; c < 3; ++c)
