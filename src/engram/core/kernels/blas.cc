@@ -88,8 +88,8 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
 }
 
 const char* blas_backend() {
-  return "dnnl, one thread per block (eigen for m*n*k <= 32768; split over the team by columns for m <= 256, by rows "
-         "above)";
+  return "dnnl (eigen for m*n*k <= 32768; split over the team by columns for m <= 256, by rows above; oneDNN's own "
+         "threads from 2^30 multiply-adds)";
 }
 
 void set_blas_threads(int n) {
