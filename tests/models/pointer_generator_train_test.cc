@@ -44,7 +44,7 @@ std::vector<data::SummaryPair> names_test_set(int n) {
 // outside its vocabulary); the same model without copy cannot write them at all (0 by
 // construction: its outputs are vocabulary words).
 TEST(PointerGeneratorLearnability, CopiesUnseenNamesTheBaselineCannot) {
-  // One thread: these products are small, and OpenMP threads spinning on a busy machine make
+  // One thread: these products are small, and helper threads spinning on a busy machine make
   // them many times slower.
   core::kernels::set_blas_threads(1);
   TempDir dir;

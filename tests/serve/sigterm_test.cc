@@ -63,7 +63,7 @@ TEST(ServeSignal, SigtermWithManyClientsInFlightAnswersWhatWasReceived) {
   o.host = "127.0.0.1";
   o.port = 0;
   o.workers = 3;
-  o.threads = 2;  // each worker's own OpenMP team (decoding splits a beam's rows over it)
+  o.threads = 2;  // each worker's own thread team (decoding splits a beam's rows over it)
   o.max_batch = 8;
   o.max_wait_ms = 150;  // requests wait for their batch: many are in flight when the signal comes
   o.http_threads = 64;

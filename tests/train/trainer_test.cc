@@ -536,7 +536,7 @@ TEST(Trainer, ShardsPartitionEveryBatch) {
 // y = w2 . tanh(W1 x + b1) + b2 on batches wide enough to split over a team of two: the hidden
 // layer's [128, 512] values are above the element-wise ops' 32k-value grain and its products take
 // the sgemm column split (few rows, much work). Under ThreadSanitizer (make tsan) this is the
-// trainer's steps on the OpenMP team.
+// trainer's steps on the thread team.
 class WideTask : public TrainTask {
  public:
   WideTask() {

@@ -18,7 +18,7 @@ namespace engram::cli {
 void register_demo(CLI::App& app) {
   struct DemoArgs {
     models::DemoOptions options;
-    int threads = 1;  // BLAS / OpenMP threads
+    int threads = 1;  // threads (the caller and its team's helpers)
   };
   auto a = std::make_shared<DemoArgs>();
   auto* cmd = app.add_subcommand("demo", "train a small attention model on generated dates and show it working");

@@ -2,7 +2,7 @@
 // (one schema for the YAML, --set, --dump-config and these flags):
 //   -m, --model DIR     a model directory (or a run directory: its best/, else last/)
 //   -o, --output FILE   the file a command writes (SVG, JSON)
-//   --threads N         BLAS / OpenMP threads, 1 ... 256
+//   --threads N         threads: the caller and its team's helpers, 1 ... 256
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -25,11 +25,11 @@ inline CLI::Option* add_output_option(CLI::App* cmd, std::string& file, const ch
   return cmd->add_option("-o,--output", file, what);
 }
 
-// --threads N; also sets the BLAS / OpenMP thread count when parsed. These models' per-step
+// --threads N; also sets the thread team (kernels::set_blas_threads) when parsed. These models' per-step
 // products are small: one thread is the default, a second helps the large batched products only.
 inline CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
   return cmd
-      ->add_option("--threads", threads, "BLAS/OpenMP threads (one suits these models' small per-step products; "
+      ->add_option("--threads", threads, "threads (one suits these models' small per-step products; "
                                           "never more than the free cores)")
       ->check(CLI::Range(1, 256));
 }

@@ -21,7 +21,7 @@ struct TrainArgs {
   std::string config;              // CONFIG.yaml or a run directory
   std::vector<std::string> sets;   // --set key=value
   bool dump = false;
-  int threads = 1;                 // BLAS / OpenMP threads
+  int threads = 1;                 // threads (the caller and its team's helpers)
 };
 
 void run_train(const TrainArgs& a) {
@@ -56,7 +56,7 @@ void register_train(CLI::App& app) {
   cmd->add_option("config", a->config, "CONFIG.yaml (model: <family>), or a run directory to resume")->required();
   cmd->add_option("--set", a->sets, "override a config key, e.g. --set seq2seq.hidden=512 (repeatable)");
   cmd->add_flag("--dump-config", a->dump, "print the effective config as YAML and exit");
-  cmd->add_option("--threads", a->threads, "BLAS/OpenMP threads (these models' small per-step products gain little from a second thread and lose a lot when the cores are shared)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--threads", a->threads, "threads (these models' small per-step products gain little from a second thread and lose a lot when the cores are shared)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->callback([a] { run_train(*a); });
 }
 

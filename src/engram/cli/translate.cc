@@ -24,7 +24,7 @@ struct TranslateArgs {
   models::TranslateOptions options;
   std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
   models::StreamOptions stream;  // --scores, --alignments
-  int threads = 1;         // BLAS / OpenMP threads
+  int threads = 1;         // threads (the caller and its team's helpers)
   std::string precision = "fp32";
 };
 

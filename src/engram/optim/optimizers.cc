@@ -175,7 +175,7 @@ void Adam::update(float* w, const float* g, int64_t n) {
   const float decay = decoupled ? 1.0f - step_lr() * options_.weight_decay : 1.0f;
   float* m = slot(0);
   float* v = slot(1);
-  // Over the OpenMP team in whole blocks (each element's update is independent of the split).
+  // Over the thread team in whole blocks (each element's update is independent of the split).
   const int64_t blocks = (n + kBlock - 1) / kBlock;
   core::kernels::parallel_for(blocks, 256, [&](int64_t b, int64_t e) {
     const int64_t i0 = b * kBlock, len = std::min(n, e * kBlock) - i0;

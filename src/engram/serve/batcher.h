@@ -56,7 +56,7 @@ class Job {
 
 struct BatcherOptions {
   int workers = 2;
-  int threads = 1;  // BLAS / OpenMP threads, set once in each worker
+  int threads = 1;  // threads of each worker (its own and its team's), set once in each worker
   int max_batch = 32;
   int max_wait_ms = 5;
   int max_queue = 1024;  // units per model

@@ -13,7 +13,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";  // bind address (0.0.0.0 serves every interface: say so)
   int port = 8080;                 // 0 = a free port (Server::bind returns it)
   int workers = 2;                 // decoding threads shared by every model (each call: its own graph)
-  int threads = 1;                 // BLAS / OpenMP threads of each worker
+  int threads = 1;                 // threads of each worker (its own and its team's)
   int http_threads = 128;          // connections handled at once (more wait to be accepted)
   // Dynamic batching: a worker takes the oldest waiting request of a model and every request
   // behind it up to max_batch units (seq2seq: sentences), waiting at most max_wait_ms after the
