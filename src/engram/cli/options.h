@@ -25,12 +25,12 @@ inline CLI::Option* add_output_option(CLI::App* cmd, std::string& file, const ch
   return cmd->add_option("-o,--output", file, what);
 }
 
-// --threads N; also sets the thread team (kernels::set_blas_threads) when parsed. These models' per-step
-// products are small: one thread is the default, a second helps the large batched products only.
+// --threads N; also sets the thread team (kernels::set_blas_threads) when parsed. One thread is the
+// default; a second helps decoding one input at a time (bench/results_pointer.md, 2026-12-03).
 inline CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
   return cmd
-      ->add_option("--threads", threads, "threads (one suits these models' small per-step products; "
-                                          "never more than the free cores)")
+      ->add_option("--threads", threads, "threads (a second one sped up decoding one input at a time "
+                                          "1.2-2x where a core was free; never more than the free cores)")
       ->check(CLI::Range(1, 256));
 }
 inline void use_threads(int threads) { core::kernels::set_blas_threads(threads); }
