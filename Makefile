@@ -42,9 +42,9 @@ asan: deps
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The threaded parts under ThreadSanitizer (separate build directory, docs/limits.md): the server
-# (HTTP thread pool, batcher workers, metrics, SIGTERM with requests in flight), the OpenMP team
-# (parallel_for and the threaded ops, decoding's row split, the trainer's steps) and the crews of
-# few-row products (crew.h), on two threads.
+# (HTTP thread pool, batcher workers, metrics, SIGTERM with requests in flight), the thread teams
+# (kernels/parallel.h: parallel_for and the threaded ops, the split products, decoding's row
+# split, the trainer's steps), on two threads.
 # Only the programs those tests need are built. CMakeLists.txt disables, with its reasons, the
 # fault test and the MPI test under TSan. tests/tsan.supp holds suppressions for reports inside
 # uninstrumented third-party code only.

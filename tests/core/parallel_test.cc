@@ -208,8 +208,9 @@ TEST(OnTeam, EveryPartOnceWhetherHelpersAreAwakeOrAsleep) {
   for (int team : {1, 2, 3, 4})
     for (int call = 0; call < 2000; ++call) check_one_call(team, call);  // back to back: helpers awake
   for (int call = 0; call < 20; ++call) {
-    // Further apart than a helper spins (50 us): it is asleep, woken, or its part taken back.
-    std::this_thread::sleep_for(std::chrono::microseconds(call % 2 ? 300 : 2000));
+    // Calls 300 us apart (the helpers still spinning) and 5 ms apart (longer than a helper spins,
+    // 2 ms: it is asleep, then woken, or its part taken back).
+    std::this_thread::sleep_for(std::chrono::microseconds(call % 2 ? 300 : 5000));
     check_one_call(2, call);
     check_one_call(3, call);
   }
@@ -302,6 +303,14 @@ TEST(OnTeam, OnOpenmpRunsOnTheCallerAndHandsTheCoresBack) {
   kernels::set_blas_threads(1);
   kernels::sgemm(false, true, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c1.data(), n);
   for (size_t i = 0; i < c1.size(); ++i) ASSERT_NEAR(c1[i], c2[i], 1e-3f) << i;
+  // gemm_bf16 takes the same path at that size (bf16 operands, fp32 sums).
+  std::vector<uint16_t> wb(b.size());
+  kernels::to_bf16(b.data(), wb.data(), static_cast<int64_t>(b.size()));
+  kernels::gemm_bf16(n, n, n, a.data(), n, wb.data(), n, 0.0f, c1.data(), n);
+  kernels::set_blas_threads(2);
+  kernels::gemm_bf16(n, n, n, a.data(), n, wb.data(), n, 0.0f, c2.data(), n);
+  kernels::set_blas_threads(1);
+  for (size_t i = 0; i < c1.size(); ++i) ASSERT_NEAR(c1[i], c2[i], 1e-3f) << "bf16 " << i;
 }
 
 TEST(OnTeam, CallersEachHaveTheirOwnTeam) {

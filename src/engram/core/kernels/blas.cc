@@ -13,14 +13,10 @@ namespace engram::core::kernels {
 
 namespace {
 constexpr int64_t kTinyGemm = 32768;  // m*n*k at or below which Eigen's small product is fastest
-// With several threads, products of at least kSplitWork multiply-adds are split over the team
-// (blas_split.cc): by columns up to this many rows, by rows above it.
+// With several threads, products of at least kSplitWork multiply-adds (blas.h) are split over the
+// team (blas_split.cc): by columns up to this many rows, by rows above it; from kOpenmpWork on,
+// they run on oneDNN's own threads.
 constexpr int kSplitMaxRows = 256;
-constexpr int64_t kSplitWork = int64_t{1} << 18;
-// From this many multiply-adds (a product of several milliseconds) on, oneDNN's own threads
-// (on_openmp): they do better than two single-threaded halves there, and the cost of handing the
-// cores to OpenMP and back is small beside the product.
-constexpr int64_t kOpenmpWork = int64_t{1} << 30;
 // x·Wᵀ with at most kSmallRowsFp32 rows and a weight matrix of at least this many entries: the
 // bandwidth-bound decoding products, streamed by gemv.cc (blas_bench few_rows, one thread:
 // 1 row x 8000 x 512 at 9.9 GMAC/s against oneDNN's 7.7; at 5 rows the two are even, 19.6 / 19.4).
@@ -68,8 +64,9 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
   }
   // Measured on this machine kind (bench/RESULTS.md): Eigen's coefficient-based product wins on
   // tiny problems (no packing, no call overhead: the attention bmm slices), oneDNN's JIT sgemm
-  // on everything else we run, one thread per block; with several threads, the product is split
-  // over the calling thread's team (blas_split.cc).
+  // on everything else we run; with several threads, the product is split over the calling
+  // thread's team (blas_split.cc, one single-threaded oneDNN sgemm per block), or from kOpenmpWork
+  // on given to oneDNN's own threads.
   const int64_t work = static_cast<int64_t>(m) * n * k;
   const int threads = blas_team_size();  // first, as it also sets this thread's oneDNN to one thread
   if (!ta && tb && m <= kSmallRowsFp32 && int64_t{n} * k >= kSmallMinWeights) {

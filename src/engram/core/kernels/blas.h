@@ -18,6 +18,13 @@ void sgemm_dnnl(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
 void sgemm_eigen(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                  int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
+// With several threads: products of at least kSplitWork multiply-adds are split over the calling
+// thread's team (kernels::sgemm, gemm_bf16); from kOpenmpWork on (several milliseconds of work)
+// oneDNN runs them on its own OpenMP threads instead (on_openmp, parallel.h), which did better than
+// two single-threaded halves there (a 2048^3 sgemm at 369 GFLOP/s against 225, AMD EPYC, 2026-12-03).
+constexpr int64_t kSplitWork = int64_t{1} << 18;
+constexpr int64_t kOpenmpWork = int64_t{1} << 30;
+
 // Threads a product started here may use: the calling thread's team (parallel.h; 1 on a team's
 // helper, inside a part of the caller's own job and inside an OpenMP parallel region).
 int blas_team_size();
@@ -29,7 +36,7 @@ void sgemm_split_rows(int threads, bool trans_a, bool trans_b, int m, int n, int
                       int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
 // y[m, n] = alpha * x[m, k] · W[n, k]ᵀ + beta * y for a few rows of x (gemv.cc): streams W once
-// per 8 rows of x, its rows split over the OpenMP team. sgemm() sends x·Wᵀ products of up to 4
+// per 8 rows of x, its rows split over the calling thread's team. sgemm() sends x·Wᵀ products of up to 4
 // rows here. The bf16 variant reads W rounded to bf16 (to_bf16) and rounds x's rows to bf16,
 // widening both to fp32 for the FMAs (sums in fp32): weight_product (ops/matmul.h) uses it for
 // few-row bf16 products on a weight without a packed copy (the packed kernel below is faster).

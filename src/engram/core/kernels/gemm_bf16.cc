@@ -2,7 +2,8 @@
 // matmul primitive (AVX512-BF16 kernels where the CPU has them). W [N, K] row-major is the
 // matmul's weight [K, N] with strides (1, K), so the bf16 mirror of a parameter is used as it is.
 // Primitives are created per shape; oneDNN's primitive cache makes a repeated shape cheap. On
-// several threads x's rows are split over the team, one single-threaded primitive per block. Where
+// several threads x's rows are split over the team, one single-threaded primitive per block (the
+// largest products: the primitive on oneDNN's own threads, as kernels::sgemm). Where
 // oneDNN has no bf16 matmul for the CPU (oneDNN 2.6 on AVX2-only CPUs such as AMD Zen 3: "could
 // not create a primitive descriptor iterator"), gemm_small_m_bf16 (gemv.cc) takes any row count:
 // the same bf16 operands, summed in fp32 in another order, W streamed once per 8 rows.
@@ -44,7 +45,8 @@ bool dnnl_bf16_matmul() {
   return has;
 }
 
-// Rows of one product on the calling thread (oneDNN runs on one thread inside engram).
+// The product on oneDNN's matmul primitive, on the threads oneDNN is allowed (one inside a team's
+// part; its own OpenMP threads under on_openmp).
 void gemm_bf16_rows(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
                     int ldy) {
   using dt = dnnl::memory::data_type;
@@ -77,9 +79,13 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
                int ldy) {
   if (m <= 0 || n <= 0) return;
   if (!dnnl_bf16_matmul()) return gemm_small_m_bf16(m, n, k, 1.0f, x, ldx, w, ldw, beta, y, ldy);
-  // x's rows split over the team once the product is worth it (2^18 multiply-adds, as sgemm).
+  // x's rows split over the team from kSplitWork multiply-adds, oneDNN's own threads from
+  // kOpenmpWork (blas.h), as kernels::sgemm.
   const int threads = blas_team_size();  // also sets this thread's oneDNN to one thread
-  const int team = int64_t{m} * n * k >= (int64_t{1} << 18) ? std::min(threads, m) : 1;
+  const int64_t work = int64_t{m} * n * k;
+  if (threads > 1 && work >= kOpenmpWork)
+    return on_openmp(threads, [&] { gemm_bf16_rows(m, n, k, x, ldx, w, ldw, beta, y, ldy); });
+  const int team = work >= kSplitWork ? std::min(threads, m) : 1;
   on_team(team, [&](int t, int nt) {
     const int i0 = static_cast<int>(int64_t{m} * t / nt), i1 = static_cast<int>(int64_t{m} * (t + 1) / nt);
     if (i1 > i0)

@@ -88,10 +88,14 @@ void helper_main(Slot* s) {
       idle_since = Clock::now();
       continue;
     }
-    if (s->park.exchange(0, std::memory_order_relaxed) || (spins % 64 == 0 && Clock::now() - idle_since > kSpin)) {
+    // `park` is read on every spin but written only when set, so the spin keeps the slot's cache
+    // line shared with the caller instead of taking it over.
+    if ((s->park.load(std::memory_order_relaxed) && s->park.exchange(0, std::memory_order_relaxed)) ||
+        (spins % 64 == 0 && Clock::now() - idle_since > kSpin)) {
       s->sleeping.store(kAsleep, std::memory_order_seq_cst);
       if (s->state.load(std::memory_order_seq_cst) == st) s->state.wait(st, std::memory_order_seq_cst);
       s->sleeping.store(kAwake, std::memory_order_relaxed);
+      s->park.store(0, std::memory_order_relaxed);  // a park sent while asleep is over: a job woke it
       idle_since = Clock::now();
     } else {
       pause();
@@ -137,7 +141,9 @@ class Team {
       s.parts = team;
       s.state.store(g << 2 | kPosted, std::memory_order_seq_cst);
       uint32_t asleep = kAsleep;  // wake it once (a futex call is dear on a virtual machine)
-      if (s.sleeping.compare_exchange_strong(asleep, kWoken, std::memory_order_seq_cst)) s.state.notify_one();
+      if (s.sleeping.load(std::memory_order_seq_cst) == kAsleep &&
+          s.sleeping.compare_exchange_strong(asleep, kWoken, std::memory_order_seq_cst))
+        s.state.notify_one();
     }
     std::exception_ptr error;  // a part of the caller's that threw: rethrown once every part ended
     auto mine = [&](int part) {

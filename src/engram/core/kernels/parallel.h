@@ -12,7 +12,7 @@
 // reads 0.5 MiB of weights, so one instance decoded on two threads through OpenMP ran slower than
 // on one. Part t of a job is always helper t's when it is awake, so a helper keeps re-reading the
 // same share of a weight matrix from its own L2 cache. OpenMP itself is left to oneDNN, at one
-// thread (parallel.cc).
+// thread (parallel.cc), except for the largest products (on_openmp).
 #pragma once
 
 #include <cstdint>
