@@ -144,6 +144,7 @@ namespace {
 struct Prepared {
   SstData data;
   TreeConfig model;
+  bool resumed = false;  // the vocabulary came from the run directory's vocab.txt
 };
 
 // The data (with the run's vocabulary when resuming) and the model config completed from it.
@@ -153,6 +154,7 @@ Prepared prepare(const TreeRunConfig& cfg, const fs::path& run_dir) {
   if (!run_dir.empty() && fs::exists(run_dir / "last") && fs::exists(vocab_file)) {
     const data::Vocab v = data::Vocab::load(vocab_file.string());
     p.data = load_sst_data(cfg.data, &v);
+    p.resumed = true;
   } else {
     p.data = load_sst_data(cfg.data);
   }
@@ -170,7 +172,10 @@ train::TrainSummary train_tree(const TreeRunConfig& cfg) {
   const bool root = train::world().root();  // rank 0 writes for a data-parallel job
   if (root) io::write_file_atomic(run_dir / "train.yaml", io::dump_config(cfg));
   const Prepared p = prepare(cfg, run_dir);
-  if (root) p.data.vocab.save((run_dir / "vocab.txt").string());
+  // Written once, before the first checkpoint; a resumed run never rewrites the file it resumes
+  // from (Vocab::save truncates first: a kill during that write left a short vocabulary that the
+  // next resume read against the checkpoint's embedding, fault_test.sh, 2026-12-03).
+  if (root && !p.resumed) p.data.vocab.save((run_dir / "vocab.txt").string());
   TreeDataConfig used = cfg.data;  // what the model was trained on, for sentiment eval's defaults
   used.dir = sst_data_dir(cfg.data);
   if (root) io::write_file_atomic(run_dir / "data.yaml", io::dump_config(used));
