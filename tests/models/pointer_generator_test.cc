@@ -34,6 +34,7 @@ struct Variant {
   std::string name;
   bool copy, coverage, coverage_active = true;
   PgCell cell = PgCell::kLstm;
+  bool source_features = false;
 };
 
 std::vector<Variant> variants() {
@@ -41,7 +42,9 @@ std::vector<Variant> variants() {
           {"copy/no-coverage/gru", true, false, true, PgCell::kGru},
           {"copy/coverage-inactive/lstm", true, true, false},
           {"no-copy/coverage/gru", false, true, true, PgCell::kGru},
-          {"no-copy/no-coverage/lstm", false, false}};
+          {"no-copy/no-coverage/lstm", false, false},
+          {"copy/coverage/features/lstm", true, true, true, PgCell::kLstm, true},
+          {"no-copy/no-coverage/features/gru", false, false, true, PgCell::kGru, true}};
 }
 
 constexpr int kV = 8;  // 4 specials + ids 4..7; extended ids start at 8
@@ -55,6 +58,7 @@ PointerGeneratorConfig tiny_config(const Variant& v) {
   c.copy = v.copy;
   c.coverage = v.coverage;
   c.coverage_weight = 0.7f;
+  c.source_features = v.source_features;
   return c;
 }
 
@@ -89,6 +93,33 @@ TEST(PointerGeneratorGradCheck, WholeLossEveryVariant) {
     EXPECT_GT(r.checked, 0) << v.name;
     EXPECT_LE(r.max_error, 1e-2) << v.name << ": " << r.worst;
   }
+}
+
+// Source feature rows by hand (model.h): row 6 n + o, n the count bucket of the token's extended id
+// in its own article (1, 2, 3, 4-5, 6+), o = 0 for a vocabulary word, else 1 + min(k, 4) for the
+// k-th OOV; padding reads row 0. Two articles, time-major, V = 8.
+TEST(PointerGenerator, SourceFeatureIdsByHand) {
+  // article 0: 4 8 4 9 8 4 4 4 4 (len 9: id 4 six times, OOV 8 twice, OOV 9 once)
+  // article 1: 13 5 13 13 (len 4: OOV 13 = the 6th OOV three times, 5 once), then padding
+  const std::vector<int32_t> a0 = {4, 8, 4, 9, 8, 4, 4, 4, 4}, a1 = {13, 5, 13, 13, 0, 0, 0, 0, 0};
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 9; ++i) ids.insert(ids.end(), {a0[i], a1[i]});
+  const std::vector<int32_t> lengths = {9, 4};
+  const std::vector<int32_t> got = PointerGenerator::source_feature_ids(ids, 9, 2, lengths, kV);
+  const std::vector<int32_t> want0 = {6 * 4, 6 * 1 + 1, 6 * 4, 0 + 2, 6 * 1 + 1, 6 * 4, 6 * 4, 6 * 4, 6 * 4};
+  const std::vector<int32_t> want1 = {6 * 2 + 5, 0, 6 * 2 + 5, 6 * 2 + 5, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(got[2 * i], want0[i]) << "article 0, position " << i;
+    EXPECT_EQ(got[2 * i + 1], want1[i]) << "article 1, position " << i;
+  }
+  // Counts 4 and 5 share a bucket; every row is inside the table.
+  const std::vector<int32_t> five = {4, 4, 4, 4, 4}, four = {4, 4, 4, 4};
+  EXPECT_EQ(PointerGenerator::source_feature_ids(five, 5, 1, std::vector<int32_t>{5}, kV)[0], 6 * 3);
+  EXPECT_EQ(PointerGenerator::source_feature_ids(four, 4, 1, std::vector<int32_t>{4}, kV)[0], 6 * 3);
+  for (int32_t r : got) EXPECT_LT(r, PointerGenerator::kSourceFeatureRows);
+  EXPECT_NE(error_of([&] { PointerGenerator::source_feature_ids(ids, 9, 2, std::vector<int32_t>{9, 10}, kV); })
+                .find("outside"),
+            std::string::npos);
 }
 
 // The loss is the mean NLL plus λ times the mean coverage loss, and the coverage loss of a

@@ -46,10 +46,15 @@ EncodedSource RnnEncoder::encode(Graph& g, const EncoderInput& in, core::Rng* dr
                  "encoder: {} source ids for S={} x B={} (a token encoder takes ids, not features)", in.ids.size(), s,
                  b);
     emb = embed_->forward(g, std::vector<int32_t>(in.ids.begin(), in.ids.end()), {s, b});
+    if (in.added.valid()) {
+      ENGRAM_CHECK(in.added.shape() == emb.shape(), "encoder: added input {} for embedded tokens {}", in.added.shape(),
+                   emb.shape());
+      emb = emb + in.added;
+    }
   } else {
     ENGRAM_CHECK(in.features.valid() && in.features.shape().rank() == 3 && in.features.shape()[0] == s &&
-                     in.features.shape()[1] == b,
-                 "encoder: a feature encoder takes features [S={}, B={}, F]", s, b);
+                     in.features.shape()[1] == b && !in.added.valid(),
+                 "encoder: a feature encoder takes features [S={}, B={}, F] and nothing added", s, b);
     if (!dropout && input_->bias()) {
       // No dropout between the linear layer and the RNN: the two products are one chain,
       // multiplied in the cheaper order by Rnn::project_embedded (folded when F < E).

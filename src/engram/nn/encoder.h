@@ -25,8 +25,9 @@ namespace engram::nn {
 struct EncoderInput {
   int steps = 0;                     // S
   int batch = 0;                     // B
-  std::span<const int32_t> ids;      // [S, B] token ids, time-major (token input)
-  Var features;                      // [S, B, F] time-major (feature input)
+  std::span<const int32_t> ids{};    // [S, B] token ids, time-major (token input)
+  Var features{};                    // [S, B, F] time-major (feature input)
+  Var added{};                       // [S, B, E] optional (token input): added to the embedded tokens
   std::span<const int32_t> lengths;  // [B] true lengths in [0, S]
 };
 

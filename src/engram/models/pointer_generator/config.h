@@ -51,6 +51,9 @@ struct PointerGeneratorConfig {
   // word needs goes to copying it instead (the eval's OOV-copy rate).
   float unk_loss_weight = 1.0f;
   int max_source_tokens = 400;  // articles truncated to this many tokens, in training and decoding
+  // Source-token features added to the encoder's embedded tokens (model.h): how often the token
+  // occurs in the article, and an OOV's order of first appearance among the article's OOVs.
+  bool source_features = false;
 
   template <class V>
   void visit(V& v) {
@@ -69,6 +72,8 @@ struct PointerGeneratorConfig {
     v("dropout", dropout, "dropout on embeddings and before the output layer");
     v("unk_loss_weight", unk_loss_weight, "loss weight of <unk> targets in [0, 1] (0: never learn to say <unk>; copy instead)");
     v("max_source_tokens", max_source_tokens, "truncate articles to this many tokens (training and decoding; See et al.: 400)");
+    v("source_features", source_features,
+      "add source-token features to the encoder input: the token's count in the article, an OOV's order of first appearance");
   }
   // Errors name the first invalid field. validate_options() skips `vocab` (set from the data).
   void validate() const;

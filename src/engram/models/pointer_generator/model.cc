@@ -52,6 +52,9 @@ PointerGenerator::PointerGenerator(const PointerGeneratorConfig& cfg, core::Rng&
                                  .readout_dim = h, .score_features = cfg_.coverage ? 1 : 0},
       rng);
   output_ = std::make_unique<nn::VocabOutput>(store_, "decoder/output", h, cfg_.vocab, rng);
+  if (cfg_.source_features)
+    source_features_ = std::make_unique<nn::Embedding>(
+        store_, "source_features", nn::EmbeddingConfig{.vocab = kSourceFeatureRows, .dim = e, .init_stddev = 0.1f}, rng);
   if (cfg_.copy)
     copy_ = std::make_unique<nn::CopyOutput>(
         store_, "decoder/copy",
@@ -71,6 +74,41 @@ std::vector<int32_t> PointerGenerator::to_vocab(std::span<const int32_t> ids) co
     out[k] = ids[k] < cfg_.vocab ? ids[k] : data::kUnkId;
   }
   return out;
+}
+
+std::vector<int32_t> PointerGenerator::source_feature_ids(std::span<const int32_t> ids, int s, int b,
+                                                         std::span<const int32_t> lengths, int32_t vocab) {
+  ENGRAM_CHECK(s >= 0 && b >= 0 && ids.size() == static_cast<size_t>(s) * b && lengths.size() == static_cast<size_t>(b),
+               "pointer_generator: {} source ids and {} lengths for S={} x B={}", ids.size(), lengths.size(), s, b);
+  std::vector<int32_t> out(ids.size(), 0);
+  std::vector<int32_t> column;
+  for (int j = 0; j < b; ++j) {
+    const int len = lengths[j];
+    ENGRAM_CHECK(len >= 0 && len <= s, "pointer_generator: source length {} outside [0, {}]", len, s);
+    column.resize(len);
+    for (int i = 0; i < len; ++i) column[i] = ids[int64_t{i} * b + j];
+    std::vector<int32_t> sorted = column;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < len; ++i) {
+      const auto [lo, hi] = std::equal_range(sorted.begin(), sorted.end(), column[i]);
+      const auto n = hi - lo;
+      const int count = n == 1 ? 0 : n == 2 ? 1 : n == 3 ? 2 : n <= 5 ? 3 : 4;
+      const int oov = column[i] < vocab ? 0 : 1 + std::min(column[i] - vocab, 4);
+      out[int64_t{i} * b + j] = 6 * count + oov;
+    }
+  }
+  return out;
+}
+
+nn::EncodedSource PointerGenerator::encode(Graph& g, std::span<const int32_t> ids, int s, int b,
+                                           std::span<const int32_t> lengths, core::Rng* dropout_rng) const {
+  const std::vector<int32_t> src_in = to_vocab(ids);
+  Var added;
+  if (source_features_)
+    added = source_features_->forward(g, source_feature_ids(ids, s, b, lengths, cfg_.vocab), {s, b});  // [S, B, E]
+  return encoder_->encode(
+      g, nn::EncoderInput{.steps = s, .batch = b, .ids = src_in, .features = {}, .added = added, .lengths = lengths},
+      dropout_rng);
 }
 
 PgForward PointerGenerator::forward(Graph& g, const data::Batch& batch, const PgForwardOptions& o) const {
@@ -99,9 +137,7 @@ PgForward PointerGenerator::forward(Graph& g, const data::Batch& batch, const Pg
         ++f.tokens;
       }
   // ---- encoder and decoder over every step (teacher forcing)
-  const std::vector<int32_t> src_in = to_vocab(batch.src);
-  const nn::EncodedSource enc = encoder_->encode(
-      g, nn::EncoderInput{.steps = s, .batch = b, .ids = src_in, .features = {}, .lengths = batch.src_len}, o.dropout_rng);
+  const nn::EncodedSource enc = encode(g, batch.src, s, b, batch.src_len, o.dropout_rng);
   nn::DecoderState state = decoder_->initial_state(g, enc.final_top);
   const nn::DecoderContext ctx = decoder_->prepare_context(g, enc.outputs, enc.final_top, batch.src_len);
   Var emb = dropout(embedding().forward(g, to_vocab(batch.tgt_in)), o.dropout_rng);  // [R, E]

@@ -18,8 +18,15 @@
 //   L = −mean_t w_t log P(y_t) + λ mean_t Σ_i min(α_ti, cov_ti)    (the second term with coverage)
 // where w_t = unk_loss_weight for <unk> targets (an OOV word not in the source; without copy,
 // every OOV word) and 1 otherwise; the means are over the non-pad target tokens.
+// Source-token features (cfg.source_features): every article position adds a row of
+// source_features [30, E] to its embedded token, row 6 n + o: n the token's count in the article
+// (its extended id's, so an OOV's count is its own) bucketed 1, 2, 3, 4-5, 6+ -> n = 0..4; o = 0
+// for a vocabulary word, 1 + min(k, 4) for the article's k-th OOV in order of first appearance.
+// Every OOV reads as <unk> in the embedding; these rows tell the encoder which <unk>s are one
+// word, how often it recurs and whether it came first, what a headline's name usually shows
+// (Nallapati et al. 2016 add such features to the encoder for the same reason).
 // Inference: PgStepModel (step.cc) implements decode::StepModel over V + X classes.
-// Parameters: embed [V, E], encoder/rnn/*, bridge, decoder/{rnn, w_ctx, attention, readout},
+// Parameters: embed [V, E], source_features [30, E] (source_features), encoder/rnn/*, bridge, decoder/{rnn, w_ctx, attention, readout},
 // decoder/output [V, P], decoder/copy/{w [1, C + H + E], b [1]} (copy).
 // Dims: B batch, S source len, T target steps, R = T*B rows (row t*B + b), E embedding, H hidden,
 // C = H context width, P = H readout width, V vocabulary, X extra ids, N decoder rows.
@@ -95,6 +102,14 @@ class PointerGenerator final : public Model {
   int32_t vocab() const { return cfg_.vocab; }  // V
   // ids (extended) -> vocabulary ids, >= V mapped to <unk>.
   std::vector<int32_t> to_vocab(std::span<const int32_t> ids) const;
+  // The encoder over a batch of sources in extended ids [S, B] time-major (with the source
+  // features when the config has them); `dropout_rng` null = no dropout.
+  nn::EncodedSource encode(Graph& g, std::span<const int32_t> ids, int s, int b, std::span<const int32_t> lengths,
+                           core::Rng* dropout_rng) const;
+  // The source feature rows of [S, B] extended ids (0 past a row's length); see the top.
+  static constexpr int kSourceFeatureRows = 30;
+  static std::vector<int32_t> source_feature_ids(std::span<const int32_t> ids, int s, int b,
+                                                 std::span<const int32_t> lengths, int32_t vocab);
   const nn::Embedding& embedding() const { return *encoder_->embedding(); }
   const nn::RnnEncoder& encoder() const { return *encoder_; }
   const nn::AttentionDecoder& decoder() const { return *decoder_; }
@@ -110,6 +125,7 @@ class PointerGenerator final : public Model {
   std::unique_ptr<nn::AttentionDecoder> decoder_;  // bridge, decoder/{rnn, w_ctx, attention, readout}
   std::unique_ptr<nn::VocabOutput> output_;        // decoder/output [V, P]
   std::unique_ptr<nn::CopyOutput> copy_;           // decoder/copy (copy)
+  std::unique_ptr<nn::Embedding> source_features_;  // source_features [30, E] (cfg.source_features)
 };
 
 // Options of decoding with the step model.

@@ -61,9 +61,7 @@ std::unique_ptr<decode::DecodeState> PgStepModel::encode(Graph& g, const decode:
                  v + s);
     st->extra = std::max(st->extra, id - v + 1);
   }
-  const std::vector<int32_t> src_in = model_.to_vocab(src.ids);
-  const nn::EncodedSource enc = model_.encoder().encode(
-      g, nn::EncoderInput{.steps = s, .batch = b, .ids = src_in, .features = {}, .lengths = src.lengths}, nullptr);
+  const nn::EncodedSource enc = model_.encode(g, src.ids, s, b, src.lengths, nullptr);
   const nn::DecoderState init = model_.decoder().initial_state(g, enc.final_top);
   const nn::DecoderContext ctx = model_.decoder().prepare_context(g, enc.outputs, enc.final_top, src.lengths);
   st->n = b;
