@@ -233,6 +233,32 @@ TEST(PointerGeneratorStepModel, MasksPadGoAndForeignExtraIds) {
             std::string::npos);
 }
 
+// oov_bonus adds exactly its value to the extra ids a row's source holds; a row's foreign extra id
+// stays −inf and every vocabulary column is unchanged.
+TEST(PointerGeneratorStepModel, OovBonusRaisesOnlyTheSourcesOovs) {
+  core::Rng rng(4);
+  PointerGenerator model(tiny_config(variants()[0]), rng);
+  const PgStepModel plain(model, {}), bonus(model, {.oov_bonus = 1.5f});
+  Graph g(false);
+  const auto src = decode::SourceBatch::from_ids({{4, 8, 5, 9}, {5, 8, 4}});  // row 1 holds 8, not 9
+  auto sp = plain.encode(g, src);
+  auto sb = bonus.encode(g, src);
+  for (int t = 0; t < 2; ++t) {
+    g.reset();
+    const std::vector<int32_t> prev = t == 0 ? std::vector<int32_t>{data::kGoId, data::kGoId} : std::vector<int32_t>{9, 8};
+    const decode::StepOutput a = plain.step(g, *sp, prev);
+    const decode::StepOutput b = bonus.step(g, *sb, prev);
+    ASSERT_EQ(a.log_probs.shape, (core::Shape{2, kV + 2}));
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < kV + 2; ++c) {
+        const float want = c >= kV && a.log_probs.at(r, c) > -INFINITY ? a.log_probs.at(r, c) + 1.5f : a.log_probs.at(r, c);
+        EXPECT_FLOAT_EQ(b.log_probs.at(r, c), want) << "step " << t << " row " << r << " class " << c;
+      }
+    EXPECT_EQ(b.log_probs.at(1, 9), -INFINITY);
+    EXPECT_GT(b.log_probs.at(0, 9), -INFINITY);
+  }
+}
+
 // The extended vocabulary of one example, on a word vocabulary built from two lines.
 TEST(PointerGeneratorText, ExtendedVocabularyNumbering) {
   TempDir dir;

@@ -46,6 +46,9 @@ void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--batch", a->options.batch_size, "articles decoded together")->check(CLI::Range(1, 4096));
   cmd->add_flag("--no-unk", a->options.block_unk, "never output <unk> (copy or generate a word instead)");
+  cmd->add_option("--oov-bonus", a->options.oov_bonus,
+                  "add this to the log-probability of copying an article word outside the vocabulary (0 = none)")
+      ->check(CLI::Range(-100.0, 100.0));
   cmd->add_option("--ensemble", a->ensemble,
                   "another model decoded with -m's as one ensemble (repeatable; the same vocabulary)");
   add_threads_option(cmd, a->threads);

@@ -134,11 +134,16 @@ class PointerGenerator final : public Model {
 struct PgDecodeOptions {
   bool coverage_active = true;   // as PgForwardOptions::coverage_active
   bool block_unk = false;        // <unk> gets log-probability −inf: the search copies or generates a word instead
+  // Added to the log-probability of every article word outside the vocabulary (extra ids the
+  // row's source holds): > 0 makes the search copy names more readily (a decoding bias, chosen
+  // on validation like a length penalty; the step's scores then no longer sum to one).
+  float oov_bonus = 0.0f;
 };
 
 // PointerGenerator as a decode::StepModel (step.cc): SourceBatch::ids in extended ids (each in
 // [0, V + S)); the classes of a step are V + X (copy; X from the batch's largest id) or V.
-// Log-probabilities of <pad> and <go> are −inf (and <unk>'s with block_unk), and so are those of
+// Log-probabilities of <pad> and <go> are −inf (and <unk>'s with block_unk), extra ids get
+// oov_bonus added, and the log-probabilities are −inf for
 // extra ids a row's source does not hold. The alignment is α [N, S].
 class PgStepModel final : public decode::StepModel {
  public:

@@ -125,6 +125,8 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
     row[data::kPadId] = kNegInf;
     row[data::kGoId] = kNegInf;
     if (options_.block_unk) row[data::kUnkId] = kNegInf;
+    if (options_.oov_bonus != 0.0f)
+      for (int k = model_.vocab(); k < width; ++k) row[k] += options_.oov_bonus;  // −inf stays −inf
   }
   store(st.h, o.state.layers[0].h);
   if (!st.c.empty()) store(st.c, o.state.layers[0].c);

@@ -3,6 +3,7 @@
 #include "engram/models/pointer_generator/summarize.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engram/core/graph.h"
 #include "engram/data/batching.h"
@@ -18,6 +19,8 @@ void SummarizeOptions::validate() const {
   search.validate();
   ENGRAM_CHECK(max_source_tokens >= 0, "summarize: max_source_tokens {} must be >= 0", max_source_tokens);
   ENGRAM_CHECK(batch_size >= 1, "summarize: batch_size {} must be >= 1", batch_size);
+  ENGRAM_CHECK(std::isfinite(oov_bonus) && oov_bonus >= -100.0f && oov_bonus <= 100.0f,
+               "summarize: oov_bonus {} outside [-100, 100]", oov_bonus);
   for (const Member& m : ensemble)  // their number: decode::EnsembleStepModel checks it
     ENGRAM_CHECK(m.model != nullptr && m.codec != nullptr, "summarize: an ensemble member without model or vocabulary");
 }
@@ -66,7 +69,8 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return out[a].source.ids.size() < out[b].source.ids.size(); });
-  const PgDecodeOptions decode_options{.coverage_active = options.coverage_active, .block_unk = options.block_unk};
+  const PgDecodeOptions decode_options{
+      .coverage_active = options.coverage_active, .block_unk = options.block_unk, .oov_bonus = options.oov_bonus};
   const PgStepModel first(model, decode_options);
   std::vector<std::unique_ptr<PgStepModel>> others;
   std::vector<const decode::StepModel*> members = {&first};

@@ -32,6 +32,7 @@ struct SummarizeOptions {
   int batch_size = 32;            // sources decoded together
   bool coverage_active = true;    // PgDecodeOptions::coverage_active
   bool block_unk = false;         // PgDecodeOptions::block_unk: never output <unk>
+  float oov_bonus = 0.0f;         // PgDecodeOptions::oov_bonus: log-probability added to copying an OOV
   // More models decoded with the first as one ensemble (borrowed; at most
   // decode::kMaxEnsemble - 1): each with the same vocabulary, token for token, and the same
   // `copy` setting (so every step has the same classes).
