@@ -342,6 +342,8 @@ TEST(AudioFbank, ConfigErrorsNameTheField) {
   EXPECT_NE(err([](auto& c) { c.log_floor = 0; }).find("log_floor"), std::string::npos);
   EXPECT_NE(err([](auto& c) { c.trim_db = -1; }).find("trim_db"), std::string::npos);
   EXPECT_NE(err([](auto& c) { c.trim_margin_ms = -5; }).find("trim_margin_ms"), std::string::npos);
+  EXPECT_NE(err([](auto& c) { c.num_ceps = c.num_mel_bins + 1; }).find("num_ceps"), std::string::npos);
+  EXPECT_NE(err([](auto& c) { c.num_ceps = -1; }).find("num_ceps"), std::string::npos);
   Waveform w{std::vector<float>(400), 16000};
   EXPECT_EQ(error_of([&] { compute_fbank(w, FeatureConfig{}); }),
             "features: audio at 16000 Hz, features configured for 8000 Hz "
@@ -414,7 +416,7 @@ TEST(AudioFbank, ConfigVisitsEveryField) {
   c.visit(n);
   EXPECT_EQ(n.keys, (std::vector<std::string>{"sample_rate", "frame_length_ms", "frame_shift_ms",
                                               "preemphasis", "remove_dc", "window", "num_mel_bins",
-                                              "low_freq", "high_freq", "log_floor", "delta_order",
+                                              "low_freq", "high_freq", "log_floor", "num_ceps", "delta_order",
                                               "delta_window", "cmvn", "trim_db", "trim_margin_ms"}));
   KeyNames s;
   SpecAugmentConfig sa;
@@ -515,6 +517,64 @@ TEST(AudioSpecAugment, CropCutsFramesOffTheEndsAtMostAThird) {
   }
   c.crop_end = -1;
   EXPECT_NE(error_of([&] { c.validate(); }).find("crop_start and crop_end"), std::string::npos);
+}
+
+// MFCC (FeatureConfig::num_ceps): the orthonormal DCT-II of each log-mel row, c_k = s_k Σ_m x_m
+// cos(π k (m + ½) / M), s_0 = √(1/M), s_k = √(2/M) (Kaldi's ComputeDctMatrix, matrix-functions.cc).
+// Its rows are orthogonal, so a constant row a gives c_0 = a √M and nothing else, and a cosine row
+// of frequency k0 gives only c_k0.
+TEST(AudioCepstra, DctOfConstantAndCosineRowsByHand) {
+  constexpr int kM = 8;
+  const Features flat = from_columns(2, kM, [](int64_t t, int) { return t == 0 ? 3.0f : -1.5f; });
+  const Features c = cepstra(flat, 5);
+  ASSERT_EQ(c.dim, 5);
+  ASSERT_EQ(c.mel_bins, 5);
+  EXPECT_TRUE(c.cepstral);
+  EXPECT_NEAR(c.at(0, 0), 3.0 * std::sqrt(8.0), 1e-5);
+  EXPECT_NEAR(c.at(1, 0), -1.5 * std::sqrt(8.0), 1e-5);
+  for (int k = 1; k < 5; ++k) EXPECT_NEAR(c.at(0, k), 0.0, 1e-5) << k;
+  // x_m = cos(π 3 (m + ½) / M): Σ_m cos² = M / 2, so c_3 = √(2/M) · M/2 = √(M/2) = 2, the rest 0.
+  const Features cosine =
+      from_columns(1, kM, [](int64_t, int m) { return static_cast<float>(std::cos(std::numbers::pi * 3 * (m + 0.5) / kM)); });
+  const Features cc = cepstra(cosine, kM);
+  for (int k = 0; k < kM; ++k) EXPECT_NEAR(cc.at(0, k), k == 3 ? 2.0 : 0.0, 1e-5) << k;
+  EXPECT_NE(error_of([&] { cepstra(flat, kM + 1); }).find("cepstra"), std::string::npos);
+  EXPECT_NE(error_of([&] { cepstra(c, 2); }).find("cepstra"), std::string::npos);  // cepstra of cepstra
+}
+
+// The front end with num_ceps: the first coefficients of the full transform, every frame's norm
+// kept by the full one (no CMVN), deltas over the cepstra, and freq_warp refused on them.
+TEST(AudioCepstra, FbankWithNumCepsIsTheDctOfItsLogMel) {
+  std::vector<float> x(4000);
+  core::Rng rng(3);
+  for (int n = 0; n < 4000; ++n)
+    x[n] = static_cast<float>(0.3 * std::sin(2 * std::numbers::pi * 440 * n / 8000.0) + 0.05 * rng.uniform(-1.0f, 1.0f));
+  FeatureConfig c;
+  c.cmvn = Cmvn::kNone;
+  const Features mel = FbankComputer(c).compute(x);
+  c.num_ceps = c.num_mel_bins;
+  const Features full = FbankComputer(c).compute(x);
+  c.num_ceps = 13;
+  const Features mfcc = FbankComputer(c).compute(x);
+  ASSERT_EQ(mfcc.frames, mel.frames);
+  ASSERT_EQ(mfcc.dim, 13);
+  EXPECT_EQ(c.dim(), 13);
+  for (int64_t t = 0; t < mel.frames; ++t) {
+    double a = 0, b = 0;
+    for (int m = 0; m < mel.dim; ++m) a += double{mel.at(t, m)} * mel.at(t, m), b += double{full.at(t, m)} * full.at(t, m);
+    ASSERT_NEAR(std::sqrt(b), std::sqrt(a), 1e-3 * std::sqrt(a)) << "frame " << t;
+    for (int k = 0; k < 13; ++k) ASSERT_EQ(mfcc.at(t, k), full.at(t, k)) << t << " " << k;
+  }
+  c.delta_order = 1;
+  const Features with_deltas = FbankComputer(c).compute(x);
+  EXPECT_EQ(with_deltas.dim, 26);
+  EXPECT_EQ(with_deltas.mel_bins, 13);
+  EXPECT_TRUE(with_deltas.cepstral);
+  Features warped = with_deltas;
+  SpecAugmentConfig sa;
+  sa.freq_warp = 0.1f;
+  core::Rng r(1);
+  EXPECT_NE(error_of([&] { spec_augment(&warped, sa, r); }).find("cepstra"), std::string::npos);
 }
 
 TEST(AudioSpecAugment, MasksAreBandsSharedAcrossBlocksAndSeeded) {

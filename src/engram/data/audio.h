@@ -89,6 +89,12 @@ struct FeatureConfig {
   float low_freq = 20;       // Hz, lower edge of the first filter
   float high_freq = 0;       // Hz, upper edge of the last filter; <= 0: Nyquist + high_freq
   float log_floor = 1e-10f;  // log(max(e, log_floor))
+  // MFCC: > 0 keeps the first num_ceps coefficients of each frame's log-mel vector under the
+  // orthonormal DCT-II, c_k = s_k Σ_m x_m cos(π k (m + ½) / M), s_0 = √(1/M), s_k = √(2/M) (the
+  // matrix of Kaldi's ComputeDctMatrix; c_0 is kept, not replaced by the log energy, and there is
+  // no lifter: per-dimension scales cancel under mean_variance CMVN). Low coefficients describe
+  // the spectral envelope and drop the pitch harmonics the mel channels resolve. 0 = log-mel.
+  int num_ceps = 0;
   int delta_order = 0;       // 0: statics; 1: + deltas; 2: + deltas + delta-deltas
   int delta_window = 2;      // N of the delta regression
   Cmvn cmvn = Cmvn::kMeanVariance;
@@ -111,6 +117,7 @@ struct FeatureConfig {
     v("low_freq", low_freq, "lowest filter edge (Hz)");
     v("high_freq", high_freq, "highest filter edge (Hz); <= 0 means Nyquist + this value");
     v("log_floor", log_floor, "mel energies are floored at this before the log");
+    v("num_ceps", num_ceps, "MFCC: keep this many DCT-II coefficients of each log-mel frame (0 = log-mel), at most num_mel_bins");
     v("delta_order", delta_order, "0 statics, 1 + deltas, 2 + deltas and delta-deltas");
     v("delta_window", delta_window, "delta regression window N");
     v("cmvn", cmvn, "per-utterance normalisation: none | mean | mean_variance");
@@ -126,7 +133,8 @@ struct FeatureConfig {
   int fft_bins() const { return fft_size() / 2 + 1; }  // K
   float nyquist() const { return 0.5f * sample_rate; }
   float effective_high_freq() const { return high_freq > 0 ? high_freq : nyquist() + high_freq; }
-  int dim() const { return num_mel_bins * (1 + delta_order); }  // F
+  int statics() const { return num_ceps > 0 ? num_ceps : num_mel_bins; }  // M: mel channels or cepstra
+  int dim() const { return statics() * (1 + delta_order); }               // F
   // T = 0 if N < W, else 1 + (N - W) / H (integer division; Kaldi snip_edges=true): frames never
   // run past the end, and the last N - W - (T-1) H samples are not used.
   int64_t num_frames(int64_t num_samples) const;
@@ -135,6 +143,7 @@ struct FeatureConfig {
 struct Features {
   int64_t frames = 0;       // T
   int mel_bins = 0;         // M: width of each block [statics | deltas | delta-deltas]
+  bool cepstral = false;    // the statics are cepstra (FeatureConfig::num_ceps), not mel channels
   int dim = 0;              // F = M * blocks
   std::vector<float> data;  // [T, F] row-major
 
@@ -193,6 +202,9 @@ std::pair<int64_t, int64_t> loud_frame_span(std::span<const double> energy, floa
 // indices clamped to [0, T-1]; the order-2 filter is the delta filter convolved with itself,
 // applied to the statics (so on c_t = t^2 it gives 2 away from the edges).
 Features add_deltas(const Features& in, int order, int window);
+// MFCC from log-mel statics [T, M]: the first num_ceps (1..M) coefficients of each row's
+// orthonormal DCT-II (FeatureConfig::num_ceps), [T, num_ceps], marked cepstral.
+Features cepstra(const Features& in, int num_ceps);
 
 // Per-utterance normalisation of every column (see Cmvn), in place.
 void apply_cmvn(Features* features, Cmvn mode);

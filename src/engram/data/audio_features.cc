@@ -64,6 +64,8 @@ void FeatureConfig::validate() const {
                high_freq, hi, low_freq, nyquist());
   ENGRAM_CHECK(std::isfinite(log_floor) && log_floor > 0, "features: log_floor must be > 0, got {}",
                log_floor);
+  ENGRAM_CHECK(num_ceps >= 0 && num_ceps <= num_mel_bins,
+               "features: num_ceps must be in 0..num_mel_bins ({}), got {}", num_mel_bins, num_ceps);
   ENGRAM_CHECK(delta_order >= 0 && delta_order <= 2,
                "features: delta_order must be 0, 1 or 2, got {}", delta_order);
   ENGRAM_CHECK(delta_window >= 1 && delta_window <= 100,
@@ -200,8 +202,37 @@ Features FbankComputer::compute(std::span<const float> samples) const {
     out.data.erase(out.data.begin(), out.data.begin() + first * m_bins);
     out.frames = last + 1 - first;
   }
+  if (c.num_ceps > 0) out = cepstra(out, c.num_ceps);
   if (c.delta_order > 0) out = add_deltas(out, c.delta_order, c.delta_window);
   apply_cmvn(&out, c.cmvn);
+  return out;
+}
+
+Features cepstra(const Features& in, int num_ceps) {
+  const int m = in.mel_bins;
+  ENGRAM_CHECK(in.dim == m && m > 0 && !in.cepstral && num_ceps >= 1 && num_ceps <= m,
+               "cepstra: needs log-mel statics only (dim {}, mel_bins {}) and 1..{} coefficients, got {}", in.dim, m, m,
+               num_ceps);
+  std::vector<float> dct(static_cast<size_t>(num_ceps) * m);  // [C, M]
+  for (int k = 0; k < num_ceps; ++k) {
+    const double s = std::sqrt((k == 0 ? 1.0 : 2.0) / m);
+    for (int j = 0; j < m; ++j)
+      dct[static_cast<size_t>(k) * m + j] = static_cast<float>(s * std::cos(M_PI * k * (j + 0.5) / m));
+  }
+  Features out;
+  out.frames = in.frames;
+  out.mel_bins = out.dim = num_ceps;
+  out.cepstral = true;
+  out.data.assign(static_cast<size_t>(in.frames) * num_ceps, 0.0f);
+  for (int64_t t = 0; t < in.frames; ++t) {
+    const float* x = in.row(t);
+    float* y = out.row(t);
+    for (int k = 0; k < num_ceps; ++k) {
+      double acc = 0;
+      for (int j = 0; j < m; ++j) acc += double{dct[static_cast<size_t>(k) * m + j]} * x[j];
+      y[k] = static_cast<float>(acc);
+    }
+  }
   return out;
 }
 
@@ -259,6 +290,7 @@ Features add_deltas(const Features& in, int order, int window) {
   Features out;
   out.frames = frames;
   out.mel_bins = m_bins;
+  out.cepstral = in.cepstral;
   out.dim = m_bins * (order + 1);
   out.data.assign(static_cast<size_t>(frames) * out.dim, 0.0f);  // [T, F]
   std::vector<double> acc(m_bins);
@@ -354,6 +386,8 @@ void spec_augment(Features* f, const SpecAugmentConfig& c, core::Rng& rng) {
   if (f->frames == 0 || f->mel_bins == 0) return;
   ENGRAM_CHECK(f->dim % f->mel_bins == 0, "spec_augment: dim {} is not a multiple of mel_bins {}",
                f->dim, f->mel_bins);
+  ENGRAM_CHECK(!(c.freq_warp > 0 && f->cepstral),
+               "spec_augment: freq_warp resamples mel channels; these features are cepstra (features.num_ceps)");
   const int m_bins = f->mel_bins, blocks = f->dim / f->mel_bins;
   const int64_t frames = f->frames;
   if (c.freq_warp > 0 && m_bins > 1) warp_channels(f, rng.uniform(1.0f - c.freq_warp, 1.0f + c.freq_warp));

@@ -168,6 +168,7 @@ data::audio::Features stack_frames(const data::audio::Features& f, int stack) {
   ENGRAM_CHECK(stack >= 1, "speech: stack {} must be >= 1", stack);
   data::audio::Features out;
   out.mel_bins = f.mel_bins;
+  out.cepstral = f.cepstral;
   out.dim = f.dim * stack;
   out.frames = std::max<int64_t>(1, (f.frames + stack - 1) / stack);
   out.data.assign(static_cast<size_t>(out.frames * out.dim), 0.0f);

@@ -174,6 +174,9 @@ SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log) :
   ENGRAM_CHECK(cfg_.model == SpeechModel::kName, "speech training: config names model '{}'", cfg_.model);
   cfg_.data.validate();
   cfg_.speech.validate();
+  ENGRAM_CHECK(!(cfg_.data.spec_augment.freq_warp > 0 && cfg_.speech.features.num_ceps > 0),
+               "data.spec_augment.freq_warp resamples mel channels; speech.features.num_ceps {} makes them cepstra",
+               cfg_.speech.features.num_ceps);
   const auto t0 = std::chrono::steady_clock::now();
   const SpeechDataConfig& d = cfg_.data;
   train_ = load_speech_set(cfg_.speech, d, "train");
