@@ -177,7 +177,8 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   so.alignments = true;
   const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];
   const std::vector<int> digits(h.ids.begin(), h.ids.end());
-  const int t = static_cast<int>(frames.frames), m = frames.mel_bins;
+  const data::audio::Features picture = spectrogram(cfg, *loaded.fbank, wave, frames);  // log-mel, even under MFCCs
+  const int t = static_cast<int>(picture.frames), m = picture.mel_bins;
   const int per_step = cfg.stack << cfg.pyramid;  // frames per encoder output step
   const int rows = static_cast<int>(h.alignment.size()) / std::max(1, h.src_len);
   viz::Heatmap hm;
@@ -192,14 +193,14 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
     const float peak = std::max(1e-12f, *std::max_element(a, a + h.src_len));
     for (int f = 0; f < t; ++f) hm.values[static_cast<size_t>(r) * t + f] = a[std::min(f / per_step, h.src_len - 1)] / peak;
   }
-  float lo = frames.data[0], hi = frames.data[0];
+  float lo = picture.data[0], hi = picture.data[0];
   for (int f = 0; f < t; ++f)
-    for (int k = 0; k < m; ++k) lo = std::min(lo, frames.at(f, k)), hi = std::max(hi, frames.at(f, k));
+    for (int k = 0; k < m; ++k) lo = std::min(lo, picture.at(f, k)), hi = std::max(hi, picture.at(f, k));
   for (int k = m - 1; k >= 0; --k) {
     const int r = rows + (m - 1 - k);
     hm.row_labels.push_back(k % 5 == 0 ? fmt::format("mel {}", k) : "");
     for (int f = 0; f < t; ++f)
-      hm.values[static_cast<size_t>(r) * t + f] = hi > lo ? (frames.at(f, k) - lo) / (hi - lo) : 0.0f;
+      hm.values[static_cast<size_t>(r) * t + f] = hi > lo ? (picture.at(f, k) - lo) / (hi - lo) : 0.0f;
   }
   for (int f = 0; f < t; ++f) hm.col_labels.push_back(f % 10 == 0 ? fmt::format("{:g} ms", f * cfg.features.frame_shift_ms) : "");
   return {viz::heatmap_svg(hm), digits_text(digits)};

@@ -164,6 +164,17 @@ Var SpeechModel::loss(Graph& g, const decode::SourceBatch& src, const std::vecto
   return core::nll(lp, tgt, core::CrossEntropyOptions{.ignore_index = -1, .mean = false});
 }
 
+data::audio::Features spectrogram(const SpeechConfig& cfg, const data::audio::FbankComputer& fbank,
+                                  const data::audio::Waveform& wave, data::audio::Features computed) {
+  if (cfg.features.num_ceps == 0) return computed;
+  data::audio::FeatureConfig mel = fbank.config();
+  mel.num_ceps = 0;
+  data::audio::Features out = data::audio::FbankComputer(mel).compute(wave);
+  ENGRAM_CHECK(out.frames == computed.frames, "speech: the spectrogram has {} frames, the features {}", out.frames,
+               computed.frames);
+  return out;
+}
+
 data::audio::Features stack_frames(const data::audio::Features& f, int stack) {
   ENGRAM_CHECK(stack >= 1, "speech: stack {} must be >= 1", stack);
   data::audio::Features out;
