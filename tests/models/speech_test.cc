@@ -260,6 +260,36 @@ TEST(SpeechCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   EXPECT_NE(show.svg.find(">mel 0<"), std::string::npos);
 }
 
+// An MFCC model (features.num_ceps) reads 13 cepstra per frame, and its picture is still the 23
+// log-mel channels of the same frames: the log-mel model's features, exactly.
+TEST(SpeechCheckpoint, MfccModelShowsTheLogMelSpectrogram) {
+  TempDir dir;
+  core::Rng rng(12);
+  SpeechConfig cfg;
+  cfg.embed_dim = cfg.encoder_units = cfg.decoder_hidden = cfg.readout_dim = 8;
+  cfg.features.num_ceps = 13;
+  SpeechModel model(cfg, rng);
+  const std::string path = dir.file("model");
+  io::save_checkpoint(path, {.model_name = model.name(), .config = model.config(), .params = &model.params()});
+  std::unique_ptr<LoadedModel> m = load_model(path);
+  const std::string wav = kGolden + "synth8k.wav";
+  const audio::Waveform wave = audio::read_wav(wav);
+  const audio::FbankComputer fbank(cfg.features);
+  const audio::Features f = speech_features(cfg, fbank, wave);
+  EXPECT_EQ(f.dim, 13 * 3);
+  SpeechConfig mel_cfg = cfg;
+  mel_cfg.features.num_ceps = 0;
+  const audio::Features mel = audio::FbankComputer(mel_cfg.features).compute(wave);
+  const audio::Features pic = spectrogram(cfg, fbank, wave, fbank.compute(wave));
+  EXPECT_EQ(pic.mel_bins, 23);
+  EXPECT_FALSE(pic.cepstral);
+  EXPECT_EQ(pic.data, mel.data);
+  auto* sm = dynamic_cast<LoadedSpeechModel*>(m.get());
+  ASSERT_NE(sm, nullptr);
+  const SpeechShow show = show_speech(*sm, wav, 1);
+  EXPECT_NE(show.svg.find(">mel 20<"), std::string::npos);  // 23 mel rows, not 13 cepstra
+}
+
 TEST(SpeechData, DigitStringsJoinOneSpeakersRecordings) {
   SpeechConfig cfg;
   std::vector<audio::FsddRecording> recs = {{kGolden + "synth8k.wav", 4, "a", 0}, {kGolden + "synth8k.wav", 2, "a", 1},
