@@ -106,6 +106,10 @@ checks=$((checks + 1))
 grep -qx "Zisi won in Seritof" "$tmp/out" || { echo "FAIL: summarize wrote '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
 stdin=$tmp/article expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" summarize -m \"$pg\" > /dev/full"
 expect 1 "min_length -1 must be in" -- "$bin" summarize -m "$pg" --min-length -1
+expect 2 "not in range" -- "$bin" summarize -m "$pg" --oov-bonus 200
+stdin=$tmp/article expect 1 "oov_bonus nan outside" -- "$bin" summarize -m "$pg" --oov-bonus nan
+stdin=$tmp/article expect 0 "" -- "$bin" summarize -m "$pg" --oov-bonus 2
+grep -qx "Zisi won in Seritof" "$tmp/out" || { echo "FAIL: summarize --oov-bonus 2 wrote '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
 expect 1 "missing.tsv" -- "$bin" pointer-generator eval -m "$pg" --file "$tmp/missing.tsv"
 printf 'an article without a tab\n' > "$tmp/bad.tsv"
 expect 1 "bad.tsv:1: expected 'source<TAB>target'" -- "$bin" pointer-generator eval -m "$pg" --file "$tmp/bad.tsv"
