@@ -280,10 +280,13 @@ TEST(SpeechCheckpoint, MfccModelShowsTheLogMelSpectrogram) {
   SpeechConfig mel_cfg = cfg;
   mel_cfg.features.num_ceps = 0;
   const audio::Features mel = audio::FbankComputer(mel_cfg.features).compute(wave);
-  const audio::Features pic = spectrogram(cfg, fbank, wave, fbank.compute(wave));
+  const audio::Features pic = spectrogram(cfg, fbank, wave);
   EXPECT_EQ(pic.mel_bins, 23);
   EXPECT_FALSE(pic.cepstral);
   EXPECT_EQ(pic.data, mel.data);
+  const audio::Features mfcc = fbank.compute(wave);
+  EXPECT_EQ(spectrogram(cfg, fbank, wave, &mfcc).data, mel.data);  // the caller's cepstra are not the picture
+  EXPECT_EQ(spectrogram(mel_cfg, audio::FbankComputer(mel_cfg.features), wave).data, mel.data);
   auto* sm = dynamic_cast<LoadedSpeechModel*>(m.get());
   ASSERT_NE(sm, nullptr);
   const SpeechShow show = show_speech(*sm, wav, 1);

@@ -173,6 +173,7 @@ class FbankComputer {
   const FeatureConfig& config() const { return config_; }
   const std::vector<float>& window() const { return window_; }       // [W]
   const std::vector<float>& filterbank() const { return filters_; }  // [M, K]
+  const std::vector<float>& dct() const { return dct_; }             // [C, M] (num_ceps > 0), else empty
 
   // Log-mel features of samples at config().sample_rate: [T, F], with deltas and CMVN as
   // configured. Fewer than W samples give T = 0 frames.
@@ -185,6 +186,7 @@ class FbankComputer {
   std::vector<float> window_;                      // [W]
   std::vector<float> filters_;                     // [M, K]
   std::vector<std::pair<int, int>> filter_range_;  // [M] first, last+1 bin with weight > 0
+  std::vector<float> dct_;                         // [C, M] dct_matrix(num_ceps, M) when num_ceps > 0
 };
 
 // One-off convenience: FbankComputer(config).compute(wave).
@@ -202,8 +204,12 @@ std::pair<int64_t, int64_t> loud_frame_span(std::span<const double> energy, floa
 // indices clamped to [0, T-1]; the order-2 filter is the delta filter convolved with itself,
 // applied to the statics (so on c_t = t^2 it gives 2 away from the edges).
 Features add_deltas(const Features& in, int order, int window);
-// MFCC from log-mel statics [T, M]: the first num_ceps (1..M) coefficients of each row's
-// orthonormal DCT-II (FeatureConfig::num_ceps), [T, num_ceps], marked cepstral.
+// The first num_ceps rows (1..M) of the orthonormal DCT-II matrix of size M, [C, M] row-major
+// (FeatureConfig::num_ceps has the formula).
+std::vector<float> dct_matrix(int num_ceps, int m);
+// MFCC from log-mel statics [T, M]: each row times `dct` [C, M] (dct_matrix(C, M)), [T, C],
+// marked cepstral. The second form builds the matrix itself.
+Features cepstra(const Features& in, std::span<const float> dct, int num_ceps);
 Features cepstra(const Features& in, int num_ceps);
 
 // Per-utterance normalisation of every column (see Cmvn), in place.

@@ -138,7 +138,8 @@ std::vector<float> mel_filterbank(const FeatureConfig& c) {
 FbankComputer::FbankComputer(const FeatureConfig& config)
     : config_((config.validate(), config)),  // validated before the window and filters are built
       window_(window_function(config.window, config.window_samples())),
-      filters_(mel_filterbank(config)) {
+      filters_(mel_filterbank(config)),
+      dct_(config.num_ceps > 0 ? dct_matrix(config.num_ceps, config.num_mel_bins) : std::vector<float>{}) {
   const int k_bins = config_.fft_bins();
   for (int m = 0; m < config_.num_mel_bins; ++m) {
     const float* w = filters_.data() + size_t(m) * k_bins;
@@ -202,23 +203,30 @@ Features FbankComputer::compute(std::span<const float> samples) const {
     out.data.erase(out.data.begin(), out.data.begin() + first * m_bins);
     out.frames = last + 1 - first;
   }
-  if (c.num_ceps > 0) out = cepstra(out, c.num_ceps);
+  if (c.num_ceps > 0) out = cepstra(out, dct_, c.num_ceps);
   if (c.delta_order > 0) out = add_deltas(out, c.delta_order, c.delta_window);
   apply_cmvn(&out, c.cmvn);
   return out;
 }
 
-Features cepstra(const Features& in, int num_ceps) {
-  const int m = in.mel_bins;
-  ENGRAM_CHECK(in.dim == m && m > 0 && !in.cepstral && num_ceps >= 1 && num_ceps <= m,
-               "cepstra: needs log-mel statics only (dim {}, mel_bins {}) and 1..{} coefficients, got {}", in.dim, m, m,
-               num_ceps);
+std::vector<float> dct_matrix(int num_ceps, int m) {
+  ENGRAM_CHECK(m >= 1 && num_ceps >= 1 && num_ceps <= m, "dct_matrix: {} rows of a DCT of size {}", num_ceps, m);
   std::vector<float> dct(static_cast<size_t>(num_ceps) * m);  // [C, M]
   for (int k = 0; k < num_ceps; ++k) {
     const double s = std::sqrt((k == 0 ? 1.0 : 2.0) / m);
     for (int j = 0; j < m; ++j)
-      dct[static_cast<size_t>(k) * m + j] = static_cast<float>(s * std::cos(M_PI * k * (j + 0.5) / m));
+      dct[static_cast<size_t>(k) * m + j] = static_cast<float>(s * std::cos(std::numbers::pi * k * (j + 0.5) / m));
   }
+  return dct;
+}
+
+Features cepstra(const Features& in, std::span<const float> dct, int num_ceps) {
+  const int m = in.mel_bins;
+  ENGRAM_CHECK(in.dim == m && m > 0 && !in.cepstral && num_ceps >= 1 && num_ceps <= m &&
+                   dct.size() == static_cast<size_t>(num_ceps) * m,
+               "cepstra: needs log-mel statics only (dim {}, mel_bins {}), 1..{} coefficients (got {}) and a [{}, {}] "
+               "DCT ({} values)",
+               in.dim, m, m, num_ceps, num_ceps, m, dct.size());
   Features out;
   out.frames = in.frames;
   out.mel_bins = out.dim = num_ceps;
@@ -228,12 +236,20 @@ Features cepstra(const Features& in, int num_ceps) {
     const float* x = in.row(t);
     float* y = out.row(t);
     for (int k = 0; k < num_ceps; ++k) {
+      const float* d = dct.data() + static_cast<size_t>(k) * m;
       double acc = 0;
-      for (int j = 0; j < m; ++j) acc += double{dct[static_cast<size_t>(k) * m + j]} * x[j];
+      for (int j = 0; j < m; ++j) acc += double{d[j]} * x[j];
       y[k] = static_cast<float>(acc);
     }
   }
   return out;
+}
+
+Features cepstra(const Features& in, int num_ceps) {
+  ENGRAM_CHECK(in.mel_bins >= 1 && num_ceps >= 1 && num_ceps <= in.mel_bins,
+               "cepstra: needs log-mel statics only (mel_bins {}) and 1..{} coefficients, got {}", in.mel_bins,
+               in.mel_bins, num_ceps);
+  return cepstra(in, dct_matrix(num_ceps, in.mel_bins), num_ceps);
 }
 
 std::pair<int64_t, int64_t> loud_frame_span(std::span<const double> energy, float trim_db, float shift_ms,

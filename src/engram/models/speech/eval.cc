@@ -177,7 +177,7 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   so.alignments = true;
   const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];
   const std::vector<int> digits(h.ids.begin(), h.ids.end());
-  const data::audio::Features picture = spectrogram(cfg, *loaded.fbank, wave, frames);  // log-mel, even under MFCCs
+  const data::audio::Features picture = spectrogram(cfg, *loaded.fbank, wave, &frames);  // log-mel, even under MFCCs
   const int t = static_cast<int>(picture.frames), m = picture.mel_bins;
   const int per_step = cfg.stack << cfg.pyramid;  // frames per encoder output step
   const int rows = static_cast<int>(h.alignment.size()) / std::max(1, h.src_len);

@@ -165,13 +165,13 @@ Var SpeechModel::loss(Graph& g, const decode::SourceBatch& src, const std::vecto
 }
 
 data::audio::Features spectrogram(const SpeechConfig& cfg, const data::audio::FbankComputer& fbank,
-                                  const data::audio::Waveform& wave, data::audio::Features computed) {
-  if (cfg.features.num_ceps == 0) return computed;
+                                  const data::audio::Waveform& wave, const data::audio::Features* computed) {
+  if (cfg.features.num_ceps == 0) return computed ? *computed : fbank.compute(wave);
   data::audio::FeatureConfig mel = fbank.config();
   mel.num_ceps = 0;
   data::audio::Features out = data::audio::FbankComputer(mel).compute(wave);
-  ENGRAM_CHECK(out.frames == computed.frames, "speech: the spectrogram has {} frames, the features {}", out.frames,
-               computed.frames);
+  ENGRAM_CHECK(!computed || out.frames == computed->frames, "speech: the spectrogram has {} frames, the features {}",
+               out.frames, computed ? computed->frames : 0);
   return out;
 }
 

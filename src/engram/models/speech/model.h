@@ -88,11 +88,12 @@ class SpeechModel final : public Model, public decode::StepModel {
 // The encoder input of one recording: log-mel features stacked `stack` frames at a time,
 // [ceil(T / stack), F * stack] (the last group zero-padded; at least one row).
 data::audio::Features stack_frames(const data::audio::Features& f, int stack);
-// The log-mel spectrogram that `speech show` and the serve route draw: `computed` (fbank's
-// features of `wave`) for a log-mel model, else the same front end without the DCT (MFCC models:
-// features.num_ceps), so the picture is always mel channels; same frames either way.
+// The log-mel spectrogram that `speech show` and the serve route draw: fbank's features of `wave`
+// for a log-mel model (`computed`, when the caller has them, is returned instead of computing them
+// again), else the same front end without the DCT (MFCC models: features.num_ceps), so the picture
+// is always mel channels over the same frames.
 data::audio::Features spectrogram(const SpeechConfig& cfg, const data::audio::FbankComputer& fbank,
-                                  const data::audio::Waveform& wave, data::audio::Features computed);
+                                  const data::audio::Waveform& wave, const data::audio::Features* computed = nullptr);
 // Features of a waveform as the model takes them (the config's front end, then stacking).
 data::audio::Features speech_features(const SpeechConfig& cfg, const data::audio::FbankComputer& fbank,
                                       const data::audio::Waveform& wave);

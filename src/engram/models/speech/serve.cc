@@ -61,7 +61,7 @@ std::vector<json> LoadedSpeechModel::serve(std::span<const json* const> requests
       attention.push_back(std::vector<float>(h.alignment.begin() + row * s, h.alignment.begin() + (row + 1) * s));
     // The log-mel spectrogram under the attention, as `engram speech show` draws it: [T][M], the
     // static block of each feature frame.
-    const data::audio::Features mel = spectrogram(cfg, *fbank, wave, fbank->compute(wave));
+    const data::audio::Features mel = spectrogram(cfg, *fbank, wave);
     json spectrogram = json::array();
     for (int64_t t = 0; t < mel.frames; ++t) spectrogram.push_back(std::vector<float>(mel.row(t), mel.row(t) + mel.mel_bins));
     out.push_back({{"text", digits_text(digits)},
