@@ -417,7 +417,7 @@ TEST(AudioFbank, ConfigVisitsEveryField) {
   EXPECT_EQ(n.keys, (std::vector<std::string>{"sample_rate", "frame_length_ms", "frame_shift_ms",
                                               "preemphasis", "remove_dc", "window", "num_mel_bins",
                                               "low_freq", "high_freq", "log_floor", "num_ceps", "delta_order",
-                                              "delta_window", "cmvn", "trim_db", "trim_margin_ms"}));
+                                              "delta_window", "cmvn", "cmvn_scope", "trim_db", "trim_margin_ms"}));
   KeyNames s;
   SpecAugmentConfig sa;
   sa.visit(s);
@@ -425,6 +425,7 @@ TEST(AudioFbank, ConfigVisitsEveryField) {
                                               "time_mask_ratio", "freq_warp", "crop_start", "crop_end"}));
   EXPECT_STREQ(io::EnumNames<WindowType>::items[0].second, "povey");
   EXPECT_STREQ(io::EnumNames<Cmvn>::items[2].second, "mean_variance");
+  EXPECT_STREQ(io::EnumNames<CmvnScope>::items[1].second, "speaker");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -482,6 +483,56 @@ TEST(AudioCmvn, GivesMeanZeroVarianceOnePerFeature) {
   apply_cmvn(&g, Cmvn::kMeanVariance);
   for (int64_t t = 0; t < 5; ++t) EXPECT_EQ(g.at(t, 0), 0.0f);
   EXPECT_NEAR(g.at(4, 1), std::sqrt(2.0), 1e-6);  // (8 - 4) / sqrt(8)
+}
+
+TEST(AudioCmvn, UnnormalisedFeaturesThenCmvnAreCompute) {
+  FeatureConfig c;
+  c.delta_order = 1;
+  c.num_ceps = 13;
+  const Waveform w = read_wav(kGolden + "synth8k.wav");
+  const FbankComputer fbank(c);
+  Features raw = fbank.compute_unnormalised(w);
+  const Features full = fbank.compute(w);
+  ASSERT_EQ(raw.dim, full.dim);
+  EXPECT_NE(raw.data, full.data);
+  apply_cmvn(&raw, c.cmvn);
+  EXPECT_EQ(raw.data, full.data);
+  c.cmvn_scope = CmvnScope::kSpeaker;  // compute() of one utterance: its own statistics still
+  EXPECT_EQ(FbankComputer(c).compute(w).data, full.data);
+  Waveform other = w;
+  other.sample_rate = 16000;
+  EXPECT_NE(error_of([&] { fbank.compute_unnormalised(other); }).find("audio at 16000 Hz"), std::string::npos);
+}
+
+// Statistics pooled over two utterances normalise each as apply_cmvn normalises the two joined.
+TEST(AudioCmvn, PooledStatisticsNormaliseAsTheUtterancesJoined) {
+  const Features a = from_columns(4, 2, [](int64_t t, int m) { return m == 0 ? float(t) : 3.0f; });
+  const Features b = from_columns(6, 2, [](int64_t t, int m) { return m == 0 ? float(10 - t * t) : 5.0f; });
+  Features joined = from_columns(10, 2, [&](int64_t t, int m) { return t < 4 ? a.at(t, m) : b.at(t - 4, m); });
+  for (Cmvn mode : {Cmvn::kMean, Cmvn::kMeanVariance}) {
+    CmvnStats stats;
+    stats.add(a);
+    stats.add(b);
+    EXPECT_EQ(stats.frames(), 10);
+    Features na = a, nb = b, nj = joined;
+    stats.apply(&na, mode);
+    stats.apply(&nb, mode);
+    apply_cmvn(&nj, mode);
+    for (int64_t t = 0; t < 10; ++t)
+      for (int m = 0; m < 2; ++m) EXPECT_NEAR(t < 4 ? na.at(t, m) : nb.at(t - 4, m), nj.at(t, m), 1e-5) << t << m;
+  }
+  // Column 1 by hand: four 3s and six 5s, mean 4.2, variance 0.96; a's 3 becomes -1.2 / sqrt(0.96).
+  CmvnStats stats;
+  stats.add(a);
+  stats.add(b);
+  Features na = a;
+  stats.apply(&na, Cmvn::kMeanVariance);
+  EXPECT_NEAR(na.at(0, 1), -1.2 / std::sqrt(0.96), 1e-5);
+  Features narrow = from_columns(3, 1, [](int64_t t, int) { return float(t); });
+  EXPECT_NE(error_of([&] { stats.add(narrow); }).find("width 1 pooled with width 2"), std::string::npos);
+  EXPECT_NE(error_of([&] { stats.apply(&narrow, Cmvn::kMean); }).find("width 2 applied to features of width 1"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { CmvnStats().apply(&na, Cmvn::kMean); }).find("no frames pooled"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------

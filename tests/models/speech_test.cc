@@ -5,10 +5,12 @@
 // Dims: B batch, S encoder steps, F features, T output steps, V = 11 classes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "data/test_util.h"
@@ -255,6 +257,8 @@ TEST(SpeechCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   ASSERT_NE(sm, nullptr);
   const SpeechShow show = show_speech(*sm, wav, 2);
   EXPECT_EQ(show.text, sm->transcribe_file(wav, 2));
+  const std::vector<std::string> files = {wav, wav};
+  EXPECT_EQ(sm->transcribe_speaker(files, 2), (std::vector<std::string>{show.text, show.text}));
   EXPECT_EQ(show.svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(show.svg.find("synth8k.wav"), std::string::npos);
   EXPECT_NE(show.svg.find(">mel 0<"), std::string::npos);
@@ -308,6 +312,88 @@ TEST(SpeechData, DigitStringsJoinOneSpeakersRecordings) {
     EXPECT_DOUBLE_EQ(u.seconds, 5200.0 / 8000);
   }
   EXPECT_EQ(make_digit_strings(cfg, recs, 20, 2, 2, 50, 5)[7].digits, strings[7].digits) << "deterministic";
+}
+
+// Pauses drawn from [gap_ms, gap_max_ms] and filled with noise at the recording's floor; the
+// recordings joined are those of a fixed pause (their own random stream).
+TEST(SpeechData, DigitStringPausesDrawnAndFilledWithNoise) {
+  SpeechConfig cfg;
+  cfg.stack = 1;
+  const std::vector<audio::FsddRecording> recs = {{kGolden + "synth8k.wav", 4, "a", 0},
+                                                  {kGolden + "synth8k.wav", 2, "a", 1}};
+  const auto fixed = make_digit_strings(cfg, recs, 30, 1, 4, 50, 5);
+  const auto drawn = make_digit_strings(cfg, recs, 30, 1, 4, 20, 5, {}, 100, true);
+  bool differs = false;
+  for (size_t i = 0; i < fixed.size(); ++i) {
+    EXPECT_EQ(drawn[i].digits, fixed[i].digits) << i;
+    const double pauses = static_cast<double>(fixed[i].digits.size() - 1);
+    const double audio = 2400.0 * static_cast<double>(fixed[i].digits.size());  // samples of the recordings
+    const double paused = drawn[i].seconds * 8000 - audio;
+    EXPECT_GE(paused, pauses * 160 - 1e-6) << i;  // each pause 20..100 ms = 160..800 samples
+    EXPECT_LE(paused, pauses * 800 + 1e-6) << i;
+    if (pauses > 0 && std::abs(paused - pauses * 400) > 1) differs = true;
+  }
+  EXPECT_TRUE(differs) << "pauses of 50 ms every time";
+  // Noise, not silence: a silent pause has frames at the log floor (log 1e-10 = -23.03 before
+  // CMVN), a noisy one none.
+  const auto lowest = [&](const audio::Features& f) { return *std::min_element(f.data.begin(), f.data.end()); };
+  audio::FeatureConfig raw = cfg.features;
+  raw.cmvn = audio::Cmvn::kNone;
+  SpeechConfig raw_cfg = cfg;
+  raw_cfg.features = raw;
+  const auto silent = make_digit_strings(raw_cfg, recs, 10, 3, 3, 50, 5);
+  const auto noisy = make_digit_strings(raw_cfg, recs, 10, 3, 3, 50, 5, {}, 0, true);
+  for (size_t i = 0; i < silent.size(); ++i) {
+    EXPECT_NEAR(lowest(silent[i].features), std::log(1e-10f), 1e-3);
+    EXPECT_GT(lowest(noisy[i].features), std::log(1e-10f) + 1);
+  }
+  SpeechDataConfig d;
+  d.gap_ms = 50;
+  d.gap_max_ms = 40;
+  EXPECT_NE(data::testing::error_of([&] { d.validate(); }).find("gap_max_ms 40 0 or in [gap_ms, 10000]"),
+            std::string::npos);
+}
+
+// features.cmvn_scope speaker: every column has mean 0 and variance 1 over each speaker's
+// utterances together (a speed copy is another speaker), not over each utterance.
+TEST(SpeechData, SpeakerCmvnPoolsEachSpeakersUtterances) {
+  SpeechConfig cfg;
+  cfg.stack = 1;
+  cfg.features.cmvn_scope = audio::CmvnScope::kSpeaker;
+  const std::vector<audio::FsddRecording> recs = {{kGolden + "synth8k.wav", 4, "a", 0},
+                                                  {kGolden + "synth8k.wav", 2, "a", 1},
+                                                  {kGolden + "synth8k.wav", 9, "b", 0}};
+  std::vector<SpeechUtterance> utts = make_digit_strings(cfg, recs, 12, 1, 3, 20, 5, {}, 100, true);
+  const auto fast = make_digit_strings(cfg, recs, 12, 1, 3, 20, 5, std::vector<float>{1.25f}, 100, true);
+  utts.insert(utts.end(), fast.begin(), fast.end());
+  std::map<std::string, std::vector<const audio::Features*>> by;
+  for (const auto& u : utts) by[u.speaker].push_back(&u.features);
+  EXPECT_EQ(by.size(), 4u);  // a, b, a@1.25, b@1.25
+  EXPECT_TRUE(by.count("a@1.25"));
+  bool some_utterance_off = false;
+  for (const auto& [speaker, list] : by) {
+    const int dim = list[0]->dim;
+    for (int j = 0; j < dim; ++j) {
+      double sum = 0, sq = 0, n = 0;
+      for (const auto* f : list)
+        for (int64_t t = 0; t < f->frames; ++t) sum += f->at(t, j), sq += f->at(t, j) * f->at(t, j), n += 1;
+      EXPECT_NEAR(sum / n, 0.0, 1e-4) << speaker << " " << j;
+      EXPECT_NEAR(sq / n, 1.0, 1e-3) << speaker << " " << j;
+      for (const auto* f : list) {
+        double m = 0;
+        for (int64_t t = 0; t < f->frames; ++t) m += f->at(t, j);
+        if (std::abs(m / static_cast<double>(f->frames)) > 0.05) some_utterance_off = true;
+      }
+    }
+  }
+  EXPECT_TRUE(some_utterance_off) << "every utterance normalised by its own statistics";
+  // Single recordings too, and a stacked model's input is the pooled features stacked.
+  const auto singles = load_speech_utterances(cfg, recs);
+  EXPECT_EQ(singles[0].speaker, "a");
+  EXPECT_EQ(load_speech_utterances(cfg, recs, 1.25f)[2].speaker, "b@1.25");
+  SpeechConfig stacked = cfg;
+  stacked.stack = 3;
+  EXPECT_EQ(load_speech_utterances(stacked, recs)[0].features.data, stack_frames(singles[0].features, 3).data);
 }
 
 TEST(SpeechDecode, BatchesByLengthKeepTheCallersOrder) {

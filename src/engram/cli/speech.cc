@@ -3,6 +3,8 @@
 //   engram speech transcribe -m DIR [--ensemble DIR ...] [--beam K] [FILE.wav ...]
 //                                  one line per file: "FILE<TAB>digits"
 //                                  (no files: WAV paths are read from stdin, one per line)
+//                                  --one-speaker: the files are one speaker's (a model with
+//                                  features.cmvn_scope speaker pools their statistics; read all first)
 //   engram speech show -m DIR FILE.wav [--beam K] -o out.svg     spectrogram + each digit's attention
 //   engram speech eval -m DIR [--ensemble DIR ...] [--split test|valid|train] [--beam K] [--set KEY=VALUE ...]
 //                                  digit error rate and sequence accuracy on a set of the run's data
@@ -36,6 +38,7 @@ struct TranscribeArgs {
   std::string dir;
   std::vector<std::string> files, ensemble;
   int beam = 1, threads = 1;
+  bool one_speaker = false;
 };
 
 void run_transcribe(const TranscribeArgs& a) {
@@ -47,16 +50,27 @@ void run_transcribe(const TranscribeArgs& a) {
     std::printf("%s\t%s\n", f.c_str(), loaded->transcribe_file(f, a.beam, model.get()).c_str());
     std::fflush(stdout);
   };
-  if (!a.files.empty()) {
-    for (const std::string& f : a.files) one(f);
+  std::vector<std::string> files = a.files;
+  if (files.empty()) {
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, stdin)) {
+      std::string line(buf);
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (line.empty()) continue;
+      if (a.one_speaker)
+        files.push_back(line);
+      else
+        one(line);
+    }
+  }
+  if (!a.one_speaker) {
+    if (!a.files.empty())
+      for (const std::string& f : files) one(f);
     return;
   }
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, stdin)) {
-    std::string line(buf);
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (!line.empty()) one(line);
-  }
+  if (files.empty()) return;
+  const std::vector<std::string> texts = loaded->transcribe_speaker(files, a.beam, model.get());
+  for (size_t i = 0; i < files.size(); ++i) std::printf("%s\t%s\n", files[i].c_str(), texts[i].c_str());
 }
 
 struct EvalArgs {
@@ -115,6 +129,9 @@ void register_speech(CLI::App& app) {
   add_model_option(tr, ta->dir);
   tr->add_option("files", ta->files, "16-bit PCM mono WAV files at the model's sample rate (none: paths on stdin)");
   tr->add_option("--beam", ta->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  tr->add_flag("--one-speaker", ta->one_speaker,
+               "the files are one speaker's: a model with features.cmvn_scope speaker normalises them by statistics "
+               "pooled over all of them (else each by its own)");
   add_ensemble_option(tr, ta->ensemble);
   add_threads_option(tr, ta->threads);
   tr->callback([ta] { run_transcribe(*ta); });

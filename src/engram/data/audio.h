@@ -77,6 +77,13 @@ enum class WindowType { kPovey, kHamming, kHann, kRectangular };
 // deltas): none; mean: x - mean; mean_variance: (x - mean) / std (population std; a column with
 // variance below 1e-20 is only centred).
 enum class Cmvn { kNone, kMean, kMeanVariance };
+// Whose statistics the normalisation uses: each utterance its own, or those pooled over every
+// utterance of one speaker (Kaldi's per-speaker CMVN, spk2utt). FbankComputer::compute sees one
+// utterance and normalises it by its own statistics either way (a speaker heard once);
+// callers that know the speakers compute with compute_unnormalised and pool a CmvnStats per
+// speaker. On utterances as short as one spoken digit, an utterance's mean is mostly the word's
+// own spectrum; a speaker's is their voice and microphone.
+enum class CmvnScope { kUtterance, kSpeaker };
 
 struct FeatureConfig {
   int sample_rate = 8000;      // Hz the audio must have (FSDD: 8000); engram does not resample
@@ -98,6 +105,7 @@ struct FeatureConfig {
   int delta_order = 0;       // 0: statics; 1: + deltas; 2: + deltas + delta-deltas
   int delta_window = 2;      // N of the delta regression
   Cmvn cmvn = Cmvn::kMeanVariance;
+  CmvnScope cmvn_scope = CmvnScope::kUtterance;
   // Endpointing: > 0 drops the leading and trailing frames whose energy (the frame's power
   // spectrum summed) lies more than trim_db below the utterance's loudest frame, keeping
   // trim_margin_ms of frames beyond the first and the last loud one; before deltas and CMVN, so
@@ -120,7 +128,8 @@ struct FeatureConfig {
     v("num_ceps", num_ceps, "MFCC: keep this many DCT-II coefficients of each log-mel frame (0 = log-mel), at most num_mel_bins");
     v("delta_order", delta_order, "0 statics, 1 + deltas, 2 + deltas and delta-deltas");
     v("delta_window", delta_window, "delta regression window N");
-    v("cmvn", cmvn, "per-utterance normalisation: none | mean | mean_variance");
+    v("cmvn", cmvn, "normalisation of each feature column: none | mean | mean_variance");
+    v("cmvn_scope", cmvn_scope, "statistics of the normalisation: utterance (each its own) | speaker (pooled over a speaker's utterances)");
     v("trim_db", trim_db, "drop leading/trailing frames more than this many dB below the loudest (0 = off)");
     v("trim_margin_ms", trim_margin_ms, "frames kept beyond the first and last loud one when trimming (ms)");
   }
@@ -176,12 +185,17 @@ class FbankComputer {
   const std::vector<float>& dct() const { return dct_; }             // [C, M] (num_ceps > 0), else empty
 
   // Log-mel features of samples at config().sample_rate: [T, F], with deltas and CMVN as
-  // configured. Fewer than W samples give T = 0 frames.
+  // configured (by the utterance's own statistics, whatever cmvn_scope says). Fewer than W
+  // samples give T = 0 frames.
   Features compute(std::span<const float> samples) const;
   // The same; errors if the waveform's rate differs from config().sample_rate.
   Features compute(const Waveform& wave) const;
+  // Everything but the CMVN, for statistics pooled over a speaker (CmvnStats).
+  Features compute_unnormalised(const Waveform& wave) const;
 
  private:
+  Features unnormalised(std::span<const float> samples) const;
+  void check_rate(const Waveform& wave) const;
   FeatureConfig config_;
   std::vector<float> window_;                      // [W]
   std::vector<float> filters_;                     // [M, K]
@@ -214,6 +228,21 @@ Features cepstra(const Features& in, int num_ceps);
 
 // Per-utterance normalisation of every column (see Cmvn), in place.
 void apply_cmvn(Features* features, Cmvn mode);
+
+// Column statistics pooled over any number of utterances of one width (a speaker's): apply()
+// normalises as apply_cmvn would over all the added frames as one utterance (population std; a
+// column with variance below 1e-20 is only centred). Sums are kept in double.
+class CmvnStats {
+ public:
+  void add(const Features& f);  // errors if f's width differs from the first one added
+  void apply(Features* f, Cmvn mode) const;  // errors on another width or with no frames added
+  int64_t frames() const { return frames_; }
+
+ private:
+  int dim_ = -1;
+  int64_t frames_ = 0;
+  std::vector<double> sum_, sum_sq_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // SpecAugment (Park et al. 2019) masking, for training
@@ -302,4 +331,10 @@ struct engram::io::EnumNames<engram::data::audio::Cmvn> {
       {engram::data::audio::Cmvn::kNone, "none"},
       {engram::data::audio::Cmvn::kMean, "mean"},
       {engram::data::audio::Cmvn::kMeanVariance, "mean_variance"}};
+};
+template <>
+struct engram::io::EnumNames<engram::data::audio::CmvnScope> {
+  static constexpr std::pair<engram::data::audio::CmvnScope, const char*> items[] = {
+      {engram::data::audio::CmvnScope::kUtterance, "utterance"},
+      {engram::data::audio::CmvnScope::kSpeaker, "speaker"}};
 };

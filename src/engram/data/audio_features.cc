@@ -150,7 +150,7 @@ FbankComputer::FbankComputer(const FeatureConfig& config)
   }
 }
 
-Features FbankComputer::compute(std::span<const float> samples) const {
+Features FbankComputer::unnormalised(std::span<const float> samples) const {
   const FeatureConfig& c = config_;
   const int win = c.window_samples(), hop = c.hop_samples(), nfft = c.fft_size(),
             k_bins = c.fft_bins();
@@ -205,7 +205,6 @@ Features FbankComputer::compute(std::span<const float> samples) const {
   }
   if (c.num_ceps > 0) out = cepstra(out, dct_, c.num_ceps);
   if (c.delta_order > 0) out = add_deltas(out, c.delta_order, c.delta_window);
-  apply_cmvn(&out, c.cmvn);
   return out;
 }
 
@@ -267,13 +266,28 @@ std::pair<int64_t, int64_t> loud_frame_span(std::span<const double> energy, floa
   return {std::max<int64_t>(0, first - margin), std::min(n - 1, last + margin)};
 }
 
-Features FbankComputer::compute(const Waveform& wave) const {
+void FbankComputer::check_rate(const Waveform& wave) const {
   ENGRAM_CHECK(
       wave.sample_rate == config_.sample_rate,
       "features: audio at {} Hz, features configured for {} Hz (FeatureConfig::sample_rate; "
       "engram does not resample)",
       wave.sample_rate, config_.sample_rate);
+}
+
+Features FbankComputer::compute(const Waveform& wave) const {
+  check_rate(wave);
   return compute(std::span<const float>(wave.samples));
+}
+
+Features FbankComputer::compute(std::span<const float> samples) const {
+  Features out = unnormalised(samples);
+  apply_cmvn(&out, config_.cmvn);
+  return out;
+}
+
+Features FbankComputer::compute_unnormalised(const Waveform& wave) const {
+  check_rate(wave);
+  return unnormalised(std::span<const float>(wave.samples));
 }
 
 Features compute_fbank(const Waveform& wave, const FeatureConfig& config) {
@@ -331,28 +345,42 @@ Features add_deltas(const Features& in, int order, int window) {
 
 void apply_cmvn(Features* f, Cmvn mode) {
   if (mode == Cmvn::kNone || f->frames == 0) return;
-  const int dim = f->dim;
-  std::vector<double> mean(dim, 0.0), var(dim, 0.0);
-  for (int64_t t = 0; t < f->frames; ++t) {
-    for (int j = 0; j < dim; ++j) mean[j] += f->at(t, j);
+  CmvnStats stats;
+  stats.add(*f);
+  stats.apply(f, mode);
+}
+
+void CmvnStats::add(const Features& f) {
+  if (dim_ < 0) {
+    dim_ = f.dim;
+    sum_.assign(static_cast<size_t>(dim_), 0.0);
+    sum_sq_.assign(static_cast<size_t>(dim_), 0.0);
   }
-  for (auto& m : mean) m /= double(f->frames);
-  for (int64_t t = 0; t < f->frames; ++t) {
-    for (int j = 0; j < dim; ++j) {
-      const double d = f->at(t, j) - mean[j];
-      var[j] += d * d;
+  ENGRAM_CHECK(f.dim == dim_, "CMVN statistics: features of width {} pooled with width {}", f.dim, dim_);
+  for (int64_t t = 0; t < f.frames; ++t) {
+    const float* row = f.row(t);
+    for (int j = 0; j < dim_; ++j) {
+      sum_[j] += row[j];
+      sum_sq_[j] += static_cast<double>(row[j]) * row[j];
     }
   }
-  std::vector<double> scale(dim, 1.0);
-  if (mode == Cmvn::kMeanVariance) {
-    for (int j = 0; j < dim; ++j) {
-      const double v = var[j] / double(f->frames);
-      if (v >= 1e-20) scale[j] = 1.0 / std::sqrt(v);
-    }
+  frames_ += f.frames;
+}
+
+void CmvnStats::apply(Features* f, Cmvn mode) const {
+  if (mode == Cmvn::kNone) return;
+  ENGRAM_CHECK(frames_ > 0, "CMVN statistics: no frames pooled");
+  ENGRAM_CHECK(f->dim == dim_, "CMVN statistics of width {} applied to features of width {}", dim_, f->dim);
+  const double n = static_cast<double>(frames_);
+  std::vector<double> mean(static_cast<size_t>(dim_)), scale(static_cast<size_t>(dim_), 1.0);
+  for (int j = 0; j < dim_; ++j) {
+    mean[j] = sum_[j] / n;
+    const double var = std::max(0.0, sum_sq_[j] / n - mean[j] * mean[j]);
+    if (mode == Cmvn::kMeanVariance && var >= 1e-20) scale[j] = 1.0 / std::sqrt(var);
   }
   for (int64_t t = 0; t < f->frames; ++t) {
     float* row = f->row(t);
-    for (int j = 0; j < dim; ++j) row[j] = static_cast<float>((row[j] - mean[j]) * scale[j]);
+    for (int j = 0; j < dim_; ++j) row[j] = static_cast<float>((row[j] - mean[j]) * scale[j]);
   }
 }
 

@@ -159,6 +159,21 @@ std::string LoadedSpeechModel::transcribe_file(const std::string& path, int beam
   return digits_text(transcribe(decoder ? *decoder : *model, std::span(&f, 1), o)[0]);
 }
 
+std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const std::string> paths, int beam,
+                                                              const decode::StepModel* decoder) const {
+  std::vector<data::audio::Features> feats;
+  feats.reserve(paths.size());
+  for (const std::string& p : paths) feats.push_back(fbank->compute_unnormalised(data::audio::read_wav(p)));
+  std::vector<data::audio::Features*> all;
+  for (auto& f : feats) all.push_back(&f);
+  finish_speaker_features(model->cfg(), all);
+  SpeechDecodeOptions o;
+  o.beam = beam;
+  std::vector<std::string> out;
+  for (const auto& digits : transcribe(decoder ? *decoder : *model, feats, o)) out.push_back(digits_text(digits));
+  return out;
+}
+
 SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, int beam) {
   const SpeechModel& model = *loaded.model;
   const SpeechConfig& cfg = model.cfg();

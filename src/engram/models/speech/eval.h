@@ -60,6 +60,11 @@ struct LoadedSpeechModel : LoadedModel {
   std::string input_help() const override;
   // The same with a beam; `model` (default: this one) may be an ensemble with this front end.
   std::string transcribe_file(const std::string& path, int beam = 1, const decode::StepModel* model = nullptr) const;
+  // Files of one speaker, transcribed in order: a model with features.cmvn_scope speaker
+  // normalises them by statistics pooled over all of them (one file: its own, as
+  // transcribe_file), any other model each by its own.
+  std::vector<std::string> transcribe_speaker(std::span<const std::string> paths, int beam = 1,
+                                              const decode::StepModel* model = nullptr) const;
   // POST /v1/transcribe (serve.cc, docs/serve.md): {"wav_base64": a WAV file in base64, "beam"?}
   // -> {"text", "digits", "score", "frames_per_step", "attention": [[α per encoder step] per
   // output token, <eos> last], "spectrogram": [T][M] log-mel frames (encoder step s covers

@@ -193,6 +193,19 @@ data::audio::Features speech_features(const SpeechConfig& cfg, const data::audio
   return stack_frames(fbank.compute(wave), cfg.stack);
 }
 
+void finish_speaker_features(const SpeechConfig& cfg, std::span<data::audio::Features* const> unnormalised) {
+  const data::audio::Cmvn mode = cfg.features.cmvn;
+  if (cfg.features.cmvn_scope == data::audio::CmvnScope::kSpeaker) {
+    data::audio::CmvnStats stats;
+    for (const auto* f : unnormalised) stats.add(*f);
+    if (stats.frames() > 0)
+      for (auto* f : unnormalised) stats.apply(f, mode);
+  } else {
+    for (auto* f : unnormalised) data::audio::apply_cmvn(f, mode);
+  }
+  for (auto* f : unnormalised) *f = stack_frames(*f, cfg.stack);
+}
+
 decode::SourceBatch speech_source(std::span<const data::audio::Features* const> utts) {
   ENGRAM_CHECK(!utts.empty(), "speech: an empty batch");
   decode::SourceBatch src;

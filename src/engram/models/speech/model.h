@@ -97,6 +97,10 @@ data::audio::Features spectrogram(const SpeechConfig& cfg, const data::audio::Fb
 // Features of a waveform as the model takes them (the config's front end, then stacking).
 data::audio::Features speech_features(const SpeechConfig& cfg, const data::audio::FbankComputer& fbank,
                                       const data::audio::Waveform& wave);
+// Features of utterances of one speaker as the model takes them, from each one's
+// FbankComputer::compute_unnormalised, in place: normalised by the statistics pooled over all of
+// them (features.cmvn_scope speaker) or each by its own (utterance), then stacked.
+void finish_speaker_features(const SpeechConfig& cfg, std::span<data::audio::Features* const> unnormalised);
 // Time-major batch [S, B, F] of utterances' (stacked) features.
 decode::SourceBatch speech_source(std::span<const data::audio::Features* const> utts);
 

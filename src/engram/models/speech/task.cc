@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -40,6 +41,31 @@ std::vector<audio::FsddRecording> subset(std::vector<audio::FsddRecording> recs,
   return out;
 }
 
+// The speaker key of a copy at `speed` (SpeechUtterance::speaker).
+std::string speaker_key(const std::string& speaker, float speed) {
+  return speed == 1.0f ? speaker : fmt::format("{}@{:g}", speaker, speed);
+}
+
+// The features of utterances as the model takes them, from each one's unnormalised features:
+// CMVN over each speaker's utterances pooled (cmvn_scope speaker) or each its own, then stacking.
+void finish_features(const SpeechConfig& cfg, std::vector<SpeechUtterance>* utts) {
+  std::map<std::string, std::vector<audio::Features*>> by_speaker;
+  for (SpeechUtterance& u : *utts) by_speaker[u.speaker].push_back(&u.features);
+  for (auto& [speaker, list] : by_speaker) finish_speaker_features(cfg, list);
+}
+
+// The RMS of the quietest frame (the features' window and hop) of a recording: its noise floor.
+float noise_floor(const audio::Waveform& w, const audio::FeatureConfig& fc) {
+  const size_t win = static_cast<size_t>(fc.window_samples()), hop = static_cast<size_t>(fc.hop_samples());
+  double lowest = -1;
+  for (size_t a = 0; a + win <= w.samples.size(); a += hop) {
+    double e = 0;
+    for (size_t b = a; b < a + win; ++b) e += static_cast<double>(w.samples[b]) * w.samples[b];
+    if (lowest < 0 || e < lowest) lowest = e;
+  }
+  return lowest <= 0 ? 0.0f : static_cast<float>(std::sqrt(lowest / static_cast<double>(win)));
+}
+
 }  // namespace
 
 SpeechTrainConfig read_speech_config(const YAML::Node& node, const std::string& source,
@@ -57,6 +83,10 @@ void SpeechDataConfig::validate() const {
                "speech data: train_strings {} and test_strings {} must be >= 0, 1 <= min_digits {} <= max_digits {} "
                "<= 15, gap_ms {} >= 0",
                train_strings, test_strings, min_digits, max_digits, gap_ms);
+  ENGRAM_CHECK(std::isfinite(gap_ms) && gap_ms <= 10000 && std::isfinite(gap_max_ms) &&
+                   (gap_max_ms == 0 || (gap_max_ms >= gap_ms && gap_max_ms <= 10000)),
+               "speech data: gap_ms {} must be at most 10000 and gap_max_ms {} 0 or in [gap_ms, 10000]", gap_ms,
+               gap_max_ms);
   ENGRAM_CHECK(valid_reps >= 0 && valid_reps <= 45 && valid_strings >= 0,
                "speech data: valid_reps {} must be in [0, 45] and valid_strings {} >= 0", valid_reps, valid_strings);
   ENGRAM_CHECK(valid_offset >= 0 && valid_offset + valid_reps <= 45,
@@ -95,7 +125,7 @@ std::vector<SpeechUtterance> load_speech_set(const SpeechConfig& cfg, const Spee
   if (set == "train") {
     if (d.train_strings > 0)
       return make_digit_strings(cfg, split.train, d.train_strings, d.min_digits, d.max_digits, d.gap_ms, d.string_seed,
-                                d.speed_perturb);
+                                d.speed_perturb, d.gap_max_ms, d.gap_noise);
     std::vector<SpeechUtterance> out = load_speech_utterances(cfg, split.train);
     for (float speed : d.speed_perturb) {
       std::vector<SpeechUtterance> more = load_speech_utterances(cfg, split.train, speed);
@@ -108,19 +138,21 @@ std::vector<SpeechUtterance> load_speech_set(const SpeechConfig& cfg, const Spee
   if (d.test_strings > 0) {
     const int64_t count = test || d.valid_strings == 0 ? d.test_strings : d.valid_strings;
     return make_digit_strings(cfg, recs, count, d.min_digits, d.max_digits, d.gap_ms,
-                              d.string_seed + (test ? 1 : 2));
+                              d.string_seed + (test ? 1 : 2), {}, d.gap_max_ms, d.gap_noise);
   }
   return load_speech_utterances(cfg, recs);
 }
 
 std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const std::vector<audio::FsddRecording>& recs,
                                                 int64_t count, int min_digits, int max_digits, float gap_ms,
-                                                uint64_t seed, std::span<const float> speeds) {
+                                                uint64_t seed, std::span<const float> speeds, float gap_max_ms,
+                                                bool gap_noise) {
   ENGRAM_CHECK(!recs.empty(), "speech: digit strings from no recordings");
   std::map<std::string, std::vector<size_t>> by_speaker;
   for (size_t i = 0; i < recs.size(); ++i) by_speaker[recs[i].speaker].push_back(i);
-  std::vector<const std::vector<size_t>*> speakers;
-  for (const auto& [name, list] : by_speaker) speakers.push_back(&list);
+  std::vector<std::pair<const std::string*, const std::vector<size_t>*>> speakers;
+  for (const auto& [name, list] : by_speaker) speakers.emplace_back(&name, &list);
+  const bool pooled = cfg.features.cmvn_scope == audio::CmvnScope::kSpeaker;
   const audio::FbankComputer fbank(cfg.features);
   std::map<size_t, audio::Waveform> cache;
   const auto wave = [&](size_t i) -> const audio::Waveform& {
@@ -128,45 +160,65 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
     if (it == cache.end()) it = cache.emplace(i, audio::read_wav(recs[i].path)).first;
     return it->second;
   };
-  const size_t gap = static_cast<size_t>(cfg.features.sample_rate * gap_ms / 1000.0f);
+  const auto samples = [&](float ms) { return static_cast<size_t>(cfg.features.sample_rate * ms / 1000.0f); };
   core::Rng rng(seed);
+  // The pauses' lengths and noise have their own stream: the recordings joined stay those of a
+  // fixed gap.
+  core::Rng pause_rng(seed ^ 0x9a05'e5ee'd000'0001ULL);
   std::vector<SpeechUtterance> out;
   for (int64_t n = 0; n < count; ++n) {
-    const std::vector<size_t>& pool = *speakers[rng.below(speakers.size())];
+    const auto [speaker, pool_list] = speakers[rng.below(speakers.size())];
+    const std::vector<size_t>& pool = *pool_list;
     const int len = min_digits + static_cast<int>(rng.below(static_cast<uint64_t>(max_digits - min_digits + 1)));
     audio::Waveform joined;
     SpeechUtterance u;
+    size_t before = 0;  // the recording before the pause
     for (int k = 0; k < len; ++k) {
       const size_t i = pool[rng.below(pool.size())];
       const audio::Waveform& w = wave(i);
       joined.sample_rate = w.sample_rate;
-      if (k > 0) joined.samples.insert(joined.samples.end(), gap, 0.0f);
+      if (k > 0) {
+        const size_t gap = samples(gap_max_ms > gap_ms ? pause_rng.uniform(gap_ms, gap_max_ms) : gap_ms);
+        if (gap_noise) {
+          const float level = noise_floor(wave(before), cfg.features);
+          for (size_t q = 0; q < gap; ++q) joined.samples.push_back(level * static_cast<float>(pause_rng.normal()));
+        } else {
+          joined.samples.insert(joined.samples.end(), gap, 0.0f);
+        }
+      }
+      before = i;
       joined.samples.insert(joined.samples.end(), w.samples.begin(), w.samples.end());
       u.digits.push_back(recs[i].digit);
       if (k > 0) u.path.push_back('+');
       u.path.append(recs[i].path);
     }
+    float speed = 1.0f;
     if (!speeds.empty()) {  // the original or one of the perturbed speeds, uniformly
       const size_t pick = rng.below(speeds.size() + 1);
-      if (pick > 0) joined = audio::change_speed(joined, speeds[pick - 1]);
+      if (pick > 0) speed = speeds[pick - 1], joined = audio::change_speed(joined, speed);
     }
-    u.features = speech_features(cfg, fbank, joined);
+    u.features = pooled ? fbank.compute_unnormalised(joined) : speech_features(cfg, fbank, joined);
     u.seconds = joined.seconds();
+    u.speaker = speaker_key(*speaker, speed);
     out.push_back(std::move(u));
   }
+  if (pooled) finish_features(cfg, &out);
   return out;
 }
 
 std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
                                                     const std::vector<audio::FsddRecording>& recs, float speed) {
   const audio::FbankComputer fbank(cfg.features);
+  const bool pooled = cfg.features.cmvn_scope == audio::CmvnScope::kSpeaker;
   std::vector<SpeechUtterance> out;
   out.reserve(recs.size());
   for (const auto& r : recs) {
     audio::Waveform w = audio::read_wav(r.path);
     if (speed != 1.0f) w = audio::change_speed(w, speed);
-    out.push_back({speech_features(cfg, fbank, w), {r.digit}, r.path, w.seconds()});
+    out.push_back({pooled ? fbank.compute_unnormalised(w) : speech_features(cfg, fbank, w), {r.digit}, r.path,
+                   w.seconds(), speaker_key(r.speaker, speed)});
   }
+  if (pooled) finish_features(cfg, &out);
   return out;
 }
 

@@ -5,7 +5,11 @@
 // split when 0), greedy or beam, and reports the token (digit) error rate and sequence accuracy
 // ("seq_acc" picks best/).
 // Digit strings (data.train_strings / test_strings > 0): 1-7 recordings of one speaker from the
-// split, joined with gap_ms of silence, features computed over the joined waveform.
+// split, joined with pauses of gap_ms (or drawn up to gap_max_ms; silent, or noise at the
+// recording's own floor with gap_noise), features computed over the joined waveform.
+// features.cmvn_scope speaker: the statistics pool every utterance of one speaker in a set (a
+// speed-perturbed copy counts as another speaker); the held-out speaker's test set is pooled
+// too, an unsupervised adaptation to their voice that needs none of their labels.
 // Split: the upstream one (repetition index 0-4 = test), or with data.test_speaker every recording
 // of that speaker is the test set and the other speakers train.
 #pragma once
@@ -36,7 +40,10 @@ struct SpeechDataConfig {
   int64_t test_strings = 0;          // > 0: test on this many digit strings
   int min_digits = 1;                // digits per string, uniform in [min_digits, max_digits]
   int max_digits = 7;
-  float gap_ms = 50;                 // silence between the concatenated recordings
+  float gap_ms = 50;                 // pause between the concatenated recordings
+  float gap_max_ms = 0;              // > gap_ms: each pause drawn uniformly from [gap_ms, gap_max_ms]
+  bool gap_noise = false;            // pauses carry Gaussian noise at the RMS of the quietest 25 ms frame
+                                     // of the recording before them (else digital silence)
   uint64_t string_seed = 3;          // which recordings each string joins
   int valid_reps = 0;                // > 0: validation set = that many repetitions of every training
                                      // speaker/digit (the lowest indices outside the test set); 0 = the test set
@@ -60,7 +67,9 @@ struct SpeechDataConfig {
     v("test_strings", test_strings, "> 0: that many test digit strings (from the test recordings)");
     v("min_digits", min_digits, "digit strings: fewest digits");
     v("max_digits", max_digits, "digit strings: most digits");
-    v("gap_ms", gap_ms, "digit strings: silence between the joined recordings (ms)");
+    v("gap_ms", gap_ms, "digit strings: pause between the joined recordings (ms); the shortest with gap_max_ms");
+    v("gap_max_ms", gap_max_ms, "digit strings: > gap_ms draws each pause from [gap_ms, gap_max_ms] (0 = every pause gap_ms)");
+    v("gap_noise", gap_noise, "digit strings: fill pauses with noise at the level of the recording before them (else silence)");
     v("string_seed", string_seed, "digit strings: seed of the recordings joined");
     v("valid_reps", valid_reps,
       "> 0: repetitions per training speaker/digit held out for validation (upstream: indices 5.., held-out speaker: "
@@ -107,6 +116,7 @@ struct SpeechUtterance {
   std::vector<int> digits;
   std::string path;
   double seconds = 0;  // duration of the audio the features were computed from
+  std::string speaker;  // whose voice: the FSDD speaker, "@speed" appended for a speed-perturbed copy
 };
 
 // Utterances of FSDD recordings (features computed one recording after another); speed != 1 resamples each
@@ -121,11 +131,14 @@ std::vector<SpeechUtterance> load_speech_set(const SpeechConfig& cfg, const Spee
                                              const std::string& set);
 
 // `count` digit strings joined from `recs` (each string from one speaker's recordings); with
-// `speeds`, each string is played at 1 or one of them, drawn uniformly.
+// `speeds`, each string is played at 1 or one of them, drawn uniformly. Pauses as
+// SpeechDataConfig's gap_ms, gap_max_ms and gap_noise; their lengths and noise come from a stream
+// of their own, so the recordings joined do not depend on them.
 std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg,
                                                 const std::vector<data::audio::FsddRecording>& recs, int64_t count,
                                                 int min_digits, int max_digits, float gap_ms, uint64_t seed,
-                                                std::span<const float> speeds = {});
+                                                std::span<const float> speeds = {}, float gap_max_ms = 0,
+                                                bool gap_noise = false);
 
 class SpeechTrainTask final : public train::TrainTask {
  public:
