@@ -8,6 +8,7 @@
 //   engram speech show -m DIR FILE.wav [--beam K] -o out.svg     spectrogram + each digit's attention
 //   engram speech eval -m DIR [--ensemble DIR ...] [--split test|valid|train] [--beam K] [--set KEY=VALUE ...]
 //                                  digit error rate and sequence accuracy on a set of the run's data
+//                                  (--errors FILE: "path<TAB>spoken<TAB>heard" of each utterance heard wrong)
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/). --ensemble
 // adds models decoded with -m's as one ensemble (their probabilities averaged; same front end).
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
+#include "engram/io/files.h"
 #include "engram/models/speech/eval.h"
 #include "engram/viz/heatmap.h"
 
@@ -74,7 +76,7 @@ void run_transcribe(const TranscribeArgs& a) {
 }
 
 struct EvalArgs {
-  std::string dir, set = "test";
+  std::string dir, set = "test", errors;
   std::vector<std::string> overrides, ensemble;
   int beam = 1, batch = 64, threads = 1;
 };
@@ -96,6 +98,11 @@ void run_eval(const EvalArgs& a) {
               "(%.0f%%), decoding %.3f s\n",
               total, e.audio_seconds, a.batch, total > 0 ? e.audio_seconds / total : 0.0, e.feature_seconds,
               total > 0 ? 100 * e.feature_seconds / total : 0.0, e.decode_seconds);
+  if (!a.errors.empty()) {
+    io::write_file_atomic(a.errors, models::speech_errors_tsv(e));
+    std::printf("wrote %s: the %lld utterances heard wrong (path, spoken, heard)\n", a.errors.c_str(),
+                static_cast<long long>(e.score.utterances - e.score.exact));
+  }
 }
 
 struct ShowArgs {
@@ -142,6 +149,7 @@ void register_speech(CLI::App& app) {
   ev->add_option("--split", ea->set, "test | valid | train")->check(CLI::IsMember({"test", "valid", "train"}));
   ev->add_option("--beam", ea->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
   ev->add_option("--batch", ea->batch, "utterances decoded together (1 = one file at a time)")->check(CLI::Range(1, 1024));
+  ev->add_option("--errors", ea->errors, "write the utterances heard wrong to this file (path, spoken, heard; tab-separated)");
   add_ensemble_option(ev, ea->ensemble);
   ev->add_option("--set", ea->overrides, "override a key of the run's train.yaml, e.g. --set data.gap_ms=100 (repeatable)");
   add_threads_option(ev, ea->threads);

@@ -129,10 +129,10 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   const std::vector<SpeechUtterance> utts = load_speech_set(loaded.model->cfg(), run.data, set);
   e.feature_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<data::audio::Features> feats;
-  std::vector<std::vector<int>> refs;
   for (const SpeechUtterance& u : utts) {
     feats.push_back(u.features);
-    refs.push_back(u.digits);
+    e.refs.push_back(u.digits);
+    e.paths.push_back(u.path);
     e.audio_seconds += u.seconds;
   }
   SpeechDecodeOptions o;
@@ -140,10 +140,18 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   o.batch_size = batch;
   t0 = std::chrono::steady_clock::now();
   const std::unique_ptr<decode::StepModel> model = speech_ensemble(loaded, ensemble);
-  const auto hyps = transcribe(*model, feats, o);
+  e.hyps = transcribe(*model, feats, o);
   e.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  e.score = score_speech(refs, hyps);
+  e.score = score_speech(e.refs, e.hyps);
   return e;
+}
+
+std::string speech_errors_tsv(const SpeechEval& e) {
+  std::string out;
+  for (size_t i = 0; i < e.hyps.size(); ++i)
+    if (e.hyps[i] != e.refs[i])
+      out += fmt::format("{}\t{}\t{}\n", e.paths[i], digits_text(e.refs[i]), digits_text(e.hyps[i]));
+  return out;
 }
 
 std::string LoadedSpeechModel::input_help() const {

@@ -102,7 +102,13 @@ struct SpeechEval {
   double audio_seconds = 0;   // total duration of the set's utterances
   double feature_seconds = 0;  // wall time of reading the WAV files and computing the features
   double decode_seconds = 0;   // wall time of transcription (features excluded)
+  // Per utterance, in the set's order: its WAV path ('+'-joined for a digit string), the digits
+  // spoken and the digits heard.
+  std::vector<std::string> paths;
+  std::vector<std::vector<int>> refs, hyps;
 };
+// "path<TAB>spoken<TAB>heard" lines (digits as digits_text) of the utterances heard wrong.
+std::string speech_errors_tsv(const SpeechEval& e);
 // `batch`: utterances decoded together (1 = one file at a time). `ensemble`: further models
 // decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
 SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch = 64,
