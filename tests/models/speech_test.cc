@@ -396,6 +396,16 @@ TEST(SpeechData, SpeakerCmvnPoolsEachSpeakersUtterances) {
   EXPECT_EQ(load_speech_utterances(stacked, recs)[0].features.data, stack_frames(singles[0].features, 3).data);
 }
 
+TEST(SpeechEval, ErrorsTsvListsOnlyTheUtterancesHeardWrong) {
+  SpeechEval e;
+  e.paths = {"a.wav", "b.wav+c.wav", "d.wav"};
+  e.refs = {{7}, {3, 1}, {0}};
+  e.hyps = {{7}, {3}, {8, 8}};
+  EXPECT_EQ(speech_errors_tsv(e), "b.wav+c.wav\t3 1\t3\nd.wav\t0\t8 8\n");
+  e.hyps = e.refs;
+  EXPECT_EQ(speech_errors_tsv(e), "");
+}
+
 TEST(SpeechDecode, BatchesByLengthKeepTheCallersOrder) {
   // transcribe() batches utterances of similar lengths together; the results must come back in
   // the order given, equal to decoding one utterance at a time.
