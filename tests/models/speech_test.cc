@@ -259,6 +259,11 @@ TEST(SpeechCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   EXPECT_EQ(show.text, sm->transcribe_file(wav, 2));
   const std::vector<std::string> files = {wav, wav};
   EXPECT_EQ(sm->transcribe_speaker(files, 2), (std::vector<std::string>{show.text, show.text}));
+  // -m and --ensemble of the same model: one decoder averaging two equal members hears the same.
+  const LoadedSpeechEnsemble ens(path, {path});
+  ASSERT_EQ(ens.others.size(), 1u);
+  EXPECT_EQ(ens.first->transcribe_file(wav, 2, ens.decoder.get()), show.text);
+  EXPECT_THROW(LoadedSpeechEnsemble(path, {dir.file("no_such_model")}), Error);
   EXPECT_EQ(show.svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(show.svg.find("synth8k.wav"), std::string::npos);
   EXPECT_NE(show.svg.find(">mel 0<"), std::string::npos);
@@ -396,7 +401,7 @@ TEST(SpeechData, SpeakerCmvnPoolsEachSpeakersUtterances) {
   EXPECT_EQ(load_speech_utterances(stacked, recs)[0].features.data, stack_frames(singles[0].features, 3).data);
 }
 
-TEST(SpeechEval, ErrorsTsvListsOnlyTheUtterancesHeardWrong) {
+TEST(SpeechEval, ErrorsTsvAndReport) {
   SpeechEval e;
   e.paths = {"a.wav", "b.wav+c.wav", "d.wav"};
   e.refs = {{7}, {3, 1}, {0}};
@@ -404,6 +409,24 @@ TEST(SpeechEval, ErrorsTsvListsOnlyTheUtterancesHeardWrong) {
   EXPECT_EQ(speech_errors_tsv(e), "b.wav+c.wav\t3 1\t3\nd.wav\t0\t8 8\n");
   e.hyps = e.refs;
   EXPECT_EQ(speech_errors_tsv(e), "");
+  // The report's lines, from the scores and times by hand: 2 edits of 4 digits, 2 of 3 exact,
+  // 1.5 s of audio in 0.25 + 0.5 s (2x real time, features a third).
+  e.models = "runs/a + runs/b";
+  e.set = "test";
+  e.split = "test speaker theo";
+  e.train_yaml = "runs/a/train.yaml";
+  e.beam = 4;
+  e.batch = 8;
+  e.score = {.utterances = 3, .ref_tokens = 4, .errors = 2, .exact = 2};
+  e.audio_seconds = 1.5;
+  e.feature_seconds = 0.25;
+  e.decode_seconds = 0.5;
+  EXPECT_EQ(speech_eval_report(e),
+            "runs/a + runs/b on the test set (test speaker theo, from runs/a/train.yaml), beam 4: 3 utterances, 4 digits\n"
+            "digit error rate  50.00% (2 edits)\n"
+            "sequence accuracy 66.67% (2 / 3)\n"
+            "time              0.750 s for 1.5 s of audio, 8 per batch: 2x real time; reading + features 0.250 s (33%), "
+            "decoding 0.500 s\n");
 }
 
 TEST(SpeechDecode, BatchesByLengthKeepTheCallersOrder) {

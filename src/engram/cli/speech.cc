@@ -18,6 +18,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
+#include "engram/data/text.h"
 #include "engram/io/files.h"
 #include "engram/models/speech/eval.h"
 #include "engram/viz/heatmap.h"
@@ -25,16 +26,6 @@
 namespace engram::cli {
 
 namespace {
-
-// The models of --ensemble, loaded.
-struct Members {
-  std::vector<std::unique_ptr<models::LoadedSpeechModel>> owned;
-  std::vector<const models::LoadedSpeechModel*> list;
-  explicit Members(const std::vector<std::string>& dirs)
-      : owned(models::load_ensemble_members<models::LoadedSpeechModel>(dirs, "speech")) {
-    for (const auto& m : owned) list.push_back(m.get());
-  }
-};
 
 struct TranscribeArgs {
   std::string dir;
@@ -45,34 +36,31 @@ struct TranscribeArgs {
 
 void run_transcribe(const TranscribeArgs& a) {
   use_threads(a.threads);
-  auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
-  const Members members(a.ensemble);
-  const std::unique_ptr<decode::StepModel> model = models::speech_ensemble(*loaded, members.list);
-  const auto one = [&](const std::string& f) {
-    std::printf("%s\t%s\n", f.c_str(), loaded->transcribe_file(f, a.beam, model.get()).c_str());
+  const models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
+  const auto print = [](const std::string& f, const std::string& text) {
+    std::printf("%s\t%s\n", f.c_str(), text.c_str());
     std::fflush(stdout);
   };
-  std::vector<std::string> files = a.files;
-  if (files.empty()) {
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, stdin)) {
-      std::string line(buf);
-      while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
-      if (line.empty()) continue;
-      if (a.one_speaker)
-        files.push_back(line);
-      else
-        one(line);
-    }
-  }
-  if (!a.one_speaker) {
-    if (!a.files.empty())
-      for (const std::string& f : files) one(f);
+  if (a.one_speaker) {  // every file first: their statistics are pooled
+    std::vector<std::string> files = a.files;
+    if (files.empty())
+      for (const std::string& line : data::read_lines_or_stdin("-"))
+        if (!line.empty()) files.push_back(line);
+    if (files.empty()) return;
+    const std::vector<std::string> texts = m.first->transcribe_speaker(files, a.beam, m.decoder.get());
+    for (size_t i = 0; i < files.size(); ++i) print(files[i], texts[i]);
     return;
   }
-  if (files.empty()) return;
-  const std::vector<std::string> texts = loaded->transcribe_speaker(files, a.beam, model.get());
-  for (size_t i = 0; i < files.size(); ++i) std::printf("%s\t%s\n", files[i].c_str(), texts[i].c_str());
+  if (!a.files.empty()) {
+    for (const std::string& f : a.files) print(f, m.first->transcribe_file(f, a.beam, m.decoder.get()));
+    return;
+  }
+  char buf[4096];  // one file at a time as its path arrives
+  while (std::fgets(buf, sizeof buf, stdin)) {
+    std::string line(buf);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) print(line, m.first->transcribe_file(line, a.beam, m.decoder.get()));
+  }
 }
 
 struct EvalArgs {
@@ -83,21 +71,9 @@ struct EvalArgs {
 
 void run_eval(const EvalArgs& a) {
   use_threads(a.threads);
-  auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
-  const Members members(a.ensemble);
-  const models::SpeechEval e = models::evaluate_speech(*loaded, a.set, a.beam, a.batch, a.overrides, members.list);
-  std::string who = loaded->dir().string();
-  for (const auto* m : members.list) who += " + " + m->dir().string();
-  std::printf("%s on the %s set (%s, from %s), beam %d: %lld utterances, %lld digits\n", who.c_str(), e.set.c_str(), e.split.c_str(), e.train_yaml.string().c_str(), a.beam,
-              static_cast<long long>(e.score.utterances), static_cast<long long>(e.score.ref_tokens));
-  std::printf("digit error rate  %.2f%% (%lld edits)\n", 100 * e.score.ter(), static_cast<long long>(e.score.errors));
-  std::printf("sequence accuracy %.2f%% (%lld / %lld)\n", 100 * e.score.seq_acc(),
-              static_cast<long long>(e.score.exact), static_cast<long long>(e.score.utterances));
-  const double total = e.feature_seconds + e.decode_seconds;
-  std::printf("time              %.3f s for %.1f s of audio, %d per batch: %.0fx real time; reading + features %.3f s "
-              "(%.0f%%), decoding %.3f s\n",
-              total, e.audio_seconds, a.batch, total > 0 ? e.audio_seconds / total : 0.0, e.feature_seconds,
-              total > 0 ? 100 * e.feature_seconds / total : 0.0, e.decode_seconds);
+  const models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
+  const models::SpeechEval e = models::evaluate_speech(*m.first, a.set, a.beam, a.batch, a.overrides, m.others);
+  std::fputs(models::speech_eval_report(e).c_str(), stdout);
   if (!a.errors.empty()) {
     io::write_file_atomic(a.errors, models::speech_errors_tsv(e));
     std::printf("wrote %s: the %lld utterances heard wrong (path, spoken, heard)\n", a.errors.c_str(),

@@ -109,6 +109,13 @@ std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& firs
   return std::make_unique<decode::EnsembleStepModel>(std::move(members));
 }
 
+LoadedSpeechEnsemble::LoadedSpeechEnsemble(const std::string& dir, const std::vector<std::string>& ensemble_dirs)
+    : first(load_model_as<LoadedSpeechModel>(dir, SpeechModel::kName)),
+      owned(load_ensemble_members<LoadedSpeechModel>(ensemble_dirs, SpeechModel::kName)) {
+  for (const auto& m : owned) others.push_back(m.get());
+  decoder = speech_ensemble(*first, others);
+}
+
 SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch,
                            const std::vector<std::string>& sets,
                            std::span<const LoadedSpeechModel* const> ensemble) {
@@ -124,6 +131,10 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   const SpeechTrainConfig run = read_speech_config(io::load_yaml_file(e.train_yaml), e.train_yaml.string(), sets);
   run.data.validate();
   e.set = set;
+  e.beam = beam;
+  e.batch = batch;
+  e.models = loaded.dir().string();
+  for (const LoadedSpeechModel* m : ensemble) e.models += " + " + m->dir().string();
   e.split = run.data.test_speaker.empty() ? "upstream split" : "test speaker " + run.data.test_speaker;
   auto t0 = std::chrono::steady_clock::now();
   const std::vector<SpeechUtterance> utts = load_speech_set(loaded.model->cfg(), run.data, set);
@@ -146,6 +157,20 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   return e;
 }
 
+std::string speech_eval_report(const SpeechEval& e) {
+  const double total = e.feature_seconds + e.decode_seconds;
+  return fmt::format(
+      "{} on the {} set ({}, from {}), beam {}: {} utterances, {} digits\n"
+      "digit error rate  {:.2f}% ({} edits)\n"
+      "sequence accuracy {:.2f}% ({} / {})\n"
+      "time              {:.3f} s for {:.1f} s of audio, {} per batch: {:.0f}x real time; reading + features {:.3f} s "
+      "({:.0f}%), decoding {:.3f} s\n",
+      e.models, e.set, e.split, e.train_yaml.string(), e.beam, e.score.utterances, e.score.ref_tokens,
+      100 * e.score.ter(), e.score.errors, 100 * e.score.seq_acc(), e.score.exact, e.score.utterances, total,
+      e.audio_seconds, e.batch, total > 0 ? e.audio_seconds / total : 0.0, e.feature_seconds,
+      total > 0 ? 100 * e.feature_seconds / total : 0.0, e.decode_seconds);
+}
+
 std::string speech_errors_tsv(const SpeechEval& e) {
   std::string out;
   for (size_t i = 0; i < e.hyps.size(); ++i)
@@ -161,10 +186,7 @@ std::string LoadedSpeechModel::input_help() const {
 
 std::string LoadedSpeechModel::transcribe_file(const std::string& path, int beam,
                                                const decode::StepModel* decoder) const {
-  const data::audio::Features f = speech_features(model->cfg(), *fbank, data::audio::read_wav(path));
-  SpeechDecodeOptions o;
-  o.beam = beam;
-  return digits_text(transcribe(decoder ? *decoder : *model, std::span(&f, 1), o)[0]);
+  return transcribe_speaker(std::span(&path, 1), beam, decoder)[0];
 }
 
 std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const std::string> paths, int beam,

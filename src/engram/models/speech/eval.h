@@ -61,7 +61,7 @@ struct LoadedSpeechModel : LoadedModel {
   // The same with a beam; `model` (default: this one) may be an ensemble with this front end.
   std::string transcribe_file(const std::string& path, int beam = 1, const decode::StepModel* model = nullptr) const;
   // Files of one speaker, transcribed in order: a model with features.cmvn_scope speaker
-  // normalises them by statistics pooled over all of them (one file: its own, as
+  // normalises them by statistics pooled over all of them (one file: its own, which is
   // transcribe_file), any other model each by its own.
   std::vector<std::string> transcribe_speaker(std::span<const std::string> paths, int beam = 1,
                                               const decode::StepModel* model = nullptr) const;
@@ -91,6 +91,16 @@ std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path
 std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& first,
                                                    std::span<const LoadedSpeechModel* const> others);
 
+// -m's model and --ensemble's, loaded as family "speech" (load_model_as, load_ensemble_members);
+// `decoder` decodes them as one (speech_ensemble; the first alone without others).
+struct LoadedSpeechEnsemble {
+  std::unique_ptr<LoadedSpeechModel> first;
+  std::vector<std::unique_ptr<LoadedSpeechModel>> owned;
+  std::vector<const LoadedSpeechModel*> others;
+  std::unique_ptr<decode::StepModel> decoder;
+  LoadedSpeechEnsemble(const std::string& dir, const std::vector<std::string>& ensemble_dirs);
+};
+
 // `engram speech eval`: the loaded model scored on one set ("train", "valid" or "test") of the
 // data its run was trained on: the run's train.yaml (in the model directory or its parent),
 // with `sets` overrides (`data.test_speaker=theo`, `data.dir=...`) applied; the model's own
@@ -98,6 +108,8 @@ std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& firs
 struct SpeechEval {
   std::filesystem::path train_yaml;
   std::string set, split;  // split: "upstream split" or "test speaker NAME"
+  std::string models;      // the model directories decoded, " + "-joined (an ensemble)
+  int beam = 1, batch = 64;
   SpeechScore score;
   double audio_seconds = 0;   // total duration of the set's utterances
   double feature_seconds = 0;  // wall time of reading the WAV files and computing the features
@@ -109,6 +121,9 @@ struct SpeechEval {
 };
 // "path<TAB>spoken<TAB>heard" lines (digits as digits_text) of the utterances heard wrong.
 std::string speech_errors_tsv(const SpeechEval& e);
+// `engram speech eval`'s report: what was scored, the digit error rate, the sequence accuracy and
+// the time taken (reading + features, decoding), one line each.
+std::string speech_eval_report(const SpeechEval& e);
 // `batch`: utterances decoded together (1 = one file at a time). `ensemble`: further models
 // decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
 SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch = 64,

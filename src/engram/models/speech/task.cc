@@ -46,8 +46,9 @@ std::string speaker_key(const std::string& speaker, float speed) {
   return speed == 1.0f ? speaker : fmt::format("{}@{:g}", speaker, speed);
 }
 
-// The features of utterances as the model takes them, from each one's unnormalised features:
-// CMVN over each speaker's utterances pooled (cmvn_scope speaker) or each its own, then stacking.
+// The features of utterances as the model takes them, from each one's unnormalised features
+// (FbankComputer::compute_unnormalised): CMVN over each speaker's utterances pooled (cmvn_scope
+// speaker) or each its own, then stacking.
 void finish_features(const SpeechConfig& cfg, std::vector<SpeechUtterance>* utts) {
   std::map<std::string, std::vector<audio::Features*>> by_speaker;
   for (SpeechUtterance& u : *utts) by_speaker[u.speaker].push_back(&u.features);
@@ -152,12 +153,19 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
   for (size_t i = 0; i < recs.size(); ++i) by_speaker[recs[i].speaker].push_back(i);
   std::vector<std::pair<const std::string*, const std::vector<size_t>*>> speakers;
   for (const auto& [name, list] : by_speaker) speakers.emplace_back(&name, &list);
-  const bool pooled = cfg.features.cmvn_scope == audio::CmvnScope::kSpeaker;
   const audio::FbankComputer fbank(cfg.features);
-  std::map<size_t, audio::Waveform> cache;
-  const auto wave = [&](size_t i) -> const audio::Waveform& {
+  struct Recording {
+    audio::Waveform wave;
+    float floor = 0;  // noise_floor(wave), for the pause after it
+  };
+  std::map<size_t, Recording> cache;
+  const auto recording = [&](size_t i) -> const Recording& {
     auto it = cache.find(i);
-    if (it == cache.end()) it = cache.emplace(i, audio::read_wav(recs[i].path)).first;
+    if (it == cache.end()) {
+      audio::Waveform w = audio::read_wav(recs[i].path);
+      const float floor = gap_noise ? noise_floor(w, cfg.features) : 0.0f;
+      it = cache.emplace(i, Recording{std::move(w), floor}).first;
+    }
     return it->second;
   };
   const auto samples = [&](float ms) { return static_cast<size_t>(cfg.features.sample_rate * ms / 1000.0f); };
@@ -175,12 +183,12 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
     size_t before = 0;  // the recording before the pause
     for (int k = 0; k < len; ++k) {
       const size_t i = pool[rng.below(pool.size())];
-      const audio::Waveform& w = wave(i);
+      const audio::Waveform& w = recording(i).wave;
       joined.sample_rate = w.sample_rate;
       if (k > 0) {
         const size_t gap = samples(gap_max_ms > gap_ms ? pause_rng.uniform(gap_ms, gap_max_ms) : gap_ms);
         if (gap_noise) {
-          const float level = noise_floor(wave(before), cfg.features);
+          const float level = recording(before).floor;
           for (size_t q = 0; q < gap; ++q) joined.samples.push_back(level * static_cast<float>(pause_rng.normal()));
         } else {
           joined.samples.insert(joined.samples.end(), gap, 0.0f);
@@ -197,28 +205,26 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
       const size_t pick = rng.below(speeds.size() + 1);
       if (pick > 0) speed = speeds[pick - 1], joined = audio::change_speed(joined, speed);
     }
-    u.features = pooled ? fbank.compute_unnormalised(joined) : speech_features(cfg, fbank, joined);
+    u.features = fbank.compute_unnormalised(joined);
     u.seconds = joined.seconds();
     u.speaker = speaker_key(*speaker, speed);
     out.push_back(std::move(u));
   }
-  if (pooled) finish_features(cfg, &out);
+  finish_features(cfg, &out);
   return out;
 }
 
 std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
                                                     const std::vector<audio::FsddRecording>& recs, float speed) {
   const audio::FbankComputer fbank(cfg.features);
-  const bool pooled = cfg.features.cmvn_scope == audio::CmvnScope::kSpeaker;
   std::vector<SpeechUtterance> out;
   out.reserve(recs.size());
   for (const auto& r : recs) {
     audio::Waveform w = audio::read_wav(r.path);
     if (speed != 1.0f) w = audio::change_speed(w, speed);
-    out.push_back({pooled ? fbank.compute_unnormalised(w) : speech_features(cfg, fbank, w), {r.digit}, r.path,
-                   w.seconds(), speaker_key(r.speaker, speed)});
+    out.push_back({fbank.compute_unnormalised(w), {r.digit}, r.path, w.seconds(), speaker_key(r.speaker, speed)});
   }
-  if (pooled) finish_features(cfg, &out);
+  finish_features(cfg, &out);
   return out;
 }
 
