@@ -764,6 +764,32 @@ TEST(SpeedPerturb, LinearInterpolationByHand) {
   EXPECT_EQ(error_of([&] { change_speed(w, 0.3f); }), "speed perturbation: speed 0.3 is outside [0.5, 2]");
 }
 
+TEST(AddNoise, PowerMatchesTheRatioAndSilenceStays) {
+  Waveform w;
+  w.sample_rate = 8000;
+  for (int i = 0; i < 80000; ++i) w.samples.push_back(0.5f * static_cast<float>(std::sin(0.01 * i)));
+  core::Rng rng(3);
+  const Waveform noisy = add_noise(w, 20.0f, rng);
+  ASSERT_EQ(noisy.samples.size(), w.samples.size());
+  EXPECT_EQ(noisy.sample_rate, 8000);
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < w.samples.size(); ++i) {
+    signal += double(w.samples[i]) * w.samples[i];
+    const double d = noisy.samples[i] - w.samples[i];
+    noise += d * d;
+  }
+  // 20 dB: the noise has 1/100 of the signal's power (0.125 for a sine of amplitude 0.5); with
+  // 80,000 draws the estimate is within 2% of it.
+  EXPECT_NEAR(10.0 * std::log10(signal / noise), 20.0, 0.1);
+  core::Rng same(3);
+  EXPECT_EQ(add_noise(w, 20.0f, same).samples, noisy.samples) << "deterministic in the generator";
+  const Waveform silent{std::vector<float>(100, 0.0f), 8000};
+  EXPECT_EQ(add_noise(silent, 10.0f, rng).samples, silent.samples);
+  EXPECT_TRUE(add_noise(Waveform{{}, 8000}, 10.0f, rng).samples.empty());
+  EXPECT_EQ(error_of([&] { add_noise(w, 101.0f, rng); }), "noise: SNR 101 dB is outside [-10, 100]");
+  EXPECT_EQ(error_of([&] { add_noise(w, std::nanf(""), rng); }), "noise: SNR nan dB is outside [-10, 100]");
+}
+
 // ---------------------------------------------------------------------------------------------
 // FSDD
 

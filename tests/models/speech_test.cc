@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -306,7 +307,7 @@ TEST(SpeechData, DigitStringsJoinOneSpeakersRecordings) {
   SpeechConfig cfg;
   std::vector<audio::FsddRecording> recs = {{kGolden + "synth8k.wav", 4, "a", 0}, {kGolden + "synth8k.wav", 2, "a", 1},
                                             {kGolden + "synth8k.wav", 9, "b", 0}};
-  const auto strings = make_digit_strings(cfg, recs, 20, 2, 2, 50, 5);
+  const auto strings = make_digit_strings(cfg, recs, {.count = 20, .min_digits = 2, .max_digits = 2, .gap_ms = 50, .seed = 5});
   ASSERT_EQ(strings.size(), 20u);
   for (const auto& u : strings) {
     ASSERT_EQ(u.digits.size(), 2u);
@@ -316,7 +317,21 @@ TEST(SpeechData, DigitStringsJoinOneSpeakersRecordings) {
     EXPECT_EQ(u.features.frames, 21);
     EXPECT_DOUBLE_EQ(u.seconds, 5200.0 / 8000);
   }
-  EXPECT_EQ(make_digit_strings(cfg, recs, 20, 2, 2, 50, 5)[7].digits, strings[7].digits) << "deterministic";
+  const DigitStringSpec spec{.count = 20, .min_digits = 2, .max_digits = 2, .gap_ms = 50, .seed = 5};
+  EXPECT_EQ(make_digit_strings(cfg, recs, spec)[7].digits, strings[7].digits) << "deterministic";
+  // Noisy strings: clean or at 10 dB, the recordings joined unchanged (the noise has its own stream).
+  DigitStringSpec noisy_spec = spec;
+  noisy_spec.noise_snr_db = {10.0f};
+  const auto noisy = make_digit_strings(cfg, recs, noisy_spec);
+  int with_noise = 0;
+  for (size_t i = 0; i < strings.size(); ++i) {
+    EXPECT_EQ(noisy[i].digits, strings[i].digits) << i;
+    const bool added = noisy[i].speaker.ends_with("+10dB");
+    with_noise += added;
+    EXPECT_EQ(noisy[i].features.data == strings[i].features.data, !added) << i;
+  }
+  EXPECT_GT(with_noise, 0);
+  EXPECT_LT(with_noise, 20);
 }
 
 // Pauses drawn from [gap_ms, gap_max_ms] and filled with noise at the recording's floor; the
@@ -326,8 +341,9 @@ TEST(SpeechData, DigitStringPausesDrawnAndFilledWithNoise) {
   cfg.stack = 1;
   const std::vector<audio::FsddRecording> recs = {{kGolden + "synth8k.wav", 4, "a", 0},
                                                   {kGolden + "synth8k.wav", 2, "a", 1}};
-  const auto fixed = make_digit_strings(cfg, recs, 30, 1, 4, 50, 5);
-  const auto drawn = make_digit_strings(cfg, recs, 30, 1, 4, 20, 5, {}, 100, true);
+  const auto fixed = make_digit_strings(cfg, recs, {.count = 30, .min_digits = 1, .max_digits = 4, .gap_ms = 50, .seed = 5});
+  const auto drawn = make_digit_strings(
+      cfg, recs, {.count = 30, .min_digits = 1, .max_digits = 4, .gap_ms = 20, .gap_max_ms = 100, .gap_noise = true, .seed = 5});
   bool differs = false;
   for (size_t i = 0; i < fixed.size(); ++i) {
     EXPECT_EQ(drawn[i].digits, fixed[i].digits) << i;
@@ -346,8 +362,9 @@ TEST(SpeechData, DigitStringPausesDrawnAndFilledWithNoise) {
   raw.cmvn = audio::Cmvn::kNone;
   SpeechConfig raw_cfg = cfg;
   raw_cfg.features = raw;
-  const auto silent = make_digit_strings(raw_cfg, recs, 10, 3, 3, 50, 5);
-  const auto noisy = make_digit_strings(raw_cfg, recs, 10, 3, 3, 50, 5, {}, 0, true);
+  const auto silent = make_digit_strings(raw_cfg, recs, {.count = 10, .min_digits = 3, .max_digits = 3, .gap_ms = 50, .seed = 5});
+  const auto noisy = make_digit_strings(
+      raw_cfg, recs, {.count = 10, .min_digits = 3, .max_digits = 3, .gap_ms = 50, .gap_noise = true, .seed = 5});
   for (size_t i = 0; i < silent.size(); ++i) {
     EXPECT_NEAR(lowest(silent[i].features), std::log(1e-10f), 1e-3);
     EXPECT_GT(lowest(noisy[i].features), std::log(1e-10f) + 1);
@@ -368,8 +385,11 @@ TEST(SpeechData, SpeakerCmvnPoolsEachSpeakersUtterances) {
   const std::vector<audio::FsddRecording> recs = {{kGolden + "synth8k.wav", 4, "a", 0},
                                                   {kGolden + "synth8k.wav", 2, "a", 1},
                                                   {kGolden + "synth8k.wav", 9, "b", 0}};
-  std::vector<SpeechUtterance> utts = make_digit_strings(cfg, recs, 12, 1, 3, 20, 5, {}, 100, true);
-  const auto fast = make_digit_strings(cfg, recs, 12, 1, 3, 20, 5, std::vector<float>{1.25f}, 100, true);
+  std::vector<SpeechUtterance> utts = make_digit_strings(
+      cfg, recs, {.count = 12, .min_digits = 1, .max_digits = 3, .gap_ms = 20, .gap_max_ms = 100, .gap_noise = true, .seed = 5});
+  const auto fast = make_digit_strings(cfg, recs,
+                                       {.count = 12, .min_digits = 1, .max_digits = 3, .gap_ms = 20, .gap_max_ms = 100,
+                                        .gap_noise = true, .seed = 5, .speeds = {1.25f}});
   utts.insert(utts.end(), fast.begin(), fast.end());
   std::map<std::string, std::vector<const audio::Features*>> by;
   for (const auto& u : utts) by[u.speaker].push_back(&u.features);
@@ -396,6 +416,9 @@ TEST(SpeechData, SpeakerCmvnPoolsEachSpeakersUtterances) {
   const auto singles = load_speech_utterances(cfg, recs);
   EXPECT_EQ(singles[0].speaker, "a");
   EXPECT_EQ(load_speech_utterances(cfg, recs, 1.25f)[2].speaker, "b@1.25");
+  const auto noisy = load_speech_utterances(cfg, recs, 1.25f, 20.0f);
+  EXPECT_EQ(noisy[2].speaker, "b@1.25+20dB") << "a noisy copy is a speaker of its own";
+  EXPECT_NE(noisy[2].features.data, load_speech_utterances(cfg, recs, 1.25f)[2].features.data);
   SpeechConfig stacked = cfg;
   stacked.stack = 3;
   EXPECT_EQ(load_speech_utterances(stacked, recs)[0].features.data, stack_frames(singles[0].features, 3).data);
@@ -547,6 +570,12 @@ TEST(SpeechData, OptionsOutOfRangeAreErrors) {
   d.valid_offset = -1;
   EXPECT_NE(data::testing::error_of([&] { d.validate(); }).find("valid_offset -1"), std::string::npos);
   d.valid_offset = 40;
+  d.validate();
+  d.noise_snr_db = {20.0f, -11.0f};
+  EXPECT_EQ(data::testing::error_of([&] { d.validate(); }), "speech data: noise_snr_db -11 must be in [-10, 100] dB");
+  d.noise_snr_db = {std::numeric_limits<float>::infinity()};
+  EXPECT_EQ(data::testing::error_of([&] { d.validate(); }), "speech data: noise_snr_db inf must be in [-10, 100] dB");
+  d.noise_snr_db = {-10.0f, 100.0f};
   d.validate();
 }
 

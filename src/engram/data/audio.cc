@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "engram/core/error.h"
+#include "engram/core/rng.h"
 
 namespace engram::data::audio {
 namespace {
@@ -216,6 +217,19 @@ Waveform change_speed(const Waveform& w, float speed) {
     const float next = i + 1 < n ? w.samples[i + 1] : w.samples[i];
     out.samples[t] = static_cast<float>((1.0 - frac) * w.samples[i] + frac * next);
   }
+  return out;
+}
+
+Waveform add_noise(const Waveform& w, float snr_db, core::Rng& rng) {
+  ENGRAM_CHECK(std::isfinite(snr_db) && snr_db >= -10.0f && snr_db <= 100.0f,
+               "noise: SNR {} dB is outside [-10, 100]", snr_db);
+  Waveform out = w;
+  double power = 0;
+  for (float x : w.samples) power += static_cast<double>(x) * x;
+  if (w.samples.empty() || power == 0) return out;
+  power /= static_cast<double>(w.samples.size());
+  const double sigma = std::sqrt(power / std::pow(10.0, snr_db / 10.0));
+  for (float& x : out.samples) x = static_cast<float>(x + sigma * rng.normal());
   return out;
 }
 

@@ -46,6 +46,13 @@ struct Waveform {
 // rate unchanged. speed must be in [0.5, 2].
 Waveform change_speed(const Waveform& w, float speed);
 
+// Additive white Gaussian noise at a signal-to-noise ratio: out[i] = x[i] + sigma * n_i with n_i
+// standard normal from `rng` and sigma^2 = mean(x^2) / 10^(snr_db / 10), the power of the whole
+// recording (FSDD's are trimmed to the word) over the noise's (multi-condition training, as in
+// Hirsch & Pearce's Aurora 2 noisy copies). snr_db must be finite and in [-10, 100]; silence
+// (all zeros) stays silence.
+Waveform add_noise(const Waveform& w, float snr_db, core::Rng& rng);
+
 // Bounds on what a reader accepts, so that a hostile or broken header cannot make it allocate
 // without limit: at most max_seconds of audio at a rate in [1, max_sample_rate], and (read_wav)
 // a file of at most max_file_bytes(). Memory used is then at most the file plus 4 bytes a sample.

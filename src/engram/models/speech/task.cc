@@ -42,8 +42,17 @@ std::vector<audio::FsddRecording> subset(std::vector<audio::FsddRecording> recs,
 }
 
 // The speaker key of a copy at `speed` (SpeechUtterance::speaker).
-std::string speaker_key(const std::string& speaker, float speed) {
-  return speed == 1.0f ? speaker : fmt::format("{}@{:g}", speaker, speed);
+std::string speaker_key(const std::string& speaker, float speed, std::optional<float> snr_db = std::nullopt) {
+  std::string key = speed == 1.0f ? speaker : fmt::format("{}@{:g}", speaker, speed);
+  if (snr_db) key += fmt::format("+{:g}dB", *snr_db);
+  return key;
+}
+
+// The strings of one set: training strings get the speed and noise copies.
+DigitStringSpec string_spec(const SpeechDataConfig& d, int64_t count, uint64_t seed, bool train) {
+  DigitStringSpec spec{count, d.min_digits, d.max_digits, d.gap_ms, d.gap_max_ms, d.gap_noise, seed, {}, {}};
+  if (train) spec.speeds = d.speed_perturb, spec.noise_snr_db = d.noise_snr_db;
+  return spec;
 }
 
 // The features of utterances as the model takes them, from each one's unnormalised features
@@ -96,6 +105,9 @@ void SpeechDataConfig::validate() const {
   for (float s : speed_perturb)
     ENGRAM_CHECK(s >= 0.5f && s <= 2.0f && s != 1.0f,
                  "speech data: speed_perturb {} must be in [0.5, 2] and not 1 (the original is always used)", s);
+  for (float snr : noise_snr_db)
+    ENGRAM_CHECK(std::isfinite(snr) && snr >= -10.0f && snr <= 100.0f,
+                 "speech data: noise_snr_db {} must be in [-10, 100] dB", snr);
 }
 
 FsddSplit split_fsdd(const std::vector<audio::FsddRecording>& all, const SpeechDataConfig& cfg) {
@@ -125,29 +137,28 @@ std::vector<SpeechUtterance> load_speech_set(const SpeechConfig& cfg, const Spee
   FsddSplit split = split_fsdd(audio::list_fsdd(dir), d);
   if (set == "train") {
     if (d.train_strings > 0)
-      return make_digit_strings(cfg, split.train, d.train_strings, d.min_digits, d.max_digits, d.gap_ms, d.string_seed,
-                                d.speed_perturb, d.gap_max_ms, d.gap_noise);
+      return make_digit_strings(cfg, split.train, string_spec(d, d.train_strings, d.string_seed, true));
     std::vector<SpeechUtterance> out = load_speech_utterances(cfg, split.train);
-    for (float speed : d.speed_perturb) {
-      std::vector<SpeechUtterance> more = load_speech_utterances(cfg, split.train, speed);
+    const auto append = [&out](std::vector<SpeechUtterance> more) {
       out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-    }
+    };
+    for (float speed : d.speed_perturb) append(load_speech_utterances(cfg, split.train, speed));
+    for (size_t k = 0; k < d.noise_snr_db.size(); ++k)
+      append(load_speech_utterances(cfg, split.train, 1.0f, d.noise_snr_db[k], d.string_seed * 1000 + k));
     return out;
   }
   const bool test = set == "test" || d.valid_reps == 0;
   const std::vector<audio::FsddRecording>& recs = test ? split.test : split.valid;
   if (d.test_strings > 0) {
     const int64_t count = test || d.valid_strings == 0 ? d.test_strings : d.valid_strings;
-    return make_digit_strings(cfg, recs, count, d.min_digits, d.max_digits, d.gap_ms,
-                              d.string_seed + (test ? 1 : 2), {}, d.gap_max_ms, d.gap_noise);
+    return make_digit_strings(cfg, recs, string_spec(d, count, d.string_seed + (test ? 1 : 2), false));
   }
   return load_speech_utterances(cfg, recs);
 }
 
 std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const std::vector<audio::FsddRecording>& recs,
-                                                int64_t count, int min_digits, int max_digits, float gap_ms,
-                                                uint64_t seed, std::span<const float> speeds, float gap_max_ms,
-                                                bool gap_noise) {
+                                                const DigitStringSpec& spec) {
+  const auto& [count, min_digits, max_digits, gap_ms, gap_max_ms, gap_noise, seed, speeds, noise_snr_db] = spec;
   ENGRAM_CHECK(!recs.empty(), "speech: digit strings from no recordings");
   std::map<std::string, std::vector<size_t>> by_speaker;
   for (size_t i = 0; i < recs.size(); ++i) by_speaker[recs[i].speaker].push_back(i);
@@ -173,6 +184,7 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
   // The pauses' lengths and noise have their own stream: the recordings joined stay those of a
   // fixed gap.
   core::Rng pause_rng(seed ^ 0x9a05'e5ee'd000'0001ULL);
+  core::Rng noise_rng(seed ^ 0x6e01'5e00'd000'0002ULL);
   std::vector<SpeechUtterance> out;
   for (int64_t n = 0; n < count; ++n) {
     const auto [speaker, pool_list] = speakers[rng.below(speakers.size())];
@@ -205,9 +217,14 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
       const size_t pick = rng.below(speeds.size() + 1);
       if (pick > 0) speed = speeds[pick - 1], joined = audio::change_speed(joined, speed);
     }
+    std::optional<float> snr;
+    if (!noise_snr_db.empty()) {  // clean or at one of the SNRs, uniformly
+      const size_t pick = noise_rng.below(noise_snr_db.size() + 1);
+      if (pick > 0) snr = noise_snr_db[pick - 1], joined = audio::add_noise(joined, *snr, noise_rng);
+    }
     u.features = fbank.compute_unnormalised(joined);
     u.seconds = joined.seconds();
-    u.speaker = speaker_key(*speaker, speed);
+    u.speaker = speaker_key(*speaker, speed, snr);
     out.push_back(std::move(u));
   }
   finish_features(cfg, &out);
@@ -215,14 +232,17 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
 }
 
 std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
-                                                    const std::vector<audio::FsddRecording>& recs, float speed) {
+                                                    const std::vector<audio::FsddRecording>& recs, float speed,
+                                                    std::optional<float> snr_db, uint64_t noise_seed) {
   const audio::FbankComputer fbank(cfg.features);
+  core::Rng rng(noise_seed);
   std::vector<SpeechUtterance> out;
   out.reserve(recs.size());
   for (const auto& r : recs) {
     audio::Waveform w = audio::read_wav(r.path);
     if (speed != 1.0f) w = audio::change_speed(w, speed);
-    out.push_back({fbank.compute_unnormalised(w), {r.digit}, r.path, w.seconds(), speaker_key(r.speaker, speed)});
+    if (snr_db) w = audio::add_noise(w, *snr_db, rng);
+    out.push_back({fbank.compute_unnormalised(w), {r.digit}, r.path, w.seconds(), speaker_key(r.speaker, speed, snr_db)});
   }
   finish_features(cfg, &out);
   return out;

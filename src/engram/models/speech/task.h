@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -52,6 +53,8 @@ struct SpeechDataConfig {
   int64_t valid_strings = 0;         // digit strings of the validation set (0 = as many as test_strings)
   std::vector<float> speed_perturb;  // extra training copies at these speeds, e.g. [0.9, 1.1] (resampled audio);
                                      // digit strings: each string at 1 or one of these speeds
+  std::vector<float> noise_snr_db;   // extra training copies with white noise at these SNRs (dB), e.g. [20, 30];
+                                     // digit strings: each string clean or at one of these
 
   template <class V>
   void visit(V& v) {
@@ -79,6 +82,8 @@ struct SpeechDataConfig {
       "cross-validation; 0 = the lowest)");
     v("valid_strings", valid_strings, "digit strings of the validation set (0 = as many as test_strings)");
     v("speed_perturb", speed_perturb, "extra training copies of every recording at these speeds (0.5-2, e.g. [0.9, 1.1])");
+    v("noise_snr_db", noise_snr_db,
+      "extra training copies of every recording with white noise at these signal-to-noise ratios (dB, -10-100)");
   }
   void validate() const;
 };
@@ -116,29 +121,45 @@ struct SpeechUtterance {
   std::vector<int> digits;
   std::string path;
   double seconds = 0;  // duration of the audio the features were computed from
-  std::string speaker;  // whose voice: the FSDD speaker, "@speed" appended for a speed-perturbed copy
+  std::string speaker;  // whose voice: the FSDD speaker, "@speed" appended for a speed-perturbed copy,
+                        // "+NdB" for a noisy one
 };
 
 // Utterances of FSDD recordings (features computed one recording after another); speed != 1 resamples each
-// waveform first (data::audio::change_speed).
+// waveform first (data::audio::change_speed); snr_db adds white noise at that SNR
+// (data::audio::add_noise, seeded by noise_seed).
 std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
                                                     const std::vector<data::audio::FsddRecording>& recs,
-                                                    float speed = 1.0f);
+                                                    float speed = 1.0f, std::optional<float> snr_db = std::nullopt,
+                                                    uint64_t noise_seed = 1);
 
 // The utterances of one set of a run's data config: "train" (speed copies included), "valid"
 // (the test set's when valid_reps = 0) or "test"; digit strings when the config asks for them.
 std::vector<SpeechUtterance> load_speech_set(const SpeechConfig& cfg, const SpeechDataConfig& data,
                                              const std::string& set);
 
-// `count` digit strings joined from `recs` (each string from one speaker's recordings); with
-// `speeds`, each string is played at 1 or one of them, drawn uniformly. Pauses as
-// SpeechDataConfig's gap_ms, gap_max_ms and gap_noise; their lengths and noise come from a stream
-// of their own, so the recordings joined do not depend on them.
+// How digit strings are made: `count` strings of min_digits-max_digits recordings of one speaker,
+// pauses as SpeechDataConfig's gap_ms, gap_max_ms and gap_noise; with `speeds`, each string is
+// played at 1 or one of them, and with `noise_snr_db` it is clean or carries white noise at one
+// of those SNRs, each drawn uniformly.
+struct DigitStringSpec {
+  int64_t count = 0;
+  int min_digits = 1;
+  int max_digits = 7;
+  float gap_ms = 50;
+  float gap_max_ms = 0;
+  bool gap_noise = false;
+  uint64_t seed = 1;
+  std::vector<float> speeds;
+  std::vector<float> noise_snr_db;
+};
+
+// Digit strings joined from `recs` (each string from one speaker's recordings). The pauses'
+// lengths and noise, and the strings' added noise, come from streams of their own, so the
+// recordings joined and the speeds do not depend on them.
 std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg,
-                                                const std::vector<data::audio::FsddRecording>& recs, int64_t count,
-                                                int min_digits, int max_digits, float gap_ms, uint64_t seed,
-                                                std::span<const float> speeds = {}, float gap_max_ms = 0,
-                                                bool gap_noise = false);
+                                                const std::vector<data::audio::FsddRecording>& recs,
+                                                const DigitStringSpec& spec);
 
 class SpeechTrainTask final : public train::TrainTask {
  public:
