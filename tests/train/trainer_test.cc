@@ -215,6 +215,39 @@ TEST(Trainer, EarlyStoppingAndStepLimit) {
   fs::remove_all(dir);
 }
 
+// train.best_ties: a metric that saturates (here: every validation scores the same) keeps the
+// first checkpoint that reached it in best/ by default, the newest with best_ties: latest; ties
+// never reset patience.
+TEST(Trainer, BestTiesEarliestOrLatest) {
+  struct Saturated : RegressionTask {
+    Metrics validate() override {
+      ++validations_;
+      return {{"mse", 0.5}};
+    }
+  };
+  const fs::path dir = temp_run("ties");
+  for (const std::string ties : {"earliest", "latest"}) {
+    Saturated task;
+    TrainerConfig cfg = base_config(dir);
+    cfg.max_epochs = 3;  // 8 updates an epoch, a validation at the end of each
+    cfg.best_ties = ties;
+    Trainer(task, cfg).run();
+    EXPECT_EQ(io::read_checkpoint_info(dir / "best").trainer.at("step").get<int64_t>(), ties == "latest" ? 24 : 8)
+        << ties;
+    fs::remove_all(dir);
+  }
+  Saturated task;
+  TrainerConfig cfg = base_config(dir);
+  cfg.max_epochs = 50;
+  cfg.patience = 2;
+  cfg.best_ties = "latest";
+  EXPECT_TRUE(Trainer(task, cfg).run().early_stopped);
+  EXPECT_EQ(task.validations_, 3);
+  fs::remove_all(dir);
+  cfg.best_ties = "last";
+  EXPECT_EQ(data::testing::error_of([&] { Trainer(task, cfg).run(); }), "train: best_ties 'last' is not earliest or latest");
+}
+
 TEST(Trainer, RefusesARunDirOfAnotherModel) {
   const fs::path dir = temp_run("other");
   RegressionTask task;

@@ -129,6 +129,8 @@ void check_trainer_config(const TrainerConfig& c) {
   ENGRAM_CHECK(std::isfinite(c.max_minutes) && c.max_minutes >= 0, "train: max_minutes {} must be >= 0",
                c.max_minutes);
   ENGRAM_CHECK(!c.run_dir.empty(), "train: run_dir is empty");
+  ENGRAM_CHECK(c.best_ties == "earliest" || c.best_ties == "latest", "train: best_ties '{}' is not earliest or latest",
+               c.best_ties);
   ENGRAM_CHECK(c.log_every > 0, "train: log_every must be positive, got {}", c.log_every);
   optim::check_clip_config(c.clip);
   ENGRAM_CHECK(c.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", c.max_bad_steps);
@@ -399,6 +401,7 @@ TrainSummary Trainer::run() {
       ENGRAM_CHECK(m.count(key), "validation did not report the primary metric '{}'", key);
       const double v = m.at(key);
       const bool improved = !has_best || (task_.higher_is_better() ? v > best : v < best);
+      const bool keep = improved || (pc.best_ties == "latest" && v == best);  // best/ takes this one
       if (improved) {
         best = v;
         has_best = true;
@@ -416,9 +419,9 @@ TrainSummary Trainer::run() {
       metrics.write(j);
       sum.last_valid = m;
       auto [e, i] = position_after(epoch, index);
-      if (improved && is_main) save(best_dir, e, i, false);  // best/ is the main phase's
+      if (keep && is_main) save(best_dir, e, i, false);  // best/ is the main phase's
       if (pc.checkpoint_every == 0) save(last_dir, e, i, true);
-      progress.print(fmt::format("valid step {}  {}{}", offset + step, metrics_text(m), improved ? "  (best)" : ""));
+      progress.print(fmt::format("valid step {}  {}{}", offset + step, metrics_text(m), keep ? "  (best)" : ""));
       if (pc.patience > 0 && bad_validations >= pc.patience) {
         progress.print(fmt::format("{}: {} validations without improvement", is_main ? "early stopping" : "end of phase",
                                    bad_validations));

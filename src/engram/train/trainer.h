@@ -39,6 +39,11 @@ struct TrainerConfig {
   int64_t valid_every = 0;         // validate every N updates; 0 = at the end of each epoch
   int64_t checkpoint_every = 0;    // save last/ every N updates; 0 = at each validation
   int patience = 0;                // stop after N validations without improvement; 0 = never
+  // Which of equally good validations best/ holds: "earliest" (a tie keeps the earlier
+  // checkpoint) or "latest" (a tie replaces it: for a metric that saturates, such as a sequence
+  // accuracy reaching 1 early on a validation set easier than the test set, so that best/ is
+  // not stuck at the first epoch that reached it). Ties never reset patience.
+  std::string best_ties = "earliest";
   int64_t log_every = 50;          // progress/metrics every N updates
   uint64_t seed = 1;
   std::string run_dir = "runs/default";
@@ -65,6 +70,7 @@ struct TrainerConfig {
     v("valid_every", valid_every, "validate every N updates (0 = each epoch)");
     v("checkpoint_every", checkpoint_every, "save the last checkpoint every N updates (0 = at validation)");
     v("patience", patience, "early stopping: validations without improvement (0 = off)");
+    v("best_ties", best_ties, "earliest | latest: which of equally good validations best/ keeps");
     v("log_every", log_every, "progress and metrics every N updates");
     v("seed", seed, "random seed (data order, init, dropout)");
     v("run_dir", run_dir, "directory for checkpoints and metrics");
