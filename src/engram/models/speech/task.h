@@ -8,7 +8,7 @@
 // split, joined with pauses of gap_ms (or drawn up to gap_max_ms; silent, or noise at the
 // recording's own floor with gap_noise), features computed over the joined waveform.
 // features.cmvn_scope speaker: the statistics pool every utterance of one speaker in a set (a
-// speed-perturbed copy counts as another speaker); the held-out speaker's test set is pooled
+// speed-perturbed or noisy copy counts as another speaker); the held-out speaker's test set is pooled
 // too, an unsupervised adaptation to their voice that needs none of their labels.
 // Split: the upstream one (repetition index 0-4 = test), or with data.test_speaker every recording
 // of that speaker is the test set and the other speakers train.
@@ -133,7 +133,8 @@ std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
                                                     float speed = 1.0f, std::optional<float> snr_db = std::nullopt,
                                                     uint64_t noise_seed = 1);
 
-// The utterances of one set of a run's data config: "train" (speed copies included), "valid"
+// The utterances of one set of a run's data config: "train" (speed and noise copies included; the
+// noise of copy k drawn from seed string_seed * 1000 + k), "valid"
 // (the test set's when valid_reps = 0) or "test"; digit strings when the config asks for them.
 std::vector<SpeechUtterance> load_speech_set(const SpeechConfig& cfg, const SpeechDataConfig& data,
                                              const std::string& set);
