@@ -5,13 +5,17 @@
 # selects best/ on its validation set (data.valid_reps repetitions of the training speakers) and
 # is scored once on its test set with `engram speech eval`.
 #
-# Usage: bench/speech_fsdd.sh [digits] [folds] [strings] [rtf] [ensemble] [cv]   (default: the first five)
+# Usage: bench/speech_fsdd.sh [digits] [folds] [strings] [rtf] [ensemble] [cv] [speaker]   (default: the first five)
 # ensemble: ENSEMBLE_SEEDS single-digit runs of each recipe (validated: best/ on the validation
 # set; all: the 2,700 non-test recordings, no validation, last/), each scored alone and all of a
 # recipe as one ensemble (`speech eval --ensemble`, probabilities averaged) on the test set.
 # cv: the single-digit recipe (the shipped config with SETS) cross-validated on three folds of the
 # training repetitions (validation = repetitions 5-9, 20-24, 35-39: data.valid_offset 0, 15, 30;
 # seeds 1, 2, 3), each fold's last/ scored on its own validation set; the test set is not used.
+# speaker: the held-out-speaker recipes as shipped, ENSEMBLE_SEEDS seeds of every fold:
+# configs/fsdd-digits-speaker.yaml, then configs/fsdd-strings-speaker.yaml fine-tuned from that
+# run's best/; each run scored alone and each fold's runs as one ensemble (the digit-string target
+# of bench/results_speech.md, 2026-12-04). About 40 minutes on two cores.
 # Environment (all optional):
 #   BUILD=dir     build directory holding engram (default build)
 #   RUNS=dir      where the run directories go (default runs/speech-bench)
@@ -181,4 +185,46 @@ if [[ " $parts " == *" cv "* ]]; then
     echo "| $((5 + off))-$((9 + off)) | $seed | $errors | $(acc "cv-o$off") | $(secs "cv-o$off") |"
   done
   echo "| all three | | $total / 900 | | |"
+fi
+
+if [[ " $parts " == *" speaker "* ]]; then
+  for s in $ensemble_seeds; do
+    for sp in $speakers; do
+      queue+=("spk-digits-s$s-$sp configs/fsdd-digits-speaker.yaml --set data.test_speaker=$sp --set train.seed=$s")
+    done
+  done
+  flush
+  for s in $ensemble_seeds; do
+    for sp in $speakers; do
+      queue+=("spk-strings-s$s-$sp configs/fsdd-strings-speaker.yaml --set data.test_speaker=$sp --set train.seed=$s \
+--set train.init_from=$runs/spk-digits-s$s-$sp/best")
+    done
+  done
+  flush
+  for kind in digits strings; do
+    for sp in $speakers; do
+      members=()
+      for s in $ensemble_seeds; do
+        [ "$s" = "${ensemble_seeds%% *}" ] || members+=(--ensemble "$runs/spk-$kind-s$s-$sp")
+      done
+      "$bin" speech eval -m "$runs/spk-$kind-s${ensemble_seeds%% *}-$sp" "${members[@]}" --threads 1 > "$runs/spk-$kind-ens-$sp.eval"
+    done
+    metric=acc
+    [ "$kind" = strings ] && metric=der
+    echo
+    echo "## held-out speakers, $kind (configs/fsdd-$kind-speaker.yaml; test: the held-out speaker's $([ "$kind" = digits ] && echo 500 recordings || echo 300 strings); greedy; $([ "$kind" = digits ] && echo 'accuracy %' || echo 'digit error %'))"
+    echo "| seed | ${speakers// / | } | mean ± sd over the folds |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    for s in $ensemble_seeds ens; do
+      row=()
+      for sp in $speakers; do
+        name=spk-$kind-s$s-$sp
+        [ "$s" = ens ] && name=spk-$kind-ens-$sp
+        row+=("$($metric "$name")")
+      done
+      label=$s
+      [ "$s" = ens ] && label="$ensemble_seeds as one ensemble"
+      echo "| $label | $(printf '%s | ' "${row[@]}")$(printf '%s\n' "${row[@]}" | mean) |"
+    done
+  done
 fi
