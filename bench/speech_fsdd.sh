@@ -15,7 +15,7 @@
 # speaker: the held-out-speaker recipes as shipped, ENSEMBLE_SEEDS seeds of every fold:
 # configs/fsdd-digits-speaker.yaml, then configs/fsdd-strings-speaker.yaml fine-tuned from that
 # run's best/; each run scored alone and each fold's runs as one ensemble (the digit-string target
-# of bench/results_speech.md, 2026-12-04). About 40 minutes on two cores.
+# of bench/results_speech.md, 2026-12-04). About 50 minutes on two cores.
 # Environment (all optional):
 #   BUILD=dir     build directory holding engram (default build)
 #   RUNS=dir      where the run directories go (default runs/speech-bench)
