@@ -424,7 +424,7 @@ TEST(PointerCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   EXPECT_EQ(m->run_line(line.substr(0, line.find(" output"))), expected);
   EXPECT_THROW(m->run_line("0.1 0.2 0.3"), Error);  // an odd number of coordinates
   EXPECT_THROW(m->run_line(""), Error);
-  // serve: "views" decodes as predict_pointer over that many views; out of range refused.
+  // parse_request / run_requests: "views" decodes as predict_pointer over that many views; out of range refused.
   nlohmann::json points = nlohmann::json::array();
   for (int64_t i = 0; i < set[0].size(); ++i) points.push_back({set[0].points[2 * i], set[0].points[2 * i + 1]});
   PointerDecodeOptions o;
@@ -432,8 +432,9 @@ TEST(PointerCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   const PointerPrediction viewed = predict_pointer(model, set, o)[0];
   const nlohmann::json request = {{"points", points}, {"views", 6}};
   ServeLimits limits;
-  EXPECT_EQ(p.serve_check(request, limits), 1);
-  const nlohmann::json reply = p.serve(std::vector<const nlohmann::json*>{&request})[0];
+  const std::unique_ptr<Request> parsed = p.parse_request(request, limits);
+  EXPECT_EQ(parsed->units, 1);
+  const nlohmann::json reply = p.run_requests(std::vector<const Request*>{parsed.get()})[0];
   std::vector<int> closed = viewed.output;
   closed.push_back(closed.front());
   EXPECT_EQ(reply["output"].get<std::vector<int>>(), closed);
@@ -441,7 +442,7 @@ TEST(PointerCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   EXPECT_EQ(reply["attention"].size(), viewed.output.size() + 1);
   for (const int bad : {0, limits.max_beam + 1}) {
     const nlohmann::json r = {{"points", points}, {"views", bad}};
-    EXPECT_NE(data::testing::error_of([&] { p.serve_check(r, limits); }).find("views"), std::string::npos) << bad;
+    EXPECT_NE(data::testing::error_of([&] { p.parse_request(r, limits); }).find("views"), std::string::npos) << bad;
   }
 }
 

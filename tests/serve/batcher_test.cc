@@ -23,18 +23,30 @@ class EchoModel : public models::LoadedModel {
   nn::ParamStore& params() override { return params_; }
   std::string run_line(const std::string& line) override { return line; }
   std::string input_help() const override { return "anything"; }
-  int serve_check(const json& r, const models::ServeLimits&) const override { return r.value("units", 1); }
-  std::vector<json> serve(std::span<const json* const> requests) const override {
+  const models::InferenceSpec& inference() const override {
+    static const models::InferenceSpec spec{{"x", "units", "bad"}, {}};
+    return spec;
+  }
+  std::unique_ptr<models::Request> parse_request(const json& r, const models::ServeLimits&) const override {
+    auto q = std::make_unique<models::RequestOf<json>>();
+    q->inputs = {r};
+    q->units = r.value("units", 1);
+    return q;
+  }
+  std::vector<json> run_requests(std::span<const models::Request* const> requests) const override {
     int units = 0;
     std::vector<json> out;
-    for (const json* r : requests) {
-      ENGRAM_CHECK(!r->value("bad", false), "a bad request");
-      units += r->value("units", 1);
-      out.push_back({{"x", r->value("x", -1)}});
+    std::vector<int> xs;
+    for (const models::Request* q : requests) {
+      const json& r = dynamic_cast<const models::RequestOf<json>&>(*q).inputs.at(0);
+      ENGRAM_CHECK(!r.value("bad", false), "a bad request");
+      units += q->units;
+      out.push_back({{"x", r.value("x", -1)}});
+      xs.push_back(r.value("x", -1));
     }
     const std::lock_guard<std::mutex> lock(mu_);
     batches_.push_back(units);
-    for (const json* r : requests) seen_.push_back(r->value("x", -1));
+    seen_.insert(seen_.end(), xs.begin(), xs.end());
     return out;
   }
   std::vector<int> batches() const {
@@ -53,13 +65,21 @@ class EchoModel : public models::LoadedModel {
   mutable std::vector<int> batches_, seen_;
 };
 
+// A job of `units` units holding `r` (parsed as EchoModel::parse_request would).
+std::shared_ptr<Job> job(json r, int units) {
+  auto q = std::make_unique<models::RequestOf<json>>();
+  q->inputs = {std::move(r)};
+  q->units = units;
+  return std::make_shared<Job>(std::move(q));
+}
+
 TEST(Batcher, BatchesUpToMaxBatchAndIsolatesABadRequest) {
   EchoModel model;
   Metrics metrics;
   Batcher b({{"echo", &model}}, BatcherOptions{1, 1, 4, 100, 1024}, metrics);
   std::vector<std::shared_ptr<Job>> jobs;
   for (int i = 0; i < 10; ++i) {
-    jobs.push_back(std::make_shared<Job>(i == 5 ? json{{"x", i}, {"bad", true}} : json{{"x", i}}, 1));
+    jobs.push_back(job(i == 5 ? json{{"x", i}, {"bad", true}} : json{{"x", i}}, 1));
     ASSERT_TRUE(b.submit(0, jobs.back()));
   }
   const auto deadline = Clock::now() + std::chrono::seconds(10);
@@ -83,12 +103,12 @@ TEST(Batcher, AbandonedJobsAreSkippedAndAFullQueueRefuses) {
   EchoModel model;
   Metrics metrics;
   Batcher b({{"echo", &model}}, BatcherOptions{1, 1, 64, 300, 3}, metrics);
-  auto a = std::make_shared<Job>(json{{"x", 1}}, 1);
-  auto c = std::make_shared<Job>(json{{"x", 2}}, 2);
+  auto a = job(json{{"x", 1}}, 1);
+  auto c = job(json{{"x", 2}}, 2);
   ASSERT_TRUE(b.submit(0, a));
   ASSERT_TRUE(b.submit(0, c));
   EXPECT_EQ(b.queued_units(0), 3);
-  EXPECT_FALSE(b.submit(0, std::make_shared<Job>(json{{"x", 3}}, 1))) << "max_queue 3 units";
+  EXPECT_FALSE(b.submit(0, job(json{{"x", 3}}, 1))) << "max_queue 3 units";
   EXPECT_TRUE(a->abandon());  // the client gave up before the batch (300 ms) started
   ASSERT_TRUE(c->wait_until(Clock::now() + std::chrono::seconds(10)));
   EXPECT_EQ(c->status(), 200);
@@ -103,7 +123,7 @@ TEST(Batcher, StopAnswersWhatIsQueued) {
                                      metrics);
   std::vector<std::shared_ptr<Job>> jobs;
   for (int i = 0; i < 3; ++i) {
-    jobs.push_back(std::make_shared<Job>(json{{"x", i}}, 1));
+    jobs.push_back(job(json{{"x", i}}, 1));
     ASSERT_TRUE(b->submit(0, jobs.back()));
   }
   b->stop();  // before the 5 s wait is over: the queued jobs are decoded now
@@ -111,7 +131,7 @@ TEST(Batcher, StopAnswersWhatIsQueued) {
     ASSERT_TRUE(jobs[i]->wait_until(Clock::now())) << i;
     EXPECT_EQ(jobs[i]->body()["x"], i);
   }
-  EXPECT_FALSE(b->submit(0, std::make_shared<Job>(json{{"x", 9}}, 1))) << "a stopped batcher queues nothing";
+  EXPECT_FALSE(b->submit(0, job(json{{"x", 9}}, 1))) << "a stopped batcher queues nothing";
 }
 
 }  // namespace

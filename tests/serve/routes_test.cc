@@ -135,17 +135,17 @@ TEST(ServeRoutes, BabiAnswersWithTheAttentionOfEveryHop) {
 
 TEST(ServeRoutes, BabiRefusesAnEmptyQuestionAtTheCheck) {
   // Found by fuzz/serve_fuzz (its input is a seed in fuzz/corpus/serve/babi-empty-question): the
-  // check passed and answer() threw. serve_check must refuse what serve cannot answer.
+  // check passed and answer() threw. parse_request must refuse what run_requests cannot answer.
   const models::LoadedBabiModel babi = models::load_babi_model(golden_dir("memn2n"));
   for (const json& r : {json{{"story", {"M"}}, {"question", ""}}, json{{"story", {"Mary went home."}}, {"question", " ?"}}}) {
     try {
-      babi.serve_check(r, models::ServeLimits{});
+      babi.parse_request(r, models::ServeLimits{});
       ADD_FAILURE() << "accepted " << r.dump();
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("a question ending in '?'"), std::string::npos) << e.what();
     }
   }
-  EXPECT_EQ(babi.serve_check(json{{"story", {"Mary went home."}}, {"question", "Where is Mary"}}, models::ServeLimits{}), 1);
+  EXPECT_EQ(babi.parse_request(json{{"story", {"Mary went home."}}, {"question", "Where is Mary"}}, models::ServeLimits{})->units, 1);
   // Also found by serve_fuzz (seed babi-long-question): a sentence of more words than the golden
   // model's pe_global J = 12 (its config.yaml) passed the check and failed inside bag_embed.
   // 12 words are served; 13, in the story or the question, are refused at the check, by name.
@@ -154,15 +154,17 @@ TEST(ServeRoutes, BabiRefusesAnEmptyQuestionAtTheCheck) {
     for (int i = 0; i + 1 < n; ++i) s += "went ";
     return s + last;
   };
-  EXPECT_EQ(babi.serve_check(json{{"story", {words(12, "home.")}}, {"question", words(12, "Mary?")}},
-                             models::ServeLimits{}),
+  EXPECT_EQ(babi.parse_request(json{{"story", {words(12, "home.")}}, {"question", words(12, "Mary?")}},
+                               models::ServeLimits{})
+                ->units,
             1);
   const json ok = {{"story", {words(12, "home.")}}, {"question", "Where is Mary?"}};
-  EXPECT_EQ(babi.serve(std::vector<const json*>{&ok}).size(), 1u);
+  const std::unique_ptr<models::Request> parsed = babi.parse_request(ok, models::ServeLimits{});
+  EXPECT_EQ(babi.run_requests(std::vector<const models::Request*>{parsed.get()}).size(), 1u);
   for (const json& r : {json{{"story", {words(13, "home.")}}, {"question", "Where is Mary?"}},
                         json{{"story", {"Mary went home."}}, {"question", words(13, "Mary?")}}}) {
     try {
-      babi.serve_check(r, models::ServeLimits{});
+      babi.parse_request(r, models::ServeLimits{});
       ADD_FAILURE() << "accepted " << r.dump();
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("a sentence of 13 words; this model reads at most 12"), std::string::npos)
@@ -352,8 +354,16 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
       {"/v1/translate", "{}", 400, "needs 'src'"},
       {"/v1/translate", "{\"src\": [\"a\"], \"beam\": 6}", 400, "'beam' is 6"},
       {"/v1/translate", "{\"src\": [\"a\"], \"beam\": \"2\"}", 400, "'beam' must be an integer"},
-      {"/v1/translate", "{\"src\": [\"a\"], \"beam\": 2, \"n_best\": 3}", 400, "must not exceed"},
-      {"/v1/translate", "{\"src\": [\"a\"], \"alpha\": -1}", 400, "'alpha'"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"beam\": 2, \"n_best\": 3}", 400, "n_best 3 must be in [1, beam = 2]"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"alpha\": -1}", 400, "alpha -1 must be in [0, 10]"},
+      // One options schema (decode/options.h): unknown fields, options the family does not honour
+      // and the server's own options are refused by name, never ignored.
+      {"/v1/translate", "{\"src\": [\"a\"], \"beem\": 2}", 400, "unknown field 'beem' for a seq2seq model"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"views\": 2}", 400, "'views' is not an option of the seq2seq family"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"batch\": 2}", 400, "'batch' is the server's own option"},
+      {"/v1/babi", "{\"story\": [\"Mary went home.\"], \"question\": \"Where?\", \"beam\": 2}", 400,
+       "'beam' is not an option of the memn2n family (its options: batch)"},
+      {"/v1/pointer", "{\"points\": [0.1, 0.5], \"samples\": 6}", 400, "'samples' is 6, more than the server's limit of 5"},
       {"/v1/translate", "{\"src\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}", 400, "1 to 4"},
       {"/v1/translate", "{\"src\": [\"" + std::string(300, 'x') + " " + std::string(300, 'y') + "\"]}", 400, "tokens, more than the limit of 256"},
       {"/v1/translate", "{\"model\": \"nope\", \"src\": \"a\"}", 404, "no model named 'nope'"},
@@ -363,7 +373,7 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
       {"/v1/babi", "{\"story\": [\"Mary went home?\"], \"question\": \"Where?\"}", 400, "'?' belongs in 'question'"},
       {"/v1/babi", "{\"story\": [], \"question\": \"Where is Mary?\"}", 400, "1 to 4"},
       {"/v1/pointer", "{\"points\": [0.1, 0.5], \"views\": 2}", 400, "'views' are readings of 2-D points"},
-      {"/v1/pointer", "{\"points\": [0.1, 0.5], \"views\": 0}", 400, "'views'"},
+      {"/v1/pointer", "{\"points\": [0.1, 0.5], \"views\": 0}", 400, "views 0 must be in [1, 64]"},
       {"/v1/nothing", "{}", 404, "no route POST /v1/nothing"},
       {"/v1/translate", "{\"src\": \"" + std::string(5000, 'a') + "\"}", 413, "max_body_bytes"},
   };

@@ -4,6 +4,7 @@
 // until SIGTERM or SIGINT, answering the requests already received. A thin adapter over
 // serve/server.h.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,9 +54,13 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--max-items", o.limits.max_items, "sentences per translate request; points; story sentences")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--max-tokens", o.limits.max_tokens, "tokens of one sentence or tree")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--max-beam", o.limits.max_beam, "largest beam a request may ask for")->check(CLI::Range(1, 256));
+  cmd->add_option("--precision", o.precision, "decoding weights of every model: fp32, or bf16 (families with bf16 products)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, decode::Precision>{
+          {"fp32", decode::Precision::kFp32}, {"bf16", decode::Precision::kBf16}}));
+  cmd->add_option("--max-beam", o.limits.max_beam, "largest beam, samples or views a request may ask for")->check(CLI::Range(1, 256));
   cmd->add_option("--max-n-best", o.limits.max_n_best, "largest n_best a request may ask for")->check(CLI::Range(1, 256));
-  cmd->add_option("--max-length", o.limits.max_length, "ntm: longest sequence")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--max-length", o.limits.max_length,
+                  "largest max_length / min_length a request may ask for; ntm: longest sequence")->check(CLI::Range(1, 1 << 16));
   cmd->callback([a] { run_serve(*a); });
 }
 

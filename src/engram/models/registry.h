@@ -25,19 +25,10 @@
 #include "engram/core/rng.h"
 #include "engram/decode/ensemble.h"
 #include "engram/io/config.h"
+#include "engram/models/inference.h"
 #include "engram/nn/param_store.h"
 
 namespace engram::models {
-
-// Caps the server puts on one request of any family (`engram serve` flags, docs/limits.md); a
-// request over one is refused with HTTP 400 and a message naming the cap.
-struct ServeLimits {
-  int max_items = 64;       // seq2seq: sentences per request; pointer: points; memn2n: story sentences
-  int max_tokens = 256;     // tokens of one sentence (seq2seq source, a bAbI sentence, a tree's words)
-  int max_beam = 16;        // seq2seq beam
-  int max_n_best = 16;      // seq2seq n-best (<= beam)
-  int max_length = 200;     // ntm: sequence length (recall: items)
-};
 
 // The small base of a model object with a registry name (Seq2Seq, the NTM task model).
 class Model {
@@ -62,16 +53,22 @@ class LoadedModel {
   virtual std::string run_line(const std::string& line) = 0;
   virtual std::string input_help() const = 0;  // what run_line reads, one line
 
-  // The server's hook (docs/serve.md: the family's route, POST /v1/<Family::route>).
-  // serve_check reads one request body, throws engram::Error (HTTP 400, the message in the
-  // reply) on one the family cannot serve, and returns its size in batch units (seq2seq: its
-  // sentences; other families: 1). serve answers requests that passed serve_check, decoded
-  // together (the server's batcher gathers up to --max-batch units), with one response object per
-  // request, in order: the answer and the data of the family's pictures (attention, hops, read /
-  // write weightings). Both are called from several worker threads at once: they read the model
-  // and nothing else shared, and every call builds its own graph and arena.
-  virtual int serve_check(const nlohmann::json& request, const ServeLimits& limits) const = 0;
-  virtual std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const = 0;
+  // The inference contract (inference.h; docs/families.md): the fields a request of the family
+  // may hold; one request body parsed once (throws engram::Error, HTTP 400 with the message, on
+  // one the family cannot serve; its units are its inputs); and requests that passed
+  // parse_request run together (the server's batcher gathers up to --max-batch units), grouped by
+  // equal options, one reply per request in order: the answer and the data of the family's
+  // pictures (attention, hops, read / write weightings). parse_request and run_requests are called
+  // from several worker threads at once: they read the model and nothing else shared, and every
+  // call builds its own graph and arena.
+  virtual const InferenceSpec& inference() const = 0;
+  virtual std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const = 0;
+  virtual std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const = 0;
+  // Decode-time weights from now on (decode::Precision). Families without bf16 products refuse
+  // bf16 with an error naming the family. Not thread-safe: call before decoding.
+  virtual void set_precision(decode::Precision p) {
+    ENGRAM_CHECK(p == decode::Precision::kFp32, "the {} family decodes in fp32 only", family());
+  }
 };
 
 // A family's entry in the registry.
@@ -85,7 +82,7 @@ struct Family {
   std::string (*train)(const YAML::Node& run, const std::string& source, const std::vector<std::string>& sets);
   // Loads a checkpoint directory of this family.
   std::unique_ptr<LoadedModel> (*load)(const std::filesystem::path& dir);
-  // The server's route of the family: POST /v1/<route> (LoadedModel::serve_check / serve).
+  // The server's route of the family: POST /v1/<route> (LoadedModel::parse_request / run_requests).
   const char* route = nullptr;
 };
 

@@ -132,14 +132,14 @@ void Batcher::run_batch(size_t index, std::vector<std::shared_ptr<Job>>& batch) 
     if (j->start()) live.push_back(std::move(j));
   if (live.empty()) return;
   const models::LoadedModel& model = *models_[index].model;
-  // Answers `jobs` with one serve call; an error answers each job alone when there are several,
+  // Answers `jobs` with one run_requests call; an error answers each job alone when there are several,
   // so one bad request does not fail the others.
   auto answer = [&](std::span<const std::shared_ptr<Job>> jobs, auto& self) -> void {
-    std::vector<const json*> requests;
+    std::vector<const models::Request*> requests;
     int units = 0;
     for (const auto& j : jobs) requests.push_back(&j->request()), units += j->units();
     try {
-      std::vector<json> out = model.serve(requests);
+      std::vector<json> out = model.run_requests(requests);
       ENGRAM_CHECK(out.size() == jobs.size(), "{}: {} responses for {} requests", models_[index].name, out.size(),
                    jobs.size());
       metrics_.batch(models_[index].name, units);

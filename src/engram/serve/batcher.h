@@ -1,7 +1,7 @@
 // Dynamic batching: one queue of requests per model and a pool of worker threads shared by all
 // models. A worker takes the model whose oldest request has waited longest, gathers the requests
 // behind it up to max_batch units, waits until max_wait_ms after the oldest arrived for the batch
-// to fill, and answers the batch with one LoadedModel::serve call. The models' weights are shared
+// to fill, and answers the batch with one LoadedModel::run_requests call. The models' weights are shared
 // and only read; every serve call builds its own graph and arena, so workers share no mutable
 // state. A request whose client stopped waiting (Job::abandon) before its batch started is skipped.
 #pragma once
@@ -25,11 +25,13 @@ namespace engram::serve {
 
 using Clock = std::chrono::steady_clock;
 
-// One request in flight: the checked body and, once answered, the status and response body.
+// One request in flight: the request as its model parsed it (LoadedModel::parse_request, once)
+// and, once answered, the status and response body.
 class Job {
  public:
-  Job(nlohmann::json request, int units) : request_(std::move(request)), units_(units), queued_(Clock::now()) {}
-  const nlohmann::json& request() const { return request_; }
+  explicit Job(std::unique_ptr<const models::Request> request)
+      : request_(std::move(request)), units_(request_->units), queued_(Clock::now()) {}
+  const models::Request& request() const { return *request_; }
   int units() const { return units_; }
   Clock::time_point queued() const { return queued_; }
 
@@ -44,7 +46,7 @@ class Job {
   const nlohmann::json& body() const { return body_; }
 
  private:
-  nlohmann::json request_;
+  std::unique_ptr<const models::Request> request_;
   int units_;
   Clock::time_point queued_;
   std::mutex mu_;

@@ -24,6 +24,7 @@ struct ServeOptions {
   size_t max_body_bytes = 1u << 20;    // request body; beyond: 413
   int request_timeout_ms = 30000;      // waiting plus decoding; beyond: 504 (a started batch still finishes)
   models::ServeLimits limits;          // per-request caps (400)
+  decode::Precision precision = decode::Precision::kFp32;  // decode-time weights of every model
 
   void validate() const;  // each field in range, else an engram::Error naming it
 };

@@ -12,7 +12,6 @@
 #include <sys/socket.h>
 
 #include "engram/io/checkpoint.h"
-#include "engram/models/seq2seq/translate.h"
 #include "engram/serve/batcher.h"
 #include "engram/serve/http.h"
 #include "engram/serve/web.h"
@@ -43,7 +42,7 @@ void ServeOptions::validate() const {
   ENGRAM_CHECK(!host.empty(), "serve: an empty host");
 }
 
-std::vector<ServedModel> load_models(const std::vector<std::string>& specs) {
+std::vector<ServedModel> load_models(const std::vector<std::string>& specs, decode::Precision precision) {
   ENGRAM_CHECK(!specs.empty(), "serve: no model (-m DIR or -m NAME=DIR)");
   std::vector<ServedModel> out;
   for (const std::string& spec : specs) {
@@ -63,9 +62,7 @@ std::vector<ServedModel> load_models(const std::vector<std::string>& specs) {
     for (const ServedModel& o : out)
       ENGRAM_CHECK(o.name != m.name, "serve: two models named '{}'; name them with -m NAME=DIR", m.name);
     m.model = models::load_model(dir);
-    // As `engram translate` decodes fp32: few-row products on a packed copy of the weights
-    // (the same values; models/seq2seq/translate.h), packed once here, read by every worker.
-    if (auto* t = dynamic_cast<models::Translator*>(m.model.get())) t->use_packed();
+    m.model->set_precision(precision);  // once, before any worker reads the model
     m.family = &models::family(m.model->family());
     ENGRAM_CHECK(m.family->route != nullptr, "serve: the {} family has no route", m.family->name);
     out.push_back(std::move(m));
@@ -142,14 +139,14 @@ struct Server::Impl {
                 {{"error", count == 0 ? fmt::format("no {} model is loaded", family.name)
                                       : fmt::format("{} {} models are loaded: name one with 'model'", count, family.name)}}};
     }
-    int units = 0;
+    std::unique_ptr<const models::Request> request;
     try {
-      units = models[index].model->serve_check(body, o.limits);
+      request = models[index].model->parse_request(body, o.limits);
     } catch (const Error& e) {
       return {400, {{"error", e.what()}}};
     }
     if (stopping) return {503, {{"error", "the server is shutting down"}}};
-    auto job = std::make_shared<Job>(body, units);
+    auto job = std::make_shared<Job>(std::move(request));
     if (!batcher->submit(index, job))
       return {503, {{"error", fmt::format("model '{}' has {} units waiting (max_queue {}): try again later",
                                           models[index].name, batcher->queued_units(index), o.max_queue)}}};
@@ -359,7 +356,7 @@ extern "C" void on_stop_signal(int sig) { g_signal.store(sig); }
 void serve_until_signal(const std::vector<std::string>& model_specs, const ServeOptions& options,
                         const std::function<void(int port)>& on_listening) {
   options.validate();
-  Server server(load_models(model_specs), options);
+  Server server(load_models(model_specs, options.precision), options);
   const int port = server.bind();
   g_signal.store(0);
   struct sigaction sa {};

@@ -30,8 +30,10 @@ struct ServedModel {
 };
 
 // Loads each spec, "DIR" or "NAME=DIR" (NAME defaults to the directory's name, or its parent's
-// when the directory is a run's best/, last/ or model/). Names must differ.
-std::vector<ServedModel> load_models(const std::vector<std::string>& specs);
+// when the directory is a run's best/, last/ or model/). Names must differ. Each model decodes
+// at `precision` (LoadedModel::set_precision; a family without bf16 refuses it).
+std::vector<ServedModel> load_models(const std::vector<std::string>& specs,
+                                     decode::Precision precision = decode::Precision::kFp32);
 
 class Server {
  public:

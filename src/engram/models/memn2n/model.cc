@@ -147,23 +147,36 @@ std::map<int, Memn2nScore> evaluate_memn2n(const Memn2n& model, const Memn2nData
   return scores;
 }
 
-Memn2nExplanation explain_memn2n(const Memn2n& model, const Memn2nDataset& data, int32_t sample) {
-  ENGRAM_CHECK(sample >= 0 && sample < static_cast<int32_t>(data.samples.size()), "memn2n explain: sample {} of {}",
-               sample, data.samples.size());
+std::vector<Memn2nExplanation> explain_memn2n(const Memn2n& model, const Memn2nDataset& data,
+                                              std::span<const int32_t> samples) {
+  for (int32_t sample : samples)
+    ENGRAM_CHECK(sample >= 0 && sample < static_cast<int32_t>(data.samples.size()), "memn2n explain: sample {} of {}",
+                 sample, data.samples.size());
   core::Graph g(false);
-  const int32_t one[1] = {sample};
-  const Memn2nBatch batch = make_memn2n_batch(data, one, model.config().memory_size, 0.0f, nullptr, model.min_slots());
-  const Memn2nOutput out = model.forward(g, batch);
-  Memn2nExplanation e;
-  e.offset = batch.offset[0];
-  for (const Var& a : out.attention) e.attention.emplace_back(a.data(), a.data() + batch.slots);
+  const Memn2nBatch batch =
+      make_memn2n_batch(data, samples, model.config().memory_size, 0.0f, nullptr, model.min_slots());
+  const Memn2nOutput out = model.forward(g, batch);  // attention [B, N] per hop, logits [B, V]
   const int v = out.logits.shape()[1];
-  const float* logit = out.logits.data();
-  e.predicted = argmax(logit, v);
-  double z = 0;
-  for (int j = 0; j < v; ++j) z += std::exp(static_cast<double>(logit[j] - logit[e.predicted]));
-  e.probability = static_cast<float>(1.0 / z);
-  return e;
+  std::vector<Memn2nExplanation> explained(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    Memn2nExplanation& e = explained[i];
+    e.offset = batch.offset[i];
+    for (const Var& a : out.attention) {
+      const float* row = a.data() + static_cast<int64_t>(i) * batch.slots;
+      e.attention.emplace_back(row, row + batch.slots);
+    }
+    const float* logit = out.logits.data() + static_cast<int64_t>(i) * v;
+    e.predicted = argmax(logit, v);
+    double z = 0;
+    for (int j = 0; j < v; ++j) z += std::exp(static_cast<double>(logit[j] - logit[e.predicted]));
+    e.probability = static_cast<float>(1.0 / z);
+  }
+  return explained;
+}
+
+Memn2nExplanation explain_memn2n(const Memn2n& model, const Memn2nDataset& data, int32_t sample) {
+  const int32_t one[1] = {sample};
+  return std::move(explain_memn2n(model, data, std::span<const int32_t>(one, 1))[0]);
 }
 
 }  // namespace engram::models

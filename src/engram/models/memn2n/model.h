@@ -184,6 +184,10 @@ struct Memn2nExplanation {
   int32_t offset = 0;                         // window sentences dropped before slot 0
 };
 Memn2nExplanation explain_memn2n(const Memn2n& model, const Memn2nDataset& data, int32_t sample);
+// The same for several samples run as one batch (one forward pass); attention rows hold the
+// batch's N slots, those past a sample's window masked (0).
+std::vector<Memn2nExplanation> explain_memn2n(const Memn2n& model, const Memn2nDataset& data,
+                                              std::span<const int32_t> samples);
 
 }  // namespace engram::models
 

@@ -1,5 +1,6 @@
-// The bAbI route of the server (LoadedBabiModel::serve_check / serve): one story and question
-// per request; the reply carries the attention of every hop over the story's sentences.
+// The bAbI route of the server over the inference contract (inference.h): one story and question
+// per request, read once as run_line reads its text; the stories of a batch run through the model
+// as one batch; the reply carries the attention of every hop over the story's sentences.
 #include <algorithm>
 
 #include "engram/models/memn2n/task.h"
@@ -31,30 +32,46 @@ std::string request_line(const json& r, const ServeLimits& limits) {
 
 }  // namespace
 
-int LoadedBabiModel::serve_check(const json& r, const ServeLimits& limits) const {
-  serve_json::check_object(r);
-  parse(request_line(r, limits));  // as answer() will read it: no question, a sentence too long for J fail here
-  return 1;
+const InferenceSpec& LoadedBabiModel::inference() const {
+  static const InferenceSpec spec{{"story", "question"}, {{"batch"}, {}}};
+  return spec;
 }
 
-std::vector<json> LoadedBabiModel::serve(std::span<const json* const> requests) const {
-  const ServeLimits unlimited{1 << 30, 1 << 20, 1, 1, 1};  // checked by serve_check
-  std::vector<json> out;
-  for (const json* r : requests) {
-    const Answer a = answer(request_line(*r, unlimited));
-    const Memn2nExplanation& e = a.explanation;
-    // Slot j of the window is story sentence first + j; sentences before the window get 0.
-    const int end = static_cast<int>(a.story.size());
-    const int first = std::max(0, end - cfg.memn2n.memory_size) + e.offset;
-    json hops = json::array();
-    for (const std::vector<float>& att : e.attention) {
-      std::vector<float> row(a.story.size(), 0.0f);
-      for (int j = 0; first + j < end && j < static_cast<int>(att.size()); ++j) row[first + j] = att[j];
-      hops.push_back(std::move(row));
+std::unique_ptr<Request> LoadedBabiModel::parse_request(const json& body, const ServeLimits& limits) const {
+  return models::parse_request<Parsed>(body, inference(), family(), limits, [&](const json& r) {
+    // As answer() reads it: no question, a sentence too long for J fail here.
+    return std::vector<Parsed>{parse(request_line(r, limits))};
+  });
+}
+
+std::vector<json> LoadedBabiModel::run_requests(std::span<const Request* const> requests) const {
+  auto run = [&](std::span<const Parsed* const> inputs, const decode::DecodeOptions&) {
+    std::vector<data::BabiSample> samples;
+    for (const Parsed* p : inputs) samples.push_back(p->sample);
+    Memn2nDataset set;
+    encode_babi(samples, 0, vocab, &set);
+    std::vector<int32_t> indices(samples.size());
+    for (size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<int32_t>(i);
+    const std::vector<Memn2nExplanation> es = explain_memn2n(*model, set, indices);
+    std::vector<json> out;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::vector<std::string>& story = inputs[i]->story;
+      const Memn2nExplanation& e = es[i];
+      // Slot j of the window is story sentence first + j; sentences before the window get 0.
+      const int end = static_cast<int>(story.size());
+      const int first = std::max(0, end - cfg.memn2n.memory_size) + e.offset;
+      json hops = json::array();
+      for (const std::vector<float>& att : e.attention) {
+        std::vector<float> row(story.size(), 0.0f);
+        for (int j = 0; first + j < end && j < static_cast<int>(att.size()); ++j) row[first + j] = att[j];
+        hops.push_back(std::move(row));
+      }
+      out.push_back({{"answer", vocab.token(e.predicted)}, {"probability", e.probability}, {"story", story},
+                     {"hops", std::move(hops)}});
     }
-    out.push_back({{"answer", a.answer}, {"probability", e.probability}, {"story", a.story}, {"hops", std::move(hops)}});
-  }
-  return out;
+    return out;
+  };
+  return models::run_requests<Parsed>(requests, run, single_reply);
 }
 
 }  // namespace engram::models

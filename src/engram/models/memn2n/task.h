@@ -205,9 +205,11 @@ struct LoadedBabiModel : LoadedModel {
   };
   Parsed parse(const std::string& line) const;
   // POST /v1/babi (serve.cc, docs/serve.md): {"story": text or [sentences], "question"} ->
-  // {"answer", "probability", "story", "hops": [[α per story sentence] per hop]}.
-  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
-  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
+  // {"answer", "probability", "story", "hops": [[α per story sentence] per hop]}. The stories of a
+  // batch run as one.
+  const InferenceSpec& inference() const override;
+  std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
 };
 // Reads MODEL_DIR/config.yaml, vocab.txt and data.yaml (each also found in the parent) and
 // model.safetensors. A checkpoint written before the one config shape (its config.yaml holds the

@@ -67,8 +67,9 @@ struct LoadedNtmModel : LoadedModel {
   // outputs, 0 where not scored), "scored" [T], "bits", "bit_errors", "write_weightings"
   // [heads][T][N], "read_weightings" [heads][T][N], "add_vectors" [write heads][T][M],
   // "read_vectors" [read heads][T][M]} (all four empty for the LSTM baseline).
-  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
-  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
+  const InferenceSpec& inference() const override;
+  std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
 };
 
 // The family's loader (models::load_model calls it); errors name a wrong model kind.

@@ -1,4 +1,4 @@
-// The NTM route of the server (LoadedNtmModel::serve_check / serve): one generated sequence of
+// The NTM route of the server over the inference contract (inference.h): one generated sequence of
 // the model's task per request, with the model's outputs and every head's weighting over time,
 // the write heads' add vectors and the read heads' read vectors (Graves et al. 2014, figure 6).
 #include "engram/core/graph.h"
@@ -49,17 +49,25 @@ json heads(const std::vector<float>& w, int steps, int n_heads, int slots) {
 
 }  // namespace
 
-int LoadedNtmModel::serve_check(const json& r, const ServeLimits& limits) const {
-  serve_json::check_object(r);
-  read_request(r, model->model_config().task, limits.max_length);
-  return 1;
+const InferenceSpec& LoadedNtmModel::inference() const {
+  static const InferenceSpec spec{{"length", "repeat", "seed"}, {{"batch"}, {}}};
+  return spec;
 }
 
-std::vector<json> LoadedNtmModel::serve(std::span<const json* const> requests) const {
+std::unique_ptr<Request> LoadedNtmModel::parse_request(const json& body, const ServeLimits& limits) const {
+  return models::parse_request<NtmRequest>(body, inference(), family(), limits, [&](const json& r) {
+    return std::vector<NtmRequest>{read_request(r, model->model_config().task, limits.max_length)};
+  });
+}
+
+// Each sequence runs alone: a request's sequence is generated from its own seed and length, and
+// the traces read one batch row.
+std::vector<json> LoadedNtmModel::run_requests(std::span<const Request* const> requests) const {
   const NtmTaskConfig& task = model->model_config().task;
+  auto run = [&](std::span<const NtmRequest* const> inputs, const decode::DecodeOptions&) {
   std::vector<json> out;
-  for (const json* r : requests) {
-    const NtmRequest q = read_request(*r, task, 1 << 20);
+  for (const NtmRequest* in : inputs) {
+    const NtmRequest& q = *in;
     core::Rng rng(static_cast<uint64_t>(q.seed));
     const data::tasks::SeqBatch b = make_task_batch_at(task, q.length, q.repeat, 1, rng);
     core::Graph g(false, size_t{1} << 24);
@@ -84,6 +92,8 @@ std::vector<json> LoadedNtmModel::serve(std::span<const json* const> requests) c
                    {"read_vectors", heads(trace.reads, steps, trace.read_heads, trace.width)}});
   }
   return out;
+  };
+  return models::run_requests<NtmRequest>(requests, run, single_reply);
 }
 
 }  // namespace engram::models

@@ -132,6 +132,26 @@ void pointer_view_back(PointerTask task, int v, std::span<const int> order, Poin
   }
 }
 
+const decode::OptionSet& pointer_option_set() {
+  static const decode::OptionSet set = [] {
+    decode::OptionSet s{{"beam", "samples", "temperature", "seed", "views", "batch"}, {}};
+    s.defaults.batch = 128;
+    return s;
+  }();
+  return set;
+}
+
+PointerDecodeOptions pointer_decode_options(const decode::DecodeOptions& o) {
+  PointerDecodeOptions p;
+  p.beam = o.beam;
+  p.batch_size = o.batch;
+  p.samples = o.samples;
+  p.temperature = o.temperature;
+  p.sample_seed = o.seed;
+  p.views = o.views;
+  return p;
+}
+
 std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::span<const tasks::PointerInstance> instances,
                                                const PointerDecodeOptions& options) {
   ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1, "pointer decoding: beam {} and batch_size {} must be >= 1",

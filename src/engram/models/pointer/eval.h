@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engram/core/weights_packed.h"
+#include "engram/decode/options.h"
 #include "engram/models/pointer/model.h"
 #include "engram/models/registry.h"
 #include "engram/train/trainer.h"
@@ -51,6 +52,11 @@ struct PointerDecodeOptions {
   // (core::PackedWeights; the same fp32 values, read as contiguous streams); nullptr = off.
   const core::PackedWeights* packed_weights = nullptr;
 };
+
+// The decode options the family honours (decode/options.h) with its defaults, and the
+// PointerDecodeOptions they give.
+const decode::OptionSet& pointer_option_set();
+PointerDecodeOptions pointer_decode_options(const decode::DecodeOptions& o);
 
 struct PointerPrediction {
   std::vector<int> output;       // 0-based positions (the end class not included)
@@ -135,8 +141,9 @@ struct LoadedPointerModel : LoadedModel {
   // "views"?: 1 ... the server's --max-beam (hull, TSP: PointerDecodeOptions::views)} -> {"output":
   // 0-based indices into the points (greedy; hull and TSP closed as the paper's files), "log_prob",
   // "attention": [[p over the points] per output step, the end step last]}.
-  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
-  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
+  const InferenceSpec& inference() const override;
+  std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
 };
 
 // The family's loader (models::load_model calls it); errors name a wrong model kind.

@@ -1,5 +1,6 @@
-// The pointer route of the server (LoadedPointerModel::serve_check / serve): one instance per
-// request; the reply carries each output step's distribution over the input points.
+// The pointer route of the server over the inference contract (inference.h): one instance per
+// request; instances asking for the same options are decoded as one batch (predict_pointer); the
+// reply carries each output step's distribution over the input points.
 #include "engram/models/pointer/eval.h"
 #include "engram/models/serve_json.h"
 
@@ -31,42 +32,47 @@ tasks::PointerInstance read_points(const json& r, PointerTask task, int max_poin
   return in;
 }
 
-// The request's "views" (hull and TSP; PointerDecodeOptions::views), 1 when absent.
-int read_views(const json& r, PointerTask task, int max_views) {
-  const int views = serve_json::int_field(r, "views", 1, 1, max_views);
-  ENGRAM_CHECK(views == 1 || task != PointerTask::kSort, "'views' are readings of 2-D points (hull, tsp), not of sorting");
-  return views;
-}
-
 }  // namespace
 
-int LoadedPointerModel::serve_check(const json& r, const ServeLimits& limits) const {
-  serve_json::check_object(r);
-  read_points(r, model->cfg().task, limits.max_items);
-  read_views(r, model->cfg().task, limits.max_beam);
-  return 1;
+const InferenceSpec& LoadedPointerModel::inference() const {
+  static const InferenceSpec spec{{"points"}, pointer_option_set()};
+  return spec;
 }
 
-std::vector<json> LoadedPointerModel::serve(std::span<const json* const> requests) const {
+std::unique_ptr<Request> LoadedPointerModel::parse_request(const json& body, const ServeLimits& limits) const {
   const PointerTask task = model->cfg().task;
-  const bool closed = tasks::pointer_file_options(task).closed;
-  PointerDecodeOptions o;
-  o.attention = true;
-  o.packed_weights = packed.get();
-  std::vector<json> out;
-  for (const json* r : requests) {
-    const tasks::PointerInstance in = read_points(*r, task, 1 << 30);
-    o.views = read_views(*r, task, kMaxPointerViews);  // serve_check held it to --max-beam
-    const PointerPrediction p = predict_pointer(*model, std::span(&in, 1), o)[0];
-    std::vector<int> output = p.output;
-    if (closed && !output.empty()) output.push_back(output.front());
-    const size_t n = static_cast<size_t>(in.size());
-    json attention = json::array();
-    for (size_t row = 0; n > 0 && (row + 1) * n <= p.attention.size(); ++row)
-      attention.push_back(std::vector<float>(p.attention.begin() + row * n, p.attention.begin() + (row + 1) * n));
-    out.push_back({{"output", output}, {"log_prob", p.log_prob}, {"attention", std::move(attention)}});
-  }
-  return out;
+  std::unique_ptr<Request> r =
+      models::parse_request<tasks::PointerInstance>(body, inference(), family(), limits, [&](const json& b) {
+        return std::vector<tasks::PointerInstance>{read_points(b, task, limits.max_items)};
+      });
+  ENGRAM_CHECK(r->options.views == 1 || task != PointerTask::kSort,
+               "'views' are readings of 2-D points (hull, tsp), not of sorting");
+  return r;
+}
+
+std::vector<json> LoadedPointerModel::run_requests(std::span<const Request* const> requests) const {
+  const bool closed = tasks::pointer_file_options(model->cfg().task).closed;
+  auto run = [&](std::span<const tasks::PointerInstance* const> inputs, const decode::DecodeOptions& options) {
+    PointerDecodeOptions o = pointer_decode_options(options);
+    o.attention = true;
+    o.packed_weights = packed.get();  // read by the few-row products only
+    std::vector<tasks::PointerInstance> batch;
+    for (const tasks::PointerInstance* in : inputs) batch.push_back(*in);
+    const std::vector<PointerPrediction> ps = predict_pointer(*model, batch, o);
+    std::vector<json> out;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const PointerPrediction& p = ps[i];
+      std::vector<int> output = p.output;
+      if (closed && !output.empty()) output.push_back(output.front());
+      const size_t n = static_cast<size_t>(batch[i].size());
+      json attention = json::array();
+      for (size_t row = 0; n > 0 && (row + 1) * n <= p.attention.size(); ++row)
+        attention.push_back(std::vector<float>(p.attention.begin() + row * n, p.attention.begin() + (row + 1) * n));
+      out.push_back({{"output", output}, {"log_prob", p.log_prob}, {"attention", std::move(attention)}});
+    }
+    return out;
+  };
+  return models::run_requests<tasks::PointerInstance>(requests, run, single_reply);
 }
 
 }  // namespace engram::models

@@ -15,6 +15,24 @@ namespace engram::models {
 
 namespace fs = std::filesystem;
 
+const decode::OptionSet& summarize_option_set() {
+  static const decode::OptionSet set = [] {
+    decode::OptionSet s{{"beam", "alpha", "coverage_penalty", "min_length", "max_length", "block_ngram_repeat", "batch"},
+                        {}};
+    s.defaults.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
+    s.defaults.batch = 32;
+    return s;
+  }();
+  return set;
+}
+
+SummarizeOptions summarize_options(const decode::DecodeOptions& o) {
+  SummarizeOptions s;
+  s.search = o.search();
+  s.batch_size = o.batch;
+  return s;
+}
+
 void SummarizeOptions::validate() const {
   search.validate();
   ENGRAM_CHECK(max_source_tokens >= 0, "summarize: max_source_tokens {} must be >= 0", max_source_tokens);

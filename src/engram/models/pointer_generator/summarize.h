@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engram/decode/options.h"
 #include "engram/decode/search.h"
 #include "engram/models/pointer_generator/model.h"
 #include "engram/models/pointer_generator/text.h"
@@ -43,6 +44,11 @@ struct SummarizeOptions {
   std::vector<Member> ensemble;
   void validate() const;
 };
+
+// The decode options the family honours (decode/options.h) with its defaults (max_length bounds a
+// summary: max_length_ratio 100), and the SummarizeOptions they give (the rest at their defaults).
+const decode::OptionSet& summarize_option_set();
+SummarizeOptions summarize_options(const decode::DecodeOptions& o);
 
 struct Summary {
   ExtendedSource source;
@@ -73,8 +79,9 @@ struct LoadedPointerGenerator : LoadedModel {
   // POST /v1/summarize (serve.cc): {"article", "beam", "alpha", "min_length", "max_length",
   // "block_ngram_repeat", "coverage_penalty"} -> {"summary", "finished", "source_tokens",
   // "tokens": [{"token", "p_gen", "copied", "attention"}]}; one article per request.
-  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
-  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
+  const InferenceSpec& inference() const override;
+  std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
 };
 
 // The family's loader: the vocabulary file in the checkpoint or in the run directory above it.

@@ -1,8 +1,7 @@
-// The translate route of the server (Translator::serve_check / serve): requests that share their
-// search options are decoded as one batch by translate_lines; each response gets its own rows.
+// The translate route of the server over the inference contract (inference.h): a request holds
+// one or more sentences; requests asking for the same options are decoded as one batch by
+// translate_lines; each response gets its own rows.
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 #include "engram/core/kernels/blas.h"
 #include "engram/models/seq2seq/translate.h"
@@ -14,19 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-// The search a request asks for (checked: beam and n-best within the caps, n_best <= beam).
-decode::SearchOptions request_search(const json& r, const ServeLimits& limits) {
-  decode::SearchOptions o;
-  o.beam = serve_json::int_field(r, "beam", 1, 1, limits.max_beam);
-  o.n_best = serve_json::int_field(r, "n_best", 1, 1, limits.max_n_best);
-  if (!serve_json::find(r, "beam")) o.beam = o.n_best;  // n_best K alone: beam K
-  ENGRAM_CHECK(o.n_best <= o.beam, "'n_best' {} must not exceed 'beam' {}", o.n_best, o.beam);
-  o.alpha = static_cast<float>(serve_json::number_field(r, "alpha", 0.0, 0.0, 10.0));
-  o.alignments = serve_json::bool_field(r, "alignments", false);
-  o.validate();
-  return o;
-}
-
 json alignment_rows(const decode::Hypothesis& h) {
   json rows = json::array();
   const size_t s = static_cast<size_t>(h.src_len);
@@ -37,63 +23,56 @@ json alignment_rows(const decode::Hypothesis& h) {
 
 }  // namespace
 
-int Translator::serve_check(const json& r, const ServeLimits& limits) const {
-  serve_json::check_object(r);
-  request_search(r, limits);
-  const std::vector<std::string> lines = serve_json::strings_field(r, "src", limits.max_items, kMaxLineBytes);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const size_t n = src.encode(lines[i]).size();
-    ENGRAM_CHECK(n <= static_cast<size_t>(limits.max_tokens), "'src'[{}] has {} tokens, more than the limit of {}", i,
-                 n, limits.max_tokens);
-  }
-  return static_cast<int>(lines.size());
+const InferenceSpec& Translator::inference() const {
+  static const InferenceSpec spec{{"src"}, translate_option_set()};
+  return spec;
 }
 
-std::vector<json> Translator::serve(std::span<const json* const> requests) const {
-  // Requests grouped by their search options; each group is one translate_lines call.
-  using Key = std::tuple<int, int, float, bool>;
-  std::map<Key, std::vector<size_t>> groups;
-  std::vector<decode::SearchOptions> search(requests.size());
-  std::vector<std::vector<std::string>> lines(requests.size());
-  const ServeLimits unlimited{1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30};  // checked by serve_check
-  for (size_t i = 0; i < requests.size(); ++i) {
-    search[i] = request_search(*requests[i], unlimited);
-    lines[i] = serve_json::strings_field(*requests[i], "src", 1 << 30, kMaxLineBytes);
-    const decode::SearchOptions& o = search[i];
-    groups[Key{o.beam, o.n_best, o.alpha, o.alignments}].push_back(i);
-  }
-  std::vector<json> out(requests.size());
-  for (const auto& [key, members] : groups) {
+std::unique_ptr<Request> Translator::parse_request(const json& body, const ServeLimits& limits) const {
+  return models::parse_request<std::string>(body, inference(), family(), limits, [&](const json& r) {
+    std::vector<std::string> lines = serve_json::strings_field(r, "src", limits.max_items, kMaxLineBytes);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const size_t n = src.encode(lines[i]).size();
+      ENGRAM_CHECK(n <= static_cast<size_t>(limits.max_tokens), "'src'[{}] has {} tokens, more than the limit of {}",
+                   i, n, limits.max_tokens);
+    }
+    return lines;
+  });
+}
+
+std::vector<json> Translator::run_requests(std::span<const Request* const> requests) const {
+  auto run = [&](std::span<const std::string* const> lines, const decode::DecodeOptions& options) {
     std::vector<std::string> batch;
-    for (size_t i : members) batch.insert(batch.end(), lines[i].begin(), lines[i].end());
+    for (const std::string* l : lines) batch.push_back(*l);
     TranslateOptions o;
-    o.search = search[members.front()];
+    o.search = options.search();
     // Decoded kSmallRows sentences at a time (sorted by length over the whole batch): those
-    // products run on the packed few-row kernel, which beat one product of all the rows by about
-    // 2x here (bench/results_serve.md); a beam multiplies the rows anyway.
+    // products run on the packed few-row kernel; a beam multiplies the rows anyway.
     o.batch_size = std::min(static_cast<int>(batch.size()), core::kernels::kSmallRows);
     const std::vector<Translation> ts = translate(batch, o);
-    size_t next = 0;
-    for (size_t i : members) {
-      json translations = json::array();
-      for (size_t k = 0; k < lines[i].size(); ++k, ++next) {
-        const Translation& t = ts[next];
-        json hyps = json::array();
-        for (size_t h = 0; h < t.nbest.size(); ++h) {
-          json one = {{"tgt", t.texts[h]}, {"score", t.nbest[h].score}};
-          if (o.search.alignments) {
-            one["alignment"] = alignment_rows(t.nbest[h]);
-            one["src_tokens"] = t.src_tokens;
-            one["tgt_tokens"] = t.tgt_tokens[h];
-          }
-          hyps.push_back(std::move(one));
+    std::vector<json> out;
+    for (const Translation& t : ts) {
+      json hyps = json::array();
+      for (size_t h = 0; h < t.nbest.size(); ++h) {
+        json one = {{"tgt", t.texts[h]}, {"score", t.nbest[h].score}};
+        if (o.search.alignments) {
+          one["alignment"] = alignment_rows(t.nbest[h]);
+          one["src_tokens"] = t.src_tokens;
+          one["tgt_tokens"] = t.tgt_tokens[h];
         }
-        translations.push_back(std::move(hyps));
+        hyps.push_back(std::move(one));
       }
-      out[i] = {{"translations", std::move(translations)}};
+      out.push_back(std::move(hyps));
     }
-  }
-  return out;
+    return out;
+  };
+  auto respond = [](std::vector<json> sentences) { return json{{"translations", std::move(sentences)}}; };
+  return models::run_requests<std::string>(requests, run, respond);
+}
+
+void Translator::set_precision(decode::Precision p) {
+  if (p == decode::Precision::kBf16) use_bf16();
+  else use_packed();
 }
 
 }  // namespace engram::models

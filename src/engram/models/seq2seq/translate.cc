@@ -61,6 +61,14 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
   return out;
 }
 
+const decode::OptionSet& translate_option_set() {
+  static const decode::OptionSet set{{"beam", "n_best", "alpha", "coverage_penalty", "min_length", "max_length",
+                                      "max_length_ratio", "max_length_offset", "block_ngram_repeat", "precision",
+                                      "batch", "alignments"},
+                                     {}};
+  return set;
+}
+
 void Translator::use_bf16() {
   bf16 = std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()));
 }

@@ -11,6 +11,7 @@
 
 #include "engram/core/weights_bf16.h"
 #include "engram/core/weights_packed.h"
+#include "engram/decode/options.h"
 #include "engram/decode/search.h"
 #include "engram/models/seq2seq/model.h"
 #include "engram/models/seq2seq/text.h"
@@ -21,6 +22,10 @@ namespace engram::models {
 // Limits of one input (docs/limits.md): its text and its tokens.
 constexpr size_t kMaxLineBytes = 64 * 1024;
 constexpr size_t kMaxSourceTokens = 1024;
+
+// The decode options the family honours (decode/options.h) with its defaults: the fields of its
+// route and the flags of `engram translate`.
+const decode::OptionSet& translate_option_set();
 
 struct TranslateOptions {
   decode::SearchOptions search;  // beam 1 / n_best 1 = greedy
@@ -73,12 +78,14 @@ struct Translator : LoadedModel {
   nn::ParamStore& params() override { return model->params(); }
   std::string run_line(const std::string& line) override;  // greedy translation
   std::string input_help() const override { return "a source sentence"; }
-  // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences], "beam",
-  // "n_best", "alpha", "alignments"} -> {"translations": [[{"tgt", "score", "alignment"?,
-  // "src_tokens"?, "tgt_tokens"?}] per sentence]}. Units: sentences. Requests with the same
-  // search options are decoded in one batch.
-  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
-  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
+  // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences], and the
+  // options of kTranslateOptions} -> {"translations": [[{"tgt", "score", "alignment"?,
+  // "src_tokens"?, "tgt_tokens"?}] per sentence]}. Units: sentences.
+  const InferenceSpec& inference() const override;
+  std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
+  // fp32: few-row products on the packed copy (use_packed); bf16: use_bf16.
+  void set_precision(decode::Precision p) override;
 };
 
 // The model alone (config.yaml + model.safetensors, no vocabularies).

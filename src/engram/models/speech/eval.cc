@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "engram/decode/ensemble.h"
+#include "engram/decode/runner.h"
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/speech/task.h"
@@ -15,32 +16,48 @@
 
 namespace engram::models {
 
-std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
-                                         const SpeechDecodeOptions& options) {
-  ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
-               "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
-               options.max_length);
-  std::vector<std::vector<int>> out(utts.size());
-  // Batches of similar lengths (a batch is padded to its longest utterance): utterances in order
-  // of length, the results put back in the callers' order.
-  std::vector<size_t> order(utts.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  if (options.batch_size > 1)
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return utts[a].frames < utts[b].frames; });
-  core::Graph g(false);
+const decode::OptionSet& speech_option_set() {
+  static const decode::OptionSet set = [] {
+    decode::OptionSet s{{"beam", "max_length", "batch"}, {}};
+    s.defaults.max_length = SpeechDecodeOptions{}.max_length;
+    return s;
+  }();
+  return set;
+}
+
+SpeechDecodeOptions speech_decode_options(const decode::DecodeOptions& o) {
+  SpeechDecodeOptions s;
+  s.beam = o.beam;
+  s.batch_size = o.batch;
+  s.max_length = o.max_length;
+  return s;
+}
+
+decode::SearchOptions speech_search(const SpeechDecodeOptions& options) {
   decode::SearchOptions so;
   so.beam = options.beam;
   so.max_length = options.max_length;
   so.max_length_ratio = 0.0f;
   so.max_length_offset = options.max_length;
-  for (size_t first = 0; first < utts.size(); first += options.batch_size) {
-    const size_t n = std::min<size_t>(options.batch_size, utts.size() - first);
+  return so;
+}
+
+std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
+                                         const SpeechDecodeOptions& options) {
+  ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
+               "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
+               options.max_length);
+  core::Graph g(false);
+  const decode::SearchOptions so = speech_search(options);
+  std::vector<int> lengths;
+  for (const data::audio::Features& f : utts) lengths.push_back(static_cast<int>(f.frames));
+  const auto hyps = decode::run_batched(g, model, lengths, options.batch_size, so, [&](std::span<const size_t> chunk) {
     std::vector<const data::audio::Features*> part;
-    for (size_t i = 0; i < n; ++i) part.push_back(&utts[order[first + i]]);
-    const decode::SourceBatch src = speech_source(part);
-    const auto hyps = decode::search(g, model, src, so);
-    for (size_t i = 0; i < n; ++i) out[order[first + i]].assign(hyps[i][0].ids.begin(), hyps[i][0].ids.end());
-  }
+    for (size_t i : chunk) part.push_back(&utts[i]);
+    return speech_source(part);
+  });
+  std::vector<std::vector<int>> out;
+  for (const auto& h : hyps) out.emplace_back(h[0].ids.begin(), h[0].ids.end());
   return out;
 }
 
@@ -214,11 +231,9 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   const std::vector<const data::audio::Features*> one = {&stacked};
   const decode::SourceBatch src = speech_source(one);
   core::Graph g(false);
-  decode::SearchOptions so;
-  so.beam = beam;
-  so.max_length = 16;
-  so.max_length_ratio = 0.0f;
-  so.max_length_offset = 16;
+  SpeechDecodeOptions o;
+  o.beam = beam;
+  decode::SearchOptions so = speech_search(o);
   so.alignments = true;
   const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];
   const std::vector<int> digits(h.ids.begin(), h.ids.end());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engram/decode/options.h"
 #include "engram/models/registry.h"
 #include "engram/models/speech/model.h"
 #include "engram/train/trainer.h"
@@ -21,6 +22,13 @@ struct SpeechDecodeOptions {
   int batch_size = 64;   // utterances decoded together
   int max_length = 16;   // output digits at most
 };
+
+// The decode options the family honours (decode/options.h) with its defaults, the
+// SpeechDecodeOptions they give, and the search of those (every output at most max_length digits,
+// whatever the audio's length).
+const decode::OptionSet& speech_option_set();
+SpeechDecodeOptions speech_decode_options(const decode::DecodeOptions& o);
+decode::SearchOptions speech_search(const SpeechDecodeOptions& options);
 
 // One digit sequence per utterance (stacked features, as speech_features gives them), in the
 // order given; batches group utterances of similar lengths (less padding). `model` is a
@@ -69,8 +77,9 @@ struct LoadedSpeechModel : LoadedModel {
   // -> {"text", "digits", "score", "frames_per_step", "attention": [[α per encoder step] per
   // output token, <eos> last], "spectrogram": [T][M] log-mel frames (encoder step s covers
   // frames s * frames_per_step ...)}. At most 30 seconds of audio.
-  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
-  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
+  const InferenceSpec& inference() const override;
+  std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
 };
 
 // `engram speech show`: one recording's log-mel spectrogram (frames as columns, the highest mel

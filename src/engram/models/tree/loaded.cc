@@ -53,7 +53,7 @@ std::unique_ptr<LoadedTreeModel> load_tree_model(const fs::path& dir) {
   return m;
 }
 
-std::pair<data::Tree, TreePrediction> LoadedTreeModel::predict(const std::string& text) const {
+data::Tree LoadedTreeModel::read_input(const std::string& text) const {
   size_t start = 0;
   while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
   data::Tree t;
@@ -65,6 +65,11 @@ std::pair<data::Tree, TreePrediction> LoadedTreeModel::predict(const std::string
     t = data::right_branching_tree(text);
   }
   data::assign_word_ids(vocab, &t);
+  return t;
+}
+
+std::pair<data::Tree, TreePrediction> LoadedTreeModel::predict(const std::string& text) const {
+  data::Tree t = read_input(text);
   std::vector<TreePrediction> p = predict_trees(*model, std::span<const data::Tree>(&t, 1));
   return {std::move(t), std::move(p[0])};
 }

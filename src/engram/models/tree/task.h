@@ -162,15 +162,18 @@ struct LoadedTreeModel : LoadedModel {
   // A tree `(3 (2 It) (4 (4 rocks)))` (its labels are ignored) or a plain sentence (split on
   // spaces, read as a right-branching tree) -> the tree with word ids and its prediction.
   std::pair<data::Tree, TreePrediction> predict(const std::string& text) const;
+  // The tree predict() reads (parsed, word ids assigned), not yet run.
+  data::Tree read_input(const std::string& text) const;
   // -> "4 very positive (0.87)  (4 (2 It) (4 (4 rocks)))": the root's label and probability, then
   // the tree with every node's predicted label.
   std::string run_line(const std::string& line) override;
   std::string input_help() const override { return "a tree such as (3 (2 It) (4 (4 rocks))) or a plain sentence"; }
   // POST /v1/sentiment (serve.cc, docs/serve.md): {"text": a tree or a plain sentence} ->
   // {"label", "name", "probability" (the root's), "tree" (every node labelled), "root", "nodes":
-  // [{"children", "word"?, "label", "probability", "probs"}]}.
-  int serve_check(const nlohmann::json& request, const ServeLimits& limits) const override;
-  std::vector<nlohmann::json> serve(std::span<const nlohmann::json* const> requests) const override;
+  // [{"children", "word"?, "label", "probability", "probs"}]}. The trees of a batch run as one.
+  const InferenceSpec& inference() const override;
+  std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
+  std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
 };
 // Reads MODEL_DIR/config.yaml, model.safetensors, vocab.txt and data.yaml (the last two also
 // found in the parent directory).

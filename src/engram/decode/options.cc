@@ -1,0 +1,154 @@
+// DecodeOptions: ranges, the search part, and the JSON reader generated from visit() (options.h).
+#include "engram/decode/options.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/ranges.h>
+
+#include "engram/core/error.h"
+
+namespace engram::decode {
+
+namespace {
+
+using nlohmann::json;
+
+// Lists the field names in declaration order.
+struct NameLister {
+  std::vector<std::string>& out;
+  template <class T>
+  void operator()(const char* name, T&, const char* = "") {
+    out.emplace_back(name);
+  }
+};
+
+// Reads each present, honoured field of a JSON object by its C++ type.
+class JsonReader {
+ public:
+  JsonReader(const json& object, const OptionSet& set, std::string_view family, std::vector<std::string>& given,
+             const std::vector<std::string>& inputs)
+      : object_(object), set_(set), family_(family), given_(given), inputs_(inputs) {}
+
+  template <class T>
+  void operator()(const char* name, T& field, const char* = "") {
+    const auto it = object_.find(name);
+    if (it == object_.end() || it->is_null()) return;
+    if (std::find(inputs_.begin(), inputs_.end(), name) != inputs_.end()) return;
+    ENGRAM_CHECK(set_.has(name), "'{}' is not an option of the {} family (its options: {})", name, family_,
+                 set_.fields.empty() ? std::string("none") : fmt::format("{}", fmt::join(set_.fields, ", ")));
+    read(name, *it, field);
+    given_.emplace_back(name);
+  }
+
+ private:
+  template <class T>
+  static void read(const char* name, const json& v, T& field) {
+    if constexpr (std::is_same_v<T, bool>) {
+      ENGRAM_CHECK(v.is_boolean(), "'{}' must be true or false, got {}", name, v.type_name());
+      field = v.get<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+      ENGRAM_CHECK(v.is_number_integer(), "'{}' must be an integer, got {}", name, v.type_name());
+      if constexpr (std::is_unsigned_v<T>) {
+        ENGRAM_CHECK(v.is_number_unsigned(), "'{}' must not be negative", name);
+        const uint64_t x = v.get<uint64_t>();
+        ENGRAM_CHECK(x <= std::numeric_limits<T>::max(), "'{}' is {}; it must be at most {}", name, x,
+                     std::numeric_limits<T>::max());
+        field = static_cast<T>(x);
+      } else {
+        ENGRAM_CHECK(!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(std::numeric_limits<int64_t>::max()),
+                     "'{}' is out of range", name);
+        const int64_t x = v.get<int64_t>();
+        ENGRAM_CHECK(x >= std::numeric_limits<T>::min() && x <= std::numeric_limits<T>::max(),
+                     "'{}' is {}; it must be in [{}, {}]", name, x, std::numeric_limits<T>::min(),
+                     std::numeric_limits<T>::max());
+        field = static_cast<T>(x);
+      }
+    } else if constexpr (std::is_floating_point_v<T>) {
+      ENGRAM_CHECK(v.is_number(), "'{}' must be a number, got {}", name, v.type_name());
+      const double x = v.get<double>();
+      ENGRAM_CHECK(std::isfinite(x) && std::fabs(x) <= std::numeric_limits<T>::max(), "'{}' must be a finite number",
+                   name);
+      field = static_cast<T>(x);
+    } else if constexpr (io::detail::NamedEnum<T>) {
+      ENGRAM_CHECK(v.is_string(), "'{}' must be one of {}, got {}", name, io::detail::enum_choices<T>(), v.type_name());
+      const std::string& s = v.get_ref<const std::string&>();
+      for (const auto& [value, n] : io::EnumNames<T>::items)
+        if (s == n) {
+          field = value;
+          return;
+        }
+      throw Error(fmt::format("'{}' must be one of {}", name, io::detail::enum_choices<T>()));
+    } else {
+      static_assert(sizeof(T) == 0, "a DecodeOptions field type the JSON reader does not know");
+    }
+  }
+
+  const json& object_;
+  const OptionSet& set_;
+  std::string_view family_;
+  std::vector<std::string>& given_;
+  const std::vector<std::string>& inputs_;
+};
+
+}  // namespace
+
+void DecodeOptions::validate() const {
+  search().validate();
+  ENGRAM_CHECK(samples >= 0 && samples <= kMaxSamples, "samples {} must be in [0, {}]", samples, kMaxSamples);
+  ENGRAM_CHECK(std::isfinite(temperature) && temperature > 0.0f && temperature <= 100.0f,
+               "temperature {} must be in (0, 100]", temperature);
+  ENGRAM_CHECK(views >= 1 && views <= kMaxViews, "views {} must be in [1, {}]", views, kMaxViews);
+  ENGRAM_CHECK(batch >= 1 && batch <= kMaxBatch, "batch {} must be in [1, {}]", batch, kMaxBatch);
+}
+
+SearchOptions DecodeOptions::search() const {
+  SearchOptions s;
+  s.beam = beam;
+  s.n_best = n_best;
+  s.alpha = alpha;
+  s.max_length_ratio = max_length_ratio;
+  s.max_length_offset = max_length_offset;
+  s.max_length = max_length;
+  s.min_length = min_length;
+  s.block_ngram_repeat = block_ngram_repeat;
+  s.coverage_penalty = coverage_penalty;
+  s.alignments = alignments;
+  return s;
+}
+
+bool OptionSet::has(std::string_view field) const {
+  return std::find(fields.begin(), fields.end(), field) != fields.end();
+}
+
+const std::vector<std::string>& option_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    DecodeOptions o;
+    NameLister l{out};
+    o.visit(l);
+    return out;
+  }();
+  return names;
+}
+
+void finish_options(DecodeOptions& o, const std::vector<std::string>& given) {
+  const auto has = [&](std::string_view f) { return std::find(given.begin(), given.end(), f) != given.end(); };
+  if (has("n_best") && !has("beam")) o.beam = std::max(o.beam, o.n_best);
+  o.validate();
+}
+
+DecodeOptions options_from_json(const json& object, const OptionSet& set, std::string_view family,
+                                std::vector<std::string>* given, const std::vector<std::string>& inputs) {
+  ENGRAM_CHECK(object.is_object(), "the request must be a JSON object, got {}", object.type_name());
+  DecodeOptions o = set.defaults;
+  std::vector<std::string> read;
+  JsonReader r(object, set, family, read, inputs);
+  o.visit(r);
+  finish_options(o, read);
+  if (given) *given = std::move(read);
+  return o;
+}
+
+}  // namespace engram::decode

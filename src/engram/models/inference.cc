@@ -1,0 +1,58 @@
+// The shared checks of a request's fields and caps (inference.h).
+#include "engram/models/inference.h"
+
+#include <algorithm>
+
+#include <fmt/ranges.h>
+
+namespace engram::models {
+
+namespace {
+
+// A request's key as shown in a message: at most 64 bytes, bytes outside printable ASCII as \xHH.
+std::string shown_key(const std::string& key) {
+  std::string out;
+  for (size_t i = 0; i < key.size() && i < 64; ++i) {
+    const unsigned char c = static_cast<unsigned char>(key[i]);
+    out += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  }
+  return key.size() > 64 ? out + "..." : out;
+}
+
+}  // namespace
+
+void check_request_caps(const decode::DecodeOptions& o, const std::vector<std::string>& given,
+                        const ServeLimits& limits) {
+  const auto has = [&](std::string_view f) { return std::find(given.begin(), given.end(), f) != given.end(); };
+  auto cap = [&](const char* field, long long value, long long max, const char* flag) {
+    ENGRAM_CHECK(!has(field) || value <= max, "'{}' is {}, more than the server's limit of {} (--{})", field, value,
+                 max, flag);
+  };
+  cap("beam", o.beam, limits.max_beam, "max-beam");
+  cap("samples", o.samples, limits.max_beam, "max-beam");
+  cap("views", o.views, limits.max_beam, "max-beam");
+  cap("n_best", o.n_best, limits.max_n_best, "max-n-best");
+  cap("max_length", o.max_length, limits.max_length, "max-length");
+  cap("min_length", o.min_length, limits.max_length, "max-length");
+}
+
+void check_request_fields(const nlohmann::json& body, const InferenceSpec& spec, std::string_view family) {
+  ENGRAM_CHECK(body.is_object(), "the request body must be a JSON object, got {}", body.type_name());
+  const std::vector<std::string>& options = decode::option_names();
+  for (const auto& item : body.items()) {
+    const std::string& key = item.key();
+    if (key == "model" || std::find(spec.inputs.begin(), spec.inputs.end(), key) != spec.inputs.end()) continue;
+    if (std::find(options.begin(), options.end(), key) != options.end()) {
+      ENGRAM_CHECK(!server_option(key), "'{}' is the server's own option (engram serve --{}), not a request's", key,
+                   key);
+      continue;  // honoured or not: options_from_json says which
+    }
+    std::vector<std::string> known = spec.inputs;
+    for (const std::string& f : spec.options.fields)
+      if (!server_option(f)) known.push_back(f);
+    throw Error(fmt::format("unknown field '{}' for a {} model (its fields: model, {})", shown_key(key),
+                            family, fmt::join(known, ", ")));
+  }
+}
+
+}  // namespace engram::models

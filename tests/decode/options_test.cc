@@ -1,0 +1,133 @@
+// The one decode-options schema (decode/options.h): JSON fields read by type and range, a field a
+// family does not honour refused by name, "n_best alone means beam = n_best", the family's
+// defaults kept where a field is absent; and the batched runner (decode/runner.h) returns each
+// input's search in the callers' order whatever the chunking.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engram/core/error.h"
+#include "engram/decode/options.h"
+#include "engram/decode/runner.h"
+#include "decode/toy_model.h"
+
+namespace engram::decode {
+namespace {
+
+using nlohmann::json;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+OptionSet text_family() {
+  OptionSet s{{"beam", "n_best", "alpha", "max_length", "alignments", "precision"}, {}};
+  s.defaults.max_length = 100;
+  return s;
+}
+
+TEST(DecodeOptions, ReadsHonouredFieldsByTypeAndKeepsDefaults) {
+  std::vector<std::string> given;
+  const DecodeOptions o =
+      options_from_json(json{{"beam", 4}, {"alpha", 0.6}, {"alignments", true}, {"precision", "bf16"}, {"src", "x"}},
+                        text_family(), "text", &given);
+  EXPECT_EQ(o.beam, 4);
+  EXPECT_FLOAT_EQ(o.alpha, 0.6f);
+  EXPECT_TRUE(o.alignments);
+  EXPECT_EQ(o.precision, Precision::kBf16);
+  EXPECT_EQ(o.max_length, 100) << "the family's default";
+  EXPECT_EQ(given, (std::vector<std::string>{"beam", "alpha", "precision", "alignments"}));
+  // Absent and null fields keep the defaults.
+  EXPECT_EQ(options_from_json(json{{"beam", nullptr}}, text_family(), "text"), text_family().defaults);
+}
+
+TEST(DecodeOptions, NBestAloneSetsTheBeam) {
+  EXPECT_EQ(options_from_json(json{{"n_best", 3}}, text_family(), "text").beam, 3);
+  // Given both, n_best > beam is an error, not a silent change.
+  EXPECT_NE(error_of([] { options_from_json(json{{"n_best", 3}, {"beam", 2}}, text_family(), "text"); })
+                .find("n_best 3 must be in [1, beam = 2]"),
+            std::string::npos);
+}
+
+TEST(DecodeOptions, RefusesWhatTheFamilyDoesNotHonourByName) {
+  const std::string e = error_of([] { options_from_json(json{{"views", 4}}, text_family(), "text"); });
+  EXPECT_NE(e.find("'views' is not an option of the text family"), std::string::npos) << e;
+  EXPECT_NE(e.find("beam, n_best"), std::string::npos) << "lists the options it has: " << e;
+}
+
+TEST(DecodeOptions, RefusesWrongTypesAndRanges) {
+  const OptionSet all{option_names(), {}};
+  const std::vector<std::pair<json, std::string>> cases = {
+      {json{{"beam", "4"}}, "'beam' must be an integer, got string"},
+      {json{{"beam", 2.5}}, "'beam' must be an integer, got number"},
+      {json{{"beam", 0}}, "beam 0 must be in [1, 1024]"},
+      {json{{"beam", 1ll << 40}}, "'beam' is 1099511627776; it must be in"},
+      {json{{"beam", 18446744073709551615ull}}, "'beam' is out of range"},
+      {json{{"alpha", -1}}, "alpha -1 must be in [0, 10]"},
+      {json{{"alpha", 1e300}}, "'alpha' must be a finite number"},
+      {json{{"temperature", 0}}, "temperature 0 must be in (0, 100]"},
+      {json{{"alignments", 1}}, "'alignments' must be true or false, got number"},
+      {json{{"precision", "int4"}}, "'precision' must be one of fp32|bf16"},
+      {json{{"seed", -1}}, "'seed' must not be negative"},
+      {json{{"views", 65}}, "views 65 must be in [1, 64]"},
+      {json{{"batch", 0}}, "batch 0 must be in [1, 4096]"},
+  };
+  for (const auto& [request, message] : cases) {
+    const std::string e = error_of([&] { options_from_json(request, all, "any"); });
+    EXPECT_NE(e.find(message), std::string::npos) << request.dump() << " -> " << e;
+  }
+}
+
+TEST(DecodeOptions, SearchPartCarriesEveryField) {
+  DecodeOptions o;
+  o.beam = 5, o.n_best = 2, o.alpha = 0.7f, o.coverage_penalty = 0.2f, o.min_length = 3, o.max_length = 40;
+  o.max_length_ratio = 1.5f, o.max_length_offset = 4, o.block_ngram_repeat = 2, o.alignments = true;
+  const SearchOptions s = o.search();
+  EXPECT_EQ(s.beam, 5);
+  EXPECT_EQ(s.n_best, 2);
+  EXPECT_FLOAT_EQ(s.alpha, 0.7f);
+  EXPECT_FLOAT_EQ(s.coverage_penalty, 0.2f);
+  EXPECT_EQ(s.min_length, 3);
+  EXPECT_EQ(s.max_length, 40);
+  EXPECT_FLOAT_EQ(s.max_length_ratio, 1.5f);
+  EXPECT_EQ(s.max_length_offset, 4);
+  EXPECT_EQ(s.block_ngram_repeat, 2);
+  EXPECT_TRUE(s.alignments);
+}
+
+TEST(BatchedRunner, ChunksInLengthOrderAndRestoresTheCallersOrder) {
+  // Five sources of lengths 3, 1, 4, 1, 2: whatever the chunk size, each input gets the search it
+  // gets alone.
+  const std::vector<std::vector<int32_t>> sources = {{3, 4, 5}, {2}, {3, 3, 4, 5}, {5}, {4, 2}};
+  std::vector<int> lengths;
+  for (const auto& s : sources) lengths.push_back(static_cast<int>(s.size()));
+  const toy::ToyModel model(7, toy::random_dist(7, 11));
+  SearchOptions so;
+  so.beam = 3;
+  so.max_length = 6;
+  core::Graph g(false);
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& s : sources) alone.push_back(search(g, model, SourceBatch::from_ids({s}), so)[0][0].ids);
+  for (const int batch : {1, 2, 5, 64}) {
+    std::vector<std::vector<size_t>> chunks;
+    const auto out = run_batched(g, model, lengths, batch, so, [&](std::span<const size_t> chunk) {
+      chunks.emplace_back(chunk.begin(), chunk.end());
+      std::vector<std::vector<int32_t>> ids;
+      for (size_t i : chunk) ids.push_back(sources[i]);
+      return SourceBatch::from_ids(ids);
+    });
+    ASSERT_EQ(out.size(), sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(out[i].at(0).ids, alone[i]) << "batch " << batch << " input " << i;
+    if (batch == 2) {
+      EXPECT_EQ(chunks, (std::vector<std::vector<size_t>>{{1, 3}, {4, 0}, {2}})) << "length order, stable";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace engram::decode
