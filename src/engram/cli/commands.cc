@@ -16,6 +16,7 @@ void register_commands(CLI::App& app) {
   register_speech(app);
   register_pointer_generator(app);
   register_serve(app);
+  register_infer(app);
 }
 
 }  // namespace engram::cli

@@ -18,5 +18,6 @@ void register_pointer(CLI::App& app);  // pointer eval|show (cli/pointer.cc)
 void register_speech(CLI::App& app);   // speech transcribe (cli/speech.cc)
 void register_pointer_generator(CLI::App& app);  // summarize, pointer-generator eval|show
 void register_serve(CLI::App& app);    // serve (cli/serve.cc)
+void register_infer(CLI::App& app);    // run, average (cli/infer.cc)
 
 }  // namespace engram::cli
