@@ -2,9 +2,9 @@
 // HTTP bodies). The input's first byte picks one of the committed golden models (seq2seq, memn2n,
 // ntm, pointer, tree, pointer_generator: tests/golden/models/), the rest is the request body as
 // the server receives it. Like the server (serve/server.cc), a body that is not JSON is answered
-// before any model sees it; a JSON body goes to the model's serve_check (engram::Error = a 400
-// answer) and, when it passes, to serve(). Invariants: serve_check reports 1..max_items batch
-// units; a request that passed serve_check is answered by serve() with exactly one JSON object
+// before any model sees it; a JSON body goes to the model's parse_request (engram::Error = a 400
+// answer) and, when it passes, to run_requests(). Invariants: parse_request reports 1..max_items batch
+// units; a request that passed parse_request is answered by run_requests() with exactly one JSON object
 // and no exception of any kind; the answer serialises (as the server sends it). Tight limits
 // keep one input's decoding short.
 #include <cstdint>
@@ -54,27 +54,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_beam = 4;
   limits.max_n_best = 4;
   limits.max_length = 20;
-  int units = 0;
-  bool checked = false;
-  engram::fuzz::guard("serve", [&] {
-    units = model.serve_check(body, limits);
-    checked = true;
-  });
-  if (!checked) return 0;
-  FUZZ_CHECK("serve", units >= 1 && units <= limits.max_items, "serve_check of a {} model returned {} units",
-             model.family(), units);
+  std::unique_ptr<engram::models::Request> request;
+  engram::fuzz::guard("serve", [&] { request = model.parse_request(body, limits); });
+  if (!request) return 0;
+  FUZZ_CHECK("serve", request->units >= 1 && request->units <= limits.max_items,
+             "parse_request of a {} model returned {} units", model.family(), request->units);
   std::vector<nlohmann::json> out;
   try {
-    const nlohmann::json* one = &body;
-    out = model.serve(std::span<const nlohmann::json* const>(&one, 1));
+    const engram::models::Request* one = request.get();
+    out = model.run_requests(std::span<const engram::models::Request* const>(&one, 1));
   } catch (const std::exception& e) {
-    engram::fuzz::finding("serve", "a " + model.family() + " request that passed serve_check made serve() throw " +
+    engram::fuzz::finding("serve", "a " + model.family() + " request that passed parse_request made run_requests() throw " +
                                        engram::fuzz::current_exception_type() + ": " + e.what());
   } catch (...) {
-    engram::fuzz::finding("serve", "a " + model.family() + " request that passed serve_check made serve() throw " +
+    engram::fuzz::finding("serve", "a " + model.family() + " request that passed parse_request made run_requests() throw " +
                                        engram::fuzz::current_exception_type());
   }
-  FUZZ_CHECK("serve", out.size() == 1 && out[0].is_object(), "serve() of a {} model answered {} values",
+  FUZZ_CHECK("serve", out.size() == 1 && out[0].is_object(), "run_requests() of a {} model answered {} values",
              model.family(), out.size());
   (void)out[0].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return 0;

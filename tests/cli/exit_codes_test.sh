@@ -36,11 +36,11 @@ expect 2 "not expected: --bogus" -- "$bin" translate -m "$golden/seq2seq" --bogu
 expect 2 "model is required" -- "$bin" translate
 expect 2 "--beam: .*expected an integer, got 'two'" -- "$bin" translate -m "$golden/seq2seq" --beam two
 expect 2 "length" -- "$bin" ntm show -m "$golden/ntm" --length 100000
-expect 1 "beam 0 must be in" -- "$bin" translate -m "$golden/seq2seq" --beam 0
-expect 1 "alpha nan" -- "$bin" translate -m "$golden/seq2seq" --alpha nan
-expect 1 "min_length -1 must be in" -- "$bin" translate -m "$golden/seq2seq" --min-length -1
-expect 1 "block_ngram_repeat 2000 must be in" -- "$bin" translate -m "$golden/seq2seq" --block-ngram-repeat 2000
-expect 1 "coverage_penalty 11 must be in" -- "$bin" translate -m "$golden/seq2seq" --coverage-penalty 11
+expect 2 "beam 0 must be in" -- "$bin" translate -m "$golden/seq2seq" --beam 0
+expect 2 "alpha nan" -- "$bin" translate -m "$golden/seq2seq" --alpha nan
+expect 2 "min_length -1 must be in" -- "$bin" translate -m "$golden/seq2seq" --min-length -1
+expect 2 "block_ngram_repeat 2000 must be in" -- "$bin" translate -m "$golden/seq2seq" --block-ngram-repeat 2000
+expect 2 "coverage_penalty 11 must be in" -- "$bin" translate -m "$golden/seq2seq" --coverage-penalty 11
 expect 2 "--min-length: .*expected an integer" -- "$bin" translate -m "$golden/seq2seq" --min-length three
 expect 1 "neither a model directory" -- "$bin" translate -m "$tmp/missing"
 expect 1 "ntm.*takes seq2seq" -- "$bin" translate -m "$golden/ntm"
@@ -105,7 +105,7 @@ stdin=$tmp/article expect 0 "" -- "$bin" summarize -m "$pg"
 checks=$((checks + 1))
 grep -qx "Zisi won in Seritof" "$tmp/out" || { echo "FAIL: summarize wrote '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
 stdin=$tmp/article expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" summarize -m \"$pg\" > /dev/full"
-expect 1 "min_length -1 must be in" -- "$bin" summarize -m "$pg" --min-length -1
+expect 2 "min_length -1 must be in" -- "$bin" summarize -m "$pg" --min-length -1
 expect 2 "not in range" -- "$bin" summarize -m "$pg" --oov-bonus 200
 stdin=$tmp/article expect 1 "oov_bonus nan outside" -- "$bin" summarize -m "$pg" --oov-bonus nan
 stdin=$tmp/article expect 0 "" -- "$bin" summarize -m "$pg" --oov-bonus 2
@@ -133,10 +133,12 @@ checks=$((checks + 1))
 grep -q "Zisi \[copied\]" "$tmp/s.svg" || { echo "FAIL: show drew no copied token"; fails=$((fails + 1)); }
 
 # Pointer eval's sampling and view options.
-expect 2 "--samples: Value -1 not in range" -- "$bin" pointer eval -m "$golden/pointer" --samples -1
-expect 2 "--temperature: Value 0 not in range" -- "$bin" pointer eval -m "$golden/pointer" --temperature 0
-expect 1 "--temperature: nan is not in range" -- "$bin" pointer eval -m "$golden/pointer" --temperature nan
-expect 2 "--views: Value 65 not in range" -- "$bin" pointer eval -m "$golden/pointer" --views 65
+expect 2 "samples -1 must be in \[0, 100000\]" -- "$bin" pointer eval -m "$golden/pointer" --samples -1
+expect 2 "temperature 0 must be in \(0, 100\]" -- "$bin" pointer eval -m "$golden/pointer" --temperature 0
+expect 2 "temperature nan must be in \(0, 100\]" -- "$bin" pointer eval -m "$golden/pointer" --temperature nan
+expect 2 "views 65 must be in \[1, 64\]" -- "$bin" pointer eval -m "$golden/pointer" --views 65
+expect 2 "not expected: 2 --views" -- "$bin" translate -m "$golden/seq2seq" --views 2
+expect 2 "n_best 3 must be in \[1, beam = 2\]" -- "$bin" translate -m "$golden/seq2seq" --beam 2 --n-best 3
 expect 1 "views are readings of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
 
 echo "exit_codes_test: $((checks - fails)) passed, $fails failed"

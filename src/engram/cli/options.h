@@ -7,12 +7,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
+#include "engram/decode/options.h"
 #include "engram/io/config.h"
 
 namespace engram::cli {
@@ -61,6 +63,34 @@ void add_config_flags(CLI::App* cmd, std::shared_ptr<Cfg> cfg, const std::vector
            f->help)
         ->type_name(f->type)
         ->default_str(f->value);
+  }
+}
+
+// One flag per decode option a family honours (decode/options.h: `set`), generated from
+// DecodeOptions' visit() with the family's defaults, except those in `skip` (a verb that spells one
+// its own way, e.g. translate's --alignments FILE). After parsing, finish_decode_flags applies
+// the rules every front end shares (n_best alone = beam) and validates.
+inline void add_decode_flags(CLI::App* cmd, const std::shared_ptr<decode::DecodeOptions>& o, const decode::OptionSet& set,
+                             const std::vector<std::string>& skip = {}) {
+  *o = set.defaults;
+  std::vector<std::string> keys;
+  for (const std::string& f : set.fields)
+    if (std::find(skip.begin(), skip.end(), f) == skip.end()) keys.push_back(f);
+  add_config_flags(cmd, o, keys);
+}
+inline void finish_decode_flags(const CLI::App* cmd, decode::DecodeOptions& o, const decode::OptionSet& set) {
+  std::vector<std::string> given;
+  for (const std::string& f : set.fields) {
+    std::string flag = "--" + f;
+    for (char& c : flag)
+      if (c == '_') c = '-';
+    const CLI::Option* opt = cmd->get_option_no_throw(flag);
+    if (opt && opt->count() > 0) given.push_back(f);
+  }
+  try {
+    decode::finish_options(o, given);
+  } catch (const Error& e) {  // a value out of range is a command-line error (exit 2)
+    throw CLI::ValidationError("decode options", e.what());
   }
 }
 

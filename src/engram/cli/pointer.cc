@@ -22,19 +22,17 @@ namespace engram::cli {
 namespace {
 
 constexpr int kMaxN = 1000;         // points per generated instance
-constexpr int kMaxSamples = 100000;  // sampled outputs per instance
-
 struct EvalArgs {
   std::string dir, file;
   std::vector<int> n = {5, 10, 20};
   int64_t instances = 1000, seed = 12345;
-  int beam = 1, batch = 128, threads = 1, samples = 0, views = 1;
-  float temperature = 1.0f;
+  int threads = 1;
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
 };
 
-void run_eval(const EvalArgs& a) {
-  // CLI::Range lets NaN through (every comparison with it is false).
-  ENGRAM_CHECK(std::isfinite(a.temperature), "--temperature: {} is not in range 0.01 to 100", a.temperature);
+void run_eval(const EvalArgs& a, const CLI::App* cmd) {
+  decode::DecodeOptions d = *a.decode;
+  finish_decode_flags(cmd, d, models::pointer_option_set());
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
   models::PointerEvalOptions o;
@@ -42,22 +40,18 @@ void run_eval(const EvalArgs& a) {
   o.instances = a.instances;
   o.seed = static_cast<uint64_t>(a.seed);
   o.file = a.file;
-  o.decode.beam = a.beam;
-  o.decode.batch_size = a.batch;
-  o.decode.samples = a.samples;
-  o.decode.temperature = a.temperature;
-  o.decode.views = a.views;
+  o.decode = models::pointer_decode_options(d);
   const models::PointerTask task = loaded->model->cfg().task;
   // Checked before the heading is printed (predict_pointer checks it too).
-  ENGRAM_CHECK(a.views == 1 || task != models::PointerTask::kSort,
+  ENGRAM_CHECK(d.views == 1 || task != models::PointerTask::kSort,
                "--views: views are readings of 2-D points (hull, tsp), not of sorting");
   const char* kept = task == models::PointerTask::kTsp ? "shortest tour" : "highest log-probability";
-  std::string search = a.beam == 1 ? "greedy" : fmt::format("beam {}", a.beam);
-  if (a.samples > 0)
-    search += fmt::format(" and {} samples at temperature {} per instance, the best kept ({})", a.samples,
-                          a.temperature, kept);
-  if (a.views > 1)
-    search += fmt::format(", over {} views of each instance (mirrored, turned, shuffled), the best kept ({})", a.views,
+  std::string search = d.beam == 1 ? "greedy" : fmt::format("beam {}", d.beam);
+  if (d.samples > 0)
+    search += fmt::format(" and {} samples at temperature {} per instance, the best kept ({})", d.samples,
+                          d.temperature, kept);
+  if (d.views > 1)
+    search += fmt::format(", over {} views of each instance (mirrored, turned, shuffled), the best kept ({})", d.views,
                           kept);
   std::printf("pointer network (%s) on %s, %s; %s\n\n", loaded->dir().string().c_str(), models::pointer_task_name(task),
               search.c_str(),
@@ -95,21 +89,11 @@ void register_pointer(CLI::App& app) {
   eval->add_option("--n", ea->n, "points per generated instance, e.g. 5,10,20")->delimiter(',')->check(CLI::Range(1, kMaxN));
   eval->add_option("--instances", ea->instances, "generated instances per n")->check(CLI::Range(1, 1000000));
   eval->add_option("--seed", ea->seed, "seed of the generated instances")->check(CLI::NonNegativeNumber);
-  eval->add_option("--beam", ea->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
-  eval->add_option("--samples", ea->samples,
-                   "also sample this many outputs per instance and keep the best (TSP: shortest tour; else: highest "
-                   "log-probability)")
-      ->check(CLI::Range(0, kMaxSamples));
-  eval->add_option("--temperature", ea->temperature, "sampling temperature (p^(1/T))")->check(CLI::Range(0.01f, 100.0f));
-  eval->add_option("--views", ea->views,
-                   "hull, tsp: also decode each instance mirrored and turned (views 2-8: the unit square's "
-                   "symmetries) and with its points shuffled (views 9-64), keeping the best (TSP: shortest tour; "
-                   "hull: highest log-probability)")
-      ->check(CLI::Range(1, models::kMaxPointerViews));
-  eval->add_option("--batch", ea->batch, "instances decoded together")->check(CLI::Range(1, 4096));
+  // --seed is the generated instances' (sampling keeps its default seed).
+  add_decode_flags(eval, ea->decode, models::pointer_option_set(), {"seed"});
   eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
   add_threads_option(eval, ea->threads);
-  eval->callback([ea] { run_eval(*ea); });
+  eval->callback([ea, eval] { run_eval(*ea, eval); });
 
   auto sa = std::make_shared<ShowArgs>();
   auto* show = ptr->add_subcommand("show", "SVG: predicted vs optimal tour / hull / order, and the pointer's attention");

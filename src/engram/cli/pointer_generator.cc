@@ -33,18 +33,18 @@ struct PgArgs {
   int examples = 5, missed = 0;
   std::vector<std::string> ensemble;  // --ensemble DIR ...
   models::SummarizeOptions options;
-  std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+  const CLI::App* cmd = nullptr;
   int threads = 1;
 };
 
-void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
+void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
+  a->cmd = cmd;
   add_model_option(cmd, a->dir);
-  add_config_flags(cmd, a->search,
-                   {"beam", "alpha", "max_length", "min_length", "block_ngram_repeat", "coverage_penalty"});
+  add_decode_flags(cmd, a->decode, models::summarize_option_set());
   cmd->add_option("--max-source-tokens", a->options.max_source_tokens,
                   "truncate articles to this many tokens (0 = the model's, as in training)")
       ->check(CLI::Range(0, 100000));
-  cmd->add_option("--batch", a->options.batch_size, "articles decoded together")->check(CLI::Range(1, 4096));
   cmd->add_flag("--no-unk", a->options.block_unk, "never output <unk> (copy or generate a word instead)");
   cmd->add_option("--oov-bonus", a->options.oov_bonus,
                   "add this to the log-probability of copying an article word outside the vocabulary (0 = none)")
@@ -57,8 +57,11 @@ void add_decode_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
 // The loaded models (-m's first, then --ensemble's) and the options with the search flags in.
 models::LoadedPgEnsemble prepare(PgArgs& a) {
   use_threads(a.threads);
-  a.options.search = *a.search;
-  a.options.search.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
+  decode::DecodeOptions d = *a.decode;
+  finish_decode_flags(a.cmd, d, models::summarize_option_set());
+  const models::SummarizeOptions given = models::summarize_options(d);
+  a.options.search = given.search;
+  a.options.batch_size = given.batch_size;
   a.options.validate();
   models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
   a.options.ensemble = e.members();
@@ -116,14 +119,14 @@ void run_show(PgArgs& a) {
 void register_pointer_generator(CLI::App& app) {
   auto sa = std::make_shared<PgArgs>();
   auto* sum = app.add_subcommand("summarize", "pointer-generator: summarise stdin to stdout, one article per line");
-  add_decode_flags(sum, sa);
+  add_pg_flags(sum, sa);
   sum->callback([sa] { run_summarize(*sa); });
 
   auto* pg = app.add_subcommand("pointer-generator", "pointer-generator summaries: eval (ROUGE, copies), show (SVG)");
   pg->require_subcommand(1);
   auto ea = std::make_shared<PgArgs>();
   auto* eval = pg->add_subcommand("eval", "ROUGE-1/2/L, copied tokens and OOV-copy rate on source<TAB>target pairs");
-  add_decode_flags(eval, ea);
+  add_pg_flags(eval, ea);
   eval->add_option("--file", ea->file, "pairs: source<TAB>target per line ('\\n' separates target sentences)");
   eval->add_option("--bbc", ea->bbc, "instead of --file: a split of the BBC News Summary corpus")
       ->check(CLI::IsMember({"valid", "test"}));
@@ -139,7 +142,7 @@ void register_pointer_generator(CLI::App& app) {
 
   auto wa = std::make_shared<PgArgs>();
   auto* show = pg->add_subcommand("show", "SVG: each output token's attention over the article, generated or copied");
-  add_decode_flags(show, wa);
+  add_pg_flags(show, wa);
   show->add_option("article", wa->article, "the article text")->required();
   add_output_option(show, wa->out, "SVG file to write");
   show->callback([wa] { run_show(*wa); });

@@ -21,25 +21,22 @@ namespace {
 
 struct TranslateArgs {
   std::string model;
-  models::TranslateOptions options;
-  std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
   models::StreamOptions stream;  // --scores, --alignments
-  int threads = 1;         // threads (the caller and its team's helpers)
-  std::string precision = "fp32";
+  int threads = 1;               // threads (the caller and its team's helpers)
 };
 
-void run_translate(const TranslateArgs& a) {
+void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   use_threads(a.threads);
-  models::TranslateOptions o = a.options;
-  o.search = *a.search;
-  if (o.search.beam == 1 && o.search.n_best > 1) o.search.beam = o.search.n_best;  // --n-best K alone: beam K
-  o.search.alignments = !a.stream.alignments.empty();
-  o.search.validate();
+  decode::DecodeOptions d = *a.decode;
+  d.alignments = !a.stream.alignments.empty();
+  finish_decode_flags(cmd, d, models::translate_option_set());
+  models::TranslateOptions o;
+  o.search = d.search();
+  o.batch_size = d.batch;
   const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
-  models::Translator& tr = *loaded;
-  if (a.precision == "bf16") tr.use_bf16();
-  else tr.use_packed();  // fp32: few-row products on the packed copy (same values)
-  models::translate_stream(tr, o, a.stream, STDIN_FILENO);
+  loaded->set_precision(d.precision);  // fp32: few-row products on the packed copy (same values)
+  models::translate_stream(*loaded, o, a.stream, STDIN_FILENO);
 }
 
 }  // namespace
@@ -48,17 +45,11 @@ void register_translate(CLI::App& app) {
   auto a = std::make_shared<TranslateArgs>();
   auto* cmd = app.add_subcommand("translate", "translate stdin to stdout, one line each (greedy or beam search)");
   add_model_option(cmd, a->model);
-  add_config_flags(cmd, a->search, {"beam", "n_best", "alpha", "max_length_ratio", "max_length_offset", "max_length",
-                                    "min_length", "block_ngram_repeat", "coverage_penalty"});
-  cmd->add_option("--batch", a->options.batch_size, "sentences decoded together")->check(CLI::Range(1, 4096));
+  add_decode_flags(cmd, a->decode, models::translate_option_set(), {"alignments"});
   cmd->add_flag("--scores", a->stream.scores, "print 'i ||| text ||| score' lines");
   cmd->add_option("--alignments", a->stream.alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");
   add_threads_option(cmd, a->threads);
-  cmd->add_option("--precision", a->precision,
-                  "decoding weights: fp32, or bf16 (one sentence or its beams at a time, i.e. --batch 1: "
-                  "weights and inputs rounded to bf16, sums in fp32; about 2x faster, see docs/models.md)")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
-  cmd->callback([a] { run_translate(*a); });
+  cmd->callback([a, cmd] { run_translate(*a, cmd); });
 }
 
 }  // namespace engram::cli

@@ -21,7 +21,7 @@ enum class Precision { kFp32, kBf16 };
 
 // Limits (docs/limits.md) beside kMaxBeam and kMaxOutputTokens (search.h).
 constexpr int kMaxBatch = 4096;    // inputs decoded together
-constexpr int kMaxSamples = 1024;  // sampled outputs per input
+constexpr int kMaxSamples = 100000;  // sampled outputs per input
 constexpr int kMaxViews = 64;      // readings of one pointer instance
 
 struct DecodeOptions {
