@@ -17,6 +17,7 @@
 #include "engram/io/config.h"
 #include "engram/io/files.h"
 #include "engram/models/seq2seq/translate.h"
+#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -147,7 +148,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   valid_ = encode_pairs(valid_text, *src_, *tgt_, d.max_length, &valid_text_, &dropped);
   note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
   ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
-  if (train::world().root()) io::write_file_atomic(fs::path(run) / "train.yaml", io::dump_config(cfg_));
+  train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<Seq2Seq>(cfg_.seq2seq, init);
   note(log, fmt::format("model: seq2seq {} attention ({}), {} {}x{} encoder, {} decoder layer(s), {} parameters",
