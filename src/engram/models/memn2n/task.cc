@@ -118,6 +118,9 @@ BabiTrainTask::BabiTrainTask(const BabiConfig& cfg, models::Memn2n& model, const
                              std::vector<fs::path> files)
     : cfg_(cfg), model_(model), data_(data), linear_start_(linear_start), files_(std::move(files)) {
   ENGRAM_CHECK(cfg.data.batch_size >= 1, "memn2n: data.batch_size must be >= 1, got {}", cfg.data.batch_size);
+  ENGRAM_CHECK(!data.valid.samples.empty(),
+               "memn2n: no validation questions: data.valid_fraction {} of the {} training questions of tasks {} "
+               "holds none out", cfg.data.valid_fraction, data.train.samples.size(), fmt::join(data.tasks, ","));
   order_.resize(data.train.samples.size());
   std::iota(order_.begin(), order_.end(), 0);
 }
@@ -364,6 +367,8 @@ std::vector<std::string> split_babi_input(const std::string& line) {
   if (cur.find_first_not_of(" \t\r") != std::string::npos) sentences.push_back(cur);
   ENGRAM_CHECK(!sentences.empty() && sentences.back().find('?') != std::string::npos,
                "memn2n input: statements, then a question ending in '?' (got '{}')", line.substr(0, 80));
+  ENGRAM_CHECK(sentences.size() >= 2, "memn2n input: the story is empty (statements, then the question '{}')",
+               sentences.back().substr(0, 80));
   return sentences;
 }
 
@@ -392,6 +397,8 @@ LoadedBabiModel::Parsed LoadedBabiModel::parse(const std::string& line) const {
   p.sample.memory_end = static_cast<int32_t>(story->size());
   p.sample.memory_begin = std::max(0, p.sample.memory_end - cfg.memn2n.memory_size);
   p.sample.question = tokenize(sentences.back());
+  ENGRAM_CHECK(!p.sample.question.empty(), "memn2n input: the question '{}' has no words",
+               sentences.back().substr(0, 80));
   p.sample.answer = vocab.token(0);  // encode_babi wants a known answer; the prediction ignores it
   return p;
 }
