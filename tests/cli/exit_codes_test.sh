@@ -146,6 +146,8 @@ printf '1 Mary went home.\n2 John went out.\n' > "$tmp/babi/qa1_single-supportin
 expect 1 "qa1_single-supporting-fact_train.txt:2: a question without its answer" -- "$bin" babi eval -m "$golden/memn2n" --data "$tmp/babi"
 printf '1 Mary moved to the bathroom.\n2 Where is Mary?\tbathroom\t1\n' > "$tmp/babi/qa1_single-supporting-fact_train.txt"
 expect 1 "bAbI task 1: no test questions in" -- "$bin" babi eval -m "$golden/memn2n" --data "$tmp/babi"
+expect 1 "memn2n: no validation questions: data.valid_fraction 0.1 of the 1 training questions" -- "$bin" train \
+  "$src/configs/babi-1k-pertask.yaml" --set data.dir="$tmp/babi" --set data.tasks=1 --set train.run_dir="$tmp/run-babi"
 : > "$tmp/empty.tsv"
 expect 1 "empty.tsv holds no training pairs \(the file is empty\)" -- "$bin" train "$src/configs/dates.yaml" \
   --set data.generator= --set data.train_tsv="$tmp/empty.tsv" --set train.run_dir="$tmp/run-empty"
