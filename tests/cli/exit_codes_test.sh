@@ -160,6 +160,11 @@ expect 0 "" -- "$bin" train "$src/configs/ntm-copy.yaml" $ntm_small --set train.
 expect 1 "resuming with train.seed 2 \(the run has 1\)" -- "$bin" train "$src/configs/ntm-copy.yaml" $ntm_small \
   --set train.max_steps=3 --set train.seed=2 --set train.run_dir="$tmp/run-resume"
 expect 0 "" -- "$bin" train "$tmp/run-resume" --set train.max_steps=5
+# A damaged trainer.json is named, not an exception's text.
+sed -i 's/"loss": [0-9.e+-]*,/"loss": "abc",/' "$tmp/run-resume/last/trainer.json"
+expect 1 "last/trainer.json is damaged: 'loss' is not a number" -- "$bin" train "$tmp/run-resume" --set train.max_steps=6
+sed -i -e 's/"loss": "abc",/"loss": 1.5,/' -e '/"epoch": [0-9]*,/d' "$tmp/run-resume/last/trainer.json"
+expect 1 "last/trainer.json is damaged: 'epoch' is missing or not a count" -- "$bin" train "$tmp/run-resume" --set train.max_steps=6
 
 echo "exit_codes_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

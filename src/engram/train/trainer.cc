@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 
@@ -60,8 +61,19 @@ nlohmann::json scalars_to_json(const std::map<std::string, double>& m) {
 }
 
 std::map<std::string, double> scalars_from_json(const nlohmann::json& j) {
+  ENGRAM_CHECK(j.is_object(), "scalars must be an object of numbers, got {}", j.type_name());
   std::map<std::string, double> m;
-  for (const auto& [k, v] : j.items()) m[k] = v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>();
+  for (const auto& [k, v] : j.items()) {
+    ENGRAM_CHECK(v.is_number() || v.is_string(), "'{}' is not a number", k);
+    if (v.is_number()) {
+      m[k] = v.get<double>();
+      continue;
+    }
+    const std::string& text = v.get_ref<const std::string&>();
+    char* end = nullptr;
+    m[k] = std::strtod(text.c_str(), &end);
+    ENGRAM_CHECK(!text.empty() && end == text.c_str() + text.size(), "'{}' is not a number", k);
+  }
   return m;
 }
 
@@ -263,21 +275,37 @@ TrainSummary Trainer::run() {
                  resumed->model_name, task_.model_name());
     const nlohmann::json& t = resumed->trainer;
     ENGRAM_CHECK(t.is_object() && t.contains("step"), "{}: trainer.json lacks the training position", last_dir.string());
-    // A checkpoint without a phase predates phases: it is in the main phase.
-    phase = t.value("phase", main_phase);
-    ENGRAM_CHECK(phase >= 0 && phase <= main_phase, "{}: phase {} of a task with {} phases", last_dir.string(), phase,
-                 main_phase + 1);
-    offset = t.value("offset", int64_t{0});
-    step = t.at("step").get<int64_t>() - offset;
-    start_epoch = t.at("epoch").get<int>();
-    start_index = t.at("next_batch").get<int64_t>();
-    has_best = t.value("has_best", false);
-    best = t.value("best", 0.0);
-    bad_validations = t.value("bad_validations", 0);
-    if (t.contains("plateau")) plateau_state = t.at("plateau");
-    if (t.contains("extra")) extra_state = t.at("extra");
-    if (t.contains("window")) window_state = t.at("window");
-    prior_seconds = t.value("elapsed_s", 0.0);
+    try {  // a key of the wrong type or missing, or a number that is no number: one line naming the file
+      // A checkpoint without a phase predates phases: it is in the main phase.
+      phase = t.value("phase", main_phase);
+      ENGRAM_CHECK(phase >= 0 && phase <= main_phase, "{}: phase {} of a task with {} phases", last_dir.string(), phase,
+                   main_phase + 1);
+      for (const char* k : {"step", "epoch", "next_batch"})
+        ENGRAM_CHECK(t.contains(k) && t.at(k).is_number_integer() && t.at(k).get<int64_t>() >= 0,
+                     "'{}' is missing or not a count", k);
+      offset = t.value("offset", int64_t{0});
+      step = t.at("step").get<int64_t>() - offset;
+      start_epoch = t.at("epoch").get<int>();
+      start_index = t.at("next_batch").get<int64_t>();
+      has_best = t.value("has_best", false);
+      best = t.value("best", 0.0);
+      bad_validations = t.value("bad_validations", 0);
+      if (t.contains("plateau")) plateau_state = t.at("plateau");
+      if (t.contains("extra")) extra_state = t.at("extra");
+      if (t.contains("window")) {
+        window_state = t.at("window");
+        const std::map<std::string, double> win = scalars_from_json(window_state);
+        for (const char* k : {"loss", "units", "steps"}) ENGRAM_CHECK(win.count(k), "no window '{}'", k);
+        ENGRAM_CHECK(win.at("units") >= 0 && win.at("steps") >= 0 && win.at("units") <= 9.007199254740992e15 &&
+                         win.at("steps") <= 9.007199254740992e15,
+                     "window units {} and steps {} must be counts", win.at("units"), win.at("steps"));
+      }
+      prior_seconds = t.value("elapsed_s", 0.0);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{} is damaged: {}", (last_dir / "trainer.json").string(), e.what()));
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("{} is damaged ({})", (last_dir / "trainer.json").string(), e.what()));
+    }
     sum.resumed = true;
   }
   if (!resumed && !cfg_.init_from.empty()) init_from_checkpoint(cfg_.init_from);
