@@ -160,6 +160,11 @@ expect 0 "" -- "$bin" train "$src/configs/ntm-copy.yaml" $ntm_small --set train.
 expect 1 "resuming with train.seed 2 \(the run has 1\)" -- "$bin" train "$src/configs/ntm-copy.yaml" $ntm_small \
   --set train.max_steps=3 --set train.seed=2 --set train.run_dir="$tmp/run-resume"
 expect 0 "" -- "$bin" train "$tmp/run-resume" --set train.max_steps=5
+expect 1 "data.extrapolation.min_repeat 0 / max_repeat 5: a copy task does not repeat" -- "$bin" train \
+  "$src/configs/ntm-copy.yaml" $ntm_small --set data.extrapolation.sequences=2 --set data.extrapolation.max_repeat=5 \
+  --set train.max_steps=1 --set train.run_dir="$tmp/run-extrap"
+expect 1 "memn2n: task.seeds holds 2 twice" -- "$bin" train "$src/configs/babi-1k-pertask.yaml" --set data.dir="$tmp/babi" \
+  --set "task.seeds=[1,2,2]" --set train.run_dir="$tmp/run-seeds"
 # A damaged trainer.json is named, not an exception's text.
 sed -i 's/"loss": [0-9.e+-]*,/"loss": "abc",/' "$tmp/run-resume/last/trainer.json"
 expect 1 "last/trainer.json is damaged: 'loss' is not a number" -- "$bin" train "$tmp/run-resume" --set train.max_steps=6

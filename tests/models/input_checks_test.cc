@@ -92,6 +92,11 @@ TEST(InputChecks, PointerFileTspReferenceMustBeAFullTour) {
             file + ":1: the output names 3 of the 4 points; it must name every point once (a full tour)");
   const std::string ok = dir.write("ok.txt", "0 0 1 0 1 1 0 1 output 1 2 3 4 1\n");
   EXPECT_EQ(data::tasks::read_pointer_file(ok, fo).at(0).target.size(), 4u);
+  const auto so = data::tasks::pointer_file_options(data::tasks::PointerTask::kSort);
+  const std::string unsorted = dir.write("sort.txt", "0.5 0.1 0.9 output 2 3 1\n");
+  EXPECT_EQ(error_of([&] { data::tasks::read_pointer_file(unsorted, so); }),
+            unsorted + ":1: the output is not in ascending order (index 3 = 0.9 before index 1 = 0.5)");
+  EXPECT_EQ(data::tasks::read_pointer_file(dir.write("sorted.txt", "0.5 0.1 0.9 output 2 1 3\n"), so).size(), 1u);
   // A hull's reference names only its vertices.
   const std::string hull = dir.write("hull.txt", "0 0 1 0 0.5 0.2 0 1 output 1 2 4 1\n");
   EXPECT_EQ(data::tasks::read_pointer_file(hull, data::tasks::pointer_file_options(data::tasks::PointerTask::kHull))

@@ -330,6 +330,13 @@ PointerInstance parse_pointer_line(std::string_view line, const PointerFileOptio
   ENGRAM_CHECK(!o.every_point || static_cast<int64_t>(inst.target.size()) == n,
                "{}: the output names {} of the {} points; it must name every point once{}", where, inst.target.size(),
                n, o.closed ? " (a full tour)" : "");
+  // A sorting's output (one-dimensional points, every one named) lists them in ascending order.
+  if (o.every_point && o.dim == 1)
+    for (size_t k = 1; k < inst.target.size(); ++k)
+      ENGRAM_CHECK(inst.points[inst.target[k - 1]] <= inst.points[inst.target[k]],
+                   "{}: the output is not in ascending order (index {} = {} before index {} = {})", where,
+                   inst.target[k - 1] + 1, inst.points[inst.target[k - 1]], inst.target[k] + 1,
+                   inst.points[inst.target[k]]);
   return inst;
 }
 

@@ -158,7 +158,8 @@ PointerFileOptions pointer_file_options(PointerTask task);
 
 // Parses one line; errors are "WHERE: what" (the reader passes "PATH:LINE"): a coordinate that
 // check_pointer_coordinate refuses, an index out of range or repeated, and with every_point an
-// index list that does not name every point (a TSP reference that is not a full tour).
+// index list that does not name every point (a TSP reference that is not a full tour), and for
+// one-dimensional points (sorting) an index list not in ascending order of value.
 PointerInstance parse_pointer_line(std::string_view line, const PointerFileOptions& options,
                                    std::string_view where = "line");
 // The line for an instance (no '\n'); coordinates in shortest round-trip form.

@@ -24,6 +24,9 @@ std::string train_memn2n(const YAML::Node& node, const std::string& source, cons
   const BabiConfig cfg = parse_run_config<BabiConfig>(node, source, sets, &babi_recipe);
   train::check_trainer_config(cfg.train);
   ENGRAM_CHECK(!cfg.task.seeds.empty(), "memn2n: task.seeds is empty");
+  for (size_t i = 0; i < cfg.task.seeds.size(); ++i)  // each seed trains into RUN/seed-S: one run each
+    for (size_t j = 0; j < i; ++j)
+      ENGRAM_CHECK(cfg.task.seeds[i] != cfg.task.seeds[j], "memn2n: task.seeds holds {} twice", cfg.task.seeds[i]);
   ENGRAM_CHECK(cfg.data.batch_size >= 1, "memn2n: data.batch_size must be >= 1, got {}", cfg.data.batch_size);
   const std::string dir = babi_data_dir(cfg);
   const std::vector<int> tasks = parse_babi_tasks(cfg.data.tasks, dir);
