@@ -141,5 +141,37 @@ expect 2 "not expected: 2 --views" -- "$bin" translate -m "$golden/seq2seq" --vi
 expect 2 "n_best 3 must be in \[1, beam = 2\]" -- "$bin" translate -m "$golden/seq2seq" --beam 2 --n-best 3
 expect 1 "views are readings of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
 
+# Training and the task readers: a clear error, never an internal message or a score of nothing.
+mkdir -p "$tmp/babi"
+printf '1 Mary went home.\n2 Where is Mary?\n' > "$tmp/babi/qa1_single-supporting-fact_train.txt"
+printf '1 Mary went home.\n2 John went out.\n' > "$tmp/babi/qa1_single-supporting-fact_test.txt"
+expect 1 "qa1_single-supporting-fact_train.txt:2: a question without its answer" -- "$bin" babi eval -m "$golden/memn2n" --data "$tmp/babi"
+printf '1 Mary moved to the bathroom.\n2 Where is Mary?\tbathroom\t1\n' > "$tmp/babi/qa1_single-supporting-fact_train.txt"
+expect 1 "bAbI task 1: no test questions in" -- "$bin" babi eval -m "$golden/memn2n" --data "$tmp/babi"
+expect 1 "memn2n: no validation questions: data.valid_fraction 0.1 of the 1 training questions" -- "$bin" train \
+  "$src/configs/babi-1k-pertask.yaml" --set data.dir="$tmp/babi" --set data.tasks=1 --set train.run_dir="$tmp/run-babi"
+: > "$tmp/empty.tsv"
+expect 1 "empty.tsv holds no training pairs \(the file is empty\)" -- "$bin" train "$src/configs/dates.yaml" \
+  --set data.generator= --set data.train_tsv="$tmp/empty.tsv" --set train.run_dir="$tmp/run-empty"
+expect 1 "adam: eps must be a finite number > 0, got 0" -- "$bin" train "$src/configs/dates.yaml" \
+  --set train.optimizer.name=adam --set train.optimizer.eps=0 --set train.run_dir="$tmp/run-eps"
+[ ! -e "$tmp/run-eps/last" ] || { echo "FAIL: eps 0 trained"; fails=$((fails + 1)); }
+# A resumed run keeps its settings: another seed is refused by name, a longer max_steps is taken.
+ntm_small="--set ntm.task.bits=3 --set ntm.task.max_len=4 --set ntm.ntm.controller_size=8 --set data.valid_sequences=4 --set train.log_every=1"
+expect 0 "" -- "$bin" train "$src/configs/ntm-copy.yaml" $ntm_small --set train.max_steps=3 --set train.run_dir="$tmp/run-resume"
+expect 1 "resuming with train.seed 2 \(the run has 1\)" -- "$bin" train "$src/configs/ntm-copy.yaml" $ntm_small \
+  --set train.max_steps=3 --set train.seed=2 --set train.run_dir="$tmp/run-resume"
+expect 0 "" -- "$bin" train "$tmp/run-resume" --set train.max_steps=5
+expect 1 "data.extrapolation.min_repeat 0 / max_repeat 5: a copy task does not repeat" -- "$bin" train \
+  "$src/configs/ntm-copy.yaml" $ntm_small --set data.extrapolation.sequences=2 --set data.extrapolation.max_repeat=5 \
+  --set train.max_steps=1 --set train.run_dir="$tmp/run-extrap"
+expect 1 "memn2n: task.seeds holds 2 twice" -- "$bin" train "$src/configs/babi-1k-pertask.yaml" --set data.dir="$tmp/babi" \
+  --set "task.seeds=[1,2,2]" --set train.run_dir="$tmp/run-seeds"
+# A damaged trainer.json is named, not an exception's text.
+sed -i 's/"loss": [0-9.e+-]*,/"loss": "abc",/' "$tmp/run-resume/last/trainer.json"
+expect 1 "last/trainer.json is damaged: 'loss' is not a number" -- "$bin" train "$tmp/run-resume" --set train.max_steps=6
+sed -i -e 's/"loss": "abc",/"loss": 1.5,/' -e '/"epoch": [0-9]*,/d' "$tmp/run-resume/last/trainer.json"
+expect 1 "last/trainer.json is damaged: 'epoch' is missing or not a count" -- "$bin" train "$tmp/run-resume" --set train.max_steps=6
+
 echo "exit_codes_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -90,6 +90,9 @@ TEST(Babi, MalformedLinesNameFileAndLine) {
       {"1 a.\n2 where? \tx\t1\n3 why? \ty\t2\n",
        "3: supporting fact ID 2 is not an earlier statement of this story"},
       {"0 zero.\n", "1: expected 'ID text' with a positive integer ID, got '0 zero.'"},
+      {"1 Mary went home.\n2 Where is Mary?\n",
+       "2: a question without its answer: question lines are 'ID question<TAB>answer<TAB>supporting IDs', "
+       "got '2 Where is Mary?'"},
   };
   int k = 0;
   for (const auto& c : cases) {

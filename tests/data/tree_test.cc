@@ -283,6 +283,17 @@ TEST(Tree, RightBranchingFallback) {
   EXPECT_EQ(one.size(), 1);
   EXPECT_EQ(error_of([] { right_branching_tree(" \t "); }),
             "right_branching_tree: the sentence has no tokens");
+  // The limits of a parsed tree hold for the fallback's tree too: nesting, nodes, bytes.
+  std::string words;
+  for (int i = 0; i < 1001; ++i) words += "w ";
+  EXPECT_EQ(error_of([&] { right_branching_tree(words); }),
+            "a sentence of 1001 words makes a tree nested 1001 levels deep, over the limit of 1000 "
+            "(TreeReadOptions::max_depth)");
+  EXPECT_NO_THROW(right_branching_tree(words.substr(2)));  // 1000 words
+  EXPECT_EQ(error_of([&] { right_branching_tree(words, {.max_nodes = 100}); }),
+            "a sentence of 1001 words makes a tree of 2001 nodes, more than 100 (TreeReadOptions::max_nodes)");
+  EXPECT_EQ(error_of([&] { right_branching_tree(std::string(70000, 'a')); }),
+            "the sentence is 70000 bytes long, over the limit of 65536 (TreeReadOptions::max_line_bytes)");
 }
 
 TEST(Tree, WordIdsFromVocab) {

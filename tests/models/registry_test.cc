@@ -4,6 +4,8 @@
 // before the registry still loading, and the NTM's generated-sequence line.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -136,6 +138,41 @@ TEST(NtmFamily, LoadsAndRunsOneGeneratedSequence) {
   EXPECT_EQ(out, m->run_line("3 1 5")) << "a seeded sequence";
   EXPECT_THROW(m->run_line("0"), Error);
   EXPECT_THROW(m->run_line("3 1 5 extra"), Error);
+}
+
+// train.max_steps bounds linear start and the main phase of every seed (5 updates each, not 20
+// epochs of linear start), and the run resumed with another learning rate is refused by name.
+TEST_F(Memn2nFamily, StepLimitBoundsEveryPhaseOfEverySeedAndAResumeKeepsTheSettings) {
+  TempDir dir;
+  YAML::Node node = YAML::Load("model: memn2n\n");
+  const std::vector<std::string> sets = {
+      "data.dir=" + path("babi/en"), "data.tasks=1", "task.seeds=[1,2]", "task.linear_start.max_epochs=20",
+      "train.max_steps=5", "memn2n.dim=8", "train.log_every=1", "train.run_dir=" + dir.file("run")};
+  const std::string summary = family("memn2n").train(node, "<test>", sets);
+  EXPECT_NE(summary.find("done"), std::string::npos) << summary;
+  for (const char* seed : {"seed-1", "seed-2"}) {
+    std::ifstream in(fs::path(dir.file("run")) / seed / "metrics.jsonl");
+    int64_t last = 0, ls_steps = 0;
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line);
+      if (j.at("event") != "train") continue;
+      last = std::max(last, j.at("step").get<int64_t>());
+      ls_steps += j.contains("phase");
+    }
+    EXPECT_EQ(last, 10) << seed;
+    EXPECT_EQ(ls_steps, 5) << seed;
+  }
+  std::vector<std::string> changed = sets;
+  changed.push_back("train.optimizer.lr=0.5");
+  try {
+    family("memn2n").train(node, "<test>", changed);
+    ADD_FAILURE() << "a resume with another learning rate was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.optimizer.lr 0.5"), std::string::npos) << e.what();
+  }
+  std::vector<std::string> longer = sets;
+  longer.push_back("train.max_steps=6");  // a limit may change: the main phases train one more step
+  EXPECT_NE(family("memn2n").train(node, "<test>", longer).find("done"), std::string::npos);
 }
 
 }  // namespace

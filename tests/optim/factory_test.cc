@@ -2,6 +2,9 @@
 #include "engram/optim/factory.h"
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
+#include <limits>
+#include <cmath>
 
 namespace engram::optim {
 namespace {
@@ -35,6 +38,46 @@ TEST(Factory, BuildsEveryOptimizerByName) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "unknown optimizer 'adamw' (expected sgd|adam|adagrad|rmsprop)");
   }
+}
+
+// Every hyper-parameter is checked with the config: eps must be a finite number > 0 (it is the
+// floor of a denominator that is 0 where a gradient has been 0), and no option takes an infinity
+// or NaN.
+TEST(Factory, RefusesEpsZeroAndNonFiniteHyperParameters) {
+  auto error_of = [](OptimizerConfig c) -> std::string {
+    try {
+      check_optimizer_config(c);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (const char* name : {"adam", "adagrad", "rmsprop"})
+    for (float eps : {0.0f, -1e-8f, std::numeric_limits<float>::infinity(), std::nanf("")}) {
+      OptimizerConfig c;
+      c.name = name;
+      c.eps = eps;
+      EXPECT_NE(error_of(c).find(fmt::format("{}: eps must be a finite number > 0", name)), std::string::npos)
+          << name << " eps " << eps << ": " << error_of(c);
+    }
+  OptimizerConfig sgd;
+  sgd.name = "sgd";
+  sgd.eps = 0;  // sgd has no eps
+  EXPECT_EQ(error_of(sgd), "");
+  OptimizerConfig ada;
+  ada.name = "adagrad";
+  ada.weight_decay = std::numeric_limits<float>::infinity();
+  EXPECT_NE(error_of(ada), "");
+  OptimizerConfig c;
+  c.beta2 = std::nanf("");
+  EXPECT_NE(error_of(c), "");
+  ScheduleConfig p;
+  p.name = "plateau";
+  p.min_lr = std::numeric_limits<float>::infinity();
+  EXPECT_THROW(make_plateau(p, 0.1f), Error);
+  p.min_lr = 0;
+  p.threshold = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(make_plateau(p, 0.1f), Error);
 }
 
 // param_lr: a group names a parameter or a module path (its parameters, not a longer name with

@@ -2,6 +2,7 @@
 // resume after a simulated kill that ends bit-identical to an uninterrupted run.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -539,6 +540,83 @@ TEST(Trainer, PhasesRunInOneResumableRun) {
   fs::remove_all(full_dir);
 }
 
+
+// The config's limits bound every phase: train.max_steps ends each phase after that many updates
+// of its own, train.max_epochs caps a phase's epochs, and train.max_minutes is one clock from
+// Trainer::started (a recipe's several runs share it): a run started past it trains nothing.
+TEST(Trainer, LimitsBoundEveryPhaseAndTheTimeLimitIsShared) {
+  const fs::path dir = temp_run("phase-limits");
+  TrainerConfig cfg = base_config(dir);
+  cfg.max_steps = 5;
+  {
+    PhasedTask task;
+    const TrainSummary s = Trainer(task, cfg).run();
+    EXPECT_EQ(s.phase, 1);
+    EXPECT_EQ(s.steps, 5 + 5);  // 5 in the warmup phase (3 epochs of 8 otherwise), 5 in the main one
+    EXPECT_EQ(task.batches_seen_, 10);
+  }
+  fs::remove_all(dir);
+  cfg.max_steps = 0;
+  cfg.max_epochs = 2;
+  {
+    PhasedTask task;
+    const TrainSummary s = Trainer(task, cfg).run();
+    EXPECT_EQ(s.steps, (2 + 2) * 8);  // the warmup's 3 epochs capped at 2
+  }
+  fs::remove_all(dir);
+  cfg.max_minutes = 0.5;
+  {
+    PhasedTask task;
+    Trainer t(task, cfg);
+    t.started = std::chrono::steady_clock::now() - std::chrono::minutes(1);
+    const TrainSummary s = t.run();
+    EXPECT_TRUE(s.out_of_time);
+    EXPECT_EQ(s.steps, 0);
+    EXPECT_EQ(task.batches_seen_, 0);
+  }
+  fs::remove_all(dir);
+}
+
+// A resume from a checkpoint inside a log window (checkpoint_every 5, log_every 4: the checkpoint
+// at step 15 holds steps 13-15 of the window logged at 16) logs the losses of an uninterrupted run.
+TEST(Trainer, ResumeInsideALogWindowLogsTheUninterruptedLosses) {
+  const fs::path full_dir = temp_run("window-full"), killed_dir = temp_run("window-killed");
+  TrainerConfig cfg = base_config(full_dir);
+  cfg.checkpoint_every = 5;
+  cfg.log_every = 4;
+  {
+    RegressionTask full;
+    Trainer(full, cfg).run();
+  }
+  cfg.run_dir = killed_dir.string();
+  {
+    RegressionTask first;
+    Trainer t(first, cfg);
+    t.on_step = [](int64_t step) {
+      if (step == 18) throw std::runtime_error("killed");  // last checkpoint: step 15
+    };
+    EXPECT_THROW(t.run(), std::runtime_error);
+  }
+  {
+    RegressionTask resumed;
+    EXPECT_TRUE(Trainer(resumed, cfg).run().resumed);
+  }
+  auto losses = [](const fs::path& dir) {
+    std::map<int64_t, double> m;
+    std::ifstream in(dir / "metrics.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line);
+      if (j.at("event") == "train") m[j.at("step").get<int64_t>()] = j.at("loss").get<double>();
+    }
+    return m;
+  };
+  const auto want = losses(full_dir), got = losses(killed_dir);
+  ASSERT_EQ(want.size(), 20u);
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [step, loss] : want) EXPECT_EQ(got.at(step), loss) << "step " << step;
+  fs::remove_all(full_dir);
+  fs::remove_all(killed_dir);
+}
 
 // Data parallelism's split of a batch (train/trainer.h, Shard): the shards of ranks 0..N-1 are
 // disjoint, in order, cover the batch, differ in size by at most one, and may be empty when the

@@ -99,7 +99,10 @@ std::vector<BabiSample> read_babi_file(const std::string& path, const BabiOption
     prev_id = id;
     const std::string rest = line.substr(space + 1);
     const size_t tab = rest.find('\t');
-    if (tab == std::string::npos) {  // a statement
+    if (tab == std::string::npos) {  // a statement (bAbI statements never hold a '?')
+      ENGRAM_CHECK(rest.find('?') == std::string::npos,
+                   "{}:{}: a question without its answer: question lines are 'ID question<TAB>answer<TAB>"
+                   "supporting IDs', got '{}'", path, lineno, short_text(line));
       statement_of_id.push_back(static_cast<int32_t>(story->size()));
       story->push_back(babi_tokenize(rest, o.lowercase));
       continue;

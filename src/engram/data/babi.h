@@ -47,8 +47,9 @@ struct BabiSample {
 
 // Parses one bAbI file. Malformed input (missing or non-numeric ID, an ID that neither restarts
 // at 1 nor follows the previous one, a question line without answer or supporting-IDs field, a
-// supporting ID that is not an earlier statement of the same story) throws engram::Error
-// "PATH:LINE: ...". Blank lines are ignored.
+// statement line holding a '?' (a question whose tab-separated fields are missing), a supporting
+// ID that is not an earlier statement of the same story) throws engram::Error "PATH:LINE: ...".
+// Blank lines are ignored.
 std::vector<BabiSample> read_babi_file(const std::string& path, const BabiOptions& options = {});
 
 // The files of one task found in a directory (a missing file has an empty path).

@@ -366,9 +366,18 @@ std::string display_sentence(const Tree& t) {
   return out;
 }
 
-Tree right_branching_tree(std::string_view sentence) {
+Tree right_branching_tree(std::string_view sentence, const TreeReadOptions& o) {
+  ENGRAM_CHECK(static_cast<int64_t>(sentence.size()) <= o.max_line_bytes,
+               "the sentence is {} bytes long, over the limit of {} (TreeReadOptions::max_line_bytes)", sentence.size(),
+               o.max_line_bytes);
   const auto words = split_whitespace(sentence);
   ENGRAM_CHECK(!words.empty(), "right_branching_tree: the sentence has no tokens");
+  ENGRAM_CHECK(2 * static_cast<int64_t>(words.size()) - 1 <= o.max_nodes,
+               "a sentence of {} words makes a tree of {} nodes, more than {} (TreeReadOptions::max_nodes)", words.size(),
+               2 * words.size() - 1, o.max_nodes);
+  ENGRAM_CHECK(static_cast<int64_t>(words.size()) <= o.max_depth,
+               "a sentence of {} words makes a tree nested {} levels deep, over the limit of {} "
+               "(TreeReadOptions::max_depth)", words.size(), words.size(), o.max_depth);
   const auto n = static_cast<int32_t>(words.size());
   Tree t;
   t.nodes.reserve(static_cast<size_t>(2 * n - 1));

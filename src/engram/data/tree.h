@@ -128,8 +128,10 @@ std::string display_sentence(const Tree& t);
 
 // A plain sentence (tokens split on ASCII whitespace, then escape_ptb_token) as a right-branching
 // binary tree (w1 (w2 (... (w_{n-1} w_n)))) with every node unlabelled (kNoLabel): the fallback
-// when no parse is available. One token gives a single leaf; no tokens is an error.
-Tree right_branching_tree(std::string_view sentence);
+// when no parse is available. One token gives a single leaf; no tokens is an error, and so is a
+// sentence over the options' limits, as parse_tree's: its bytes, its 2n - 1 nodes, its nesting
+// (n levels: the leaves nest as deep as the innermost pair).
+Tree right_branching_tree(std::string_view sentence, const TreeReadOptions& options = {});
 
 // ---- SST views ----------------------------------------------------------------------------
 

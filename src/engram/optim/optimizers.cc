@@ -10,10 +10,16 @@
 namespace engram::optim {
 namespace {
 
-void check_common(std::string_view kind, float weight_decay, float eps) {
+void check_weight_decay(std::string_view kind, float weight_decay) {
   ENGRAM_CHECK(std::isfinite(weight_decay) && weight_decay >= 0, "{}: weight_decay must be >= 0, got {}", kind,
                weight_decay);
-  ENGRAM_CHECK(std::isfinite(eps) && eps >= 0, "{}: eps must be >= 0, got {}", kind, eps);
+}
+
+// eps is a denominator's floor (adam, adagrad, rmsprop: g / (sqrt(v) + eps) with v 0 where a
+// gradient has been 0), so it must be > 0.
+void check_common(std::string_view kind, float weight_decay, float eps) {
+  check_weight_decay(kind, weight_decay);
+  ENGRAM_CHECK(std::isfinite(eps) && eps > 0, "{}: eps must be a finite number > 0, got {}", kind, eps);
 }
 
 // ---- kernels (raw pointers, no allocation)
@@ -142,7 +148,7 @@ Sgd::Sgd(nn::ParamStore& store, SgdOptions options)
     : Optimizer(store, options.lr, options.momentum > 0 ? std::vector<std::string>{"momentum_buffer"}
                                                         : std::vector<std::string>{}),
       options_(options) {
-  check_common(kind(), options.weight_decay, 0.0f);
+  check_weight_decay(kind(), options.weight_decay);
   ENGRAM_CHECK(options.momentum >= 0 && options.momentum < 1, "sgd: momentum must be in [0, 1), got {}",
                options.momentum);
   ENGRAM_CHECK(!options.nesterov || options.momentum > 0, "sgd: nesterov needs momentum > 0");
@@ -189,7 +195,8 @@ void Adam::update(float* w, const float* g, int64_t n) {
 Adagrad::Adagrad(nn::ParamStore& store, AdagradOptions options)
     : Optimizer(store, options.lr, {"sum"}), options_(options) {
   check_common(kind(), options.weight_decay, options.eps);
-  ENGRAM_CHECK(options.initial_accumulator >= 0, "adagrad: initial_accumulator must be >= 0, got {}",
+  ENGRAM_CHECK(std::isfinite(options.initial_accumulator) && options.initial_accumulator >= 0,
+               "adagrad: initial_accumulator must be >= 0, got {}",
                options.initial_accumulator);
   fill_slot(0, options.initial_accumulator);
 }

@@ -43,8 +43,10 @@ ReduceOnPlateau::ReduceOnPlateau(float initial_lr, PlateauOptions options)
   ENGRAM_CHECK(options.factor > 0 && options.factor < 1, "plateau: factor must be in (0, 1), got {}", options.factor);
   ENGRAM_CHECK(options.patience >= 0, "plateau: patience must be >= 0, got {}", options.patience);
   ENGRAM_CHECK(options.cooldown >= 0, "plateau: cooldown must be >= 0, got {}", options.cooldown);
-  ENGRAM_CHECK(options.threshold >= 0, "plateau: threshold must be >= 0, got {}", options.threshold);
-  ENGRAM_CHECK(options.min_lr >= 0, "plateau: min_lr must be >= 0, got {}", options.min_lr);
+  ENGRAM_CHECK(std::isfinite(options.threshold) && options.threshold >= 0, "plateau: threshold must be >= 0, got {}",
+               options.threshold);
+  ENGRAM_CHECK(std::isfinite(options.min_lr) && options.min_lr >= 0, "plateau: min_lr must be >= 0, got {}",
+               options.min_lr);
 }
 
 bool ReduceOnPlateau::improves(double metric) const {

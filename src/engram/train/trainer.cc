@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 
@@ -60,8 +61,19 @@ nlohmann::json scalars_to_json(const std::map<std::string, double>& m) {
 }
 
 std::map<std::string, double> scalars_from_json(const nlohmann::json& j) {
+  ENGRAM_CHECK(j.is_object(), "scalars must be an object of numbers, got {}", j.type_name());
   std::map<std::string, double> m;
-  for (const auto& [k, v] : j.items()) m[k] = v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>();
+  for (const auto& [k, v] : j.items()) {
+    ENGRAM_CHECK(v.is_number() || v.is_string(), "'{}' is not a number", k);
+    if (v.is_number()) {
+      m[k] = v.get<double>();
+      continue;
+    }
+    const std::string& text = v.get_ref<const std::string&>();
+    char* end = nullptr;
+    m[k] = std::strtod(text.c_str(), &end);
+    ENGRAM_CHECK(!text.empty() && end == text.c_str() + text.size(), "'{}' is not a number", k);
+  }
   return m;
 }
 
@@ -225,6 +237,7 @@ void Trainer::init_from_checkpoint(const fs::path& from) {
 
 TrainSummary Trainer::run() {
   const auto t0 = Clock::now();
+  const auto limit_t0 = started.value_or(t0);  // train.max_minutes counts from here
   const fs::path dir = cfg_.run_dir;
   const World& w = world();
   if (w.root()) fs::create_directories(dir);
@@ -245,7 +258,7 @@ TrainSummary Trainer::run() {
   bool has_best = false;
   double best = 0;
   int bad_validations = 0;
-  nlohmann::json plateau_state, extra_state;
+  nlohmann::json plateau_state, extra_state, window_state;
 
   // ---- resume
   const fs::path last_dir = dir / "last", best_dir = dir / "best";
@@ -262,20 +275,37 @@ TrainSummary Trainer::run() {
                  resumed->model_name, task_.model_name());
     const nlohmann::json& t = resumed->trainer;
     ENGRAM_CHECK(t.is_object() && t.contains("step"), "{}: trainer.json lacks the training position", last_dir.string());
-    // A checkpoint without a phase predates phases: it is in the main phase.
-    phase = t.value("phase", main_phase);
-    ENGRAM_CHECK(phase >= 0 && phase <= main_phase, "{}: phase {} of a task with {} phases", last_dir.string(), phase,
-                 main_phase + 1);
-    offset = t.value("offset", int64_t{0});
-    step = t.at("step").get<int64_t>() - offset;
-    start_epoch = t.at("epoch").get<int>();
-    start_index = t.at("next_batch").get<int64_t>();
-    has_best = t.value("has_best", false);
-    best = t.value("best", 0.0);
-    bad_validations = t.value("bad_validations", 0);
-    if (t.contains("plateau")) plateau_state = t.at("plateau");
-    if (t.contains("extra")) extra_state = t.at("extra");
-    prior_seconds = t.value("elapsed_s", 0.0);
+    try {  // a key of the wrong type or missing, or a number that is no number: one line naming the file
+      // A checkpoint without a phase predates phases: it is in the main phase.
+      phase = t.value("phase", main_phase);
+      ENGRAM_CHECK(phase >= 0 && phase <= main_phase, "{}: phase {} of a task with {} phases", last_dir.string(), phase,
+                   main_phase + 1);
+      for (const char* k : {"step", "epoch", "next_batch"})
+        ENGRAM_CHECK(t.contains(k) && t.at(k).is_number_integer() && t.at(k).get<int64_t>() >= 0,
+                     "'{}' is missing or not a count", k);
+      offset = t.value("offset", int64_t{0});
+      step = t.at("step").get<int64_t>() - offset;
+      start_epoch = t.at("epoch").get<int>();
+      start_index = t.at("next_batch").get<int64_t>();
+      has_best = t.value("has_best", false);
+      best = t.value("best", 0.0);
+      bad_validations = t.value("bad_validations", 0);
+      if (t.contains("plateau")) plateau_state = t.at("plateau");
+      if (t.contains("extra")) extra_state = t.at("extra");
+      if (t.contains("window")) {
+        window_state = t.at("window");
+        const std::map<std::string, double> win = scalars_from_json(window_state);
+        for (const char* k : {"loss", "units", "steps"}) ENGRAM_CHECK(win.count(k), "no window '{}'", k);
+        ENGRAM_CHECK(win.at("units") >= 0 && win.at("steps") >= 0 && win.at("units") <= 9.007199254740992e15 &&
+                         win.at("steps") <= 9.007199254740992e15,
+                     "window units {} and steps {} must be counts", win.at("units"), win.at("steps"));
+      }
+      prior_seconds = t.value("elapsed_s", 0.0);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{} is damaged: {}", (last_dir / "trainer.json").string(), e.what()));
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("{} is damaged ({})", (last_dir / "trainer.json").string(), e.what()));
+    }
     sum.resumed = true;
   }
   if (!resumed && !cfg_.init_from.empty()) init_from_checkpoint(cfg_.init_from);
@@ -289,21 +319,44 @@ TrainSummary Trainer::run() {
                                "{} parameters); rank 0 writes", w.size, w.size, per_epoch, params.numel()));
   ENGRAM_CHECK(per_epoch > 0, "trainer: the task has no training batches");
 
+  // Whether train.max_minutes has run out; under mpirun rank 0's clock decides for the job.
+  auto out_of_time = [&] {
+    if (cfg_.max_minutes <= 0) return false;
+    bool out = seconds_since(limit_t0) > cfg_.max_minutes * 60;
+    if (w.distributed()) {
+      double flag = w.root() && out ? 1 : 0;
+      allreduce_sum(&flag, 1, "the time-limit check");
+      out = flag > 0;
+    }
+    return out;
+  };
+  if (out_of_time()) {  // a run of a recipe that started past the command's limit
+    progress.print(fmt::format("time limit of {} minutes reached before {} started; nothing trained", cfg_.max_minutes,
+                               dir.string()));
+    sum.phase = phase;
+    sum.steps = offset + step;
+    sum.out_of_time = true;
+    return sum;
+  }
   bool stop_run = false;  // a time limit: the run ends resumable, wherever it is
   for (; phase <= main_phase && !stop_run; ++phase) {
     const bool is_main = phase == main_phase;
     task_.begin_phase(phase);
     // This phase's limits and learning rate: the main phase is the config's; an earlier phase has
-    // its epochs, patience and a constant lr.
+    // its epochs (capped at train.max_epochs), train.max_steps, its patience and a constant lr.
     TrainerConfig pc = cfg_;
     if (!is_main) {
-      pc.max_epochs = pre[phase].max_epochs;
-      pc.max_steps = 0;
+      pc.max_epochs = cfg_.max_epochs > 0 ? std::min(pre[phase].max_epochs, cfg_.max_epochs) : pre[phase].max_epochs;
       pc.patience = pre[phase].patience;
       pc.optimizer.lr = pre[phase].lr;
       pc.schedule = optim::ScheduleConfig{.name = "constant"};
     }
     Updater updater(task_, pc);  // a fresh optimizer per phase
+    // The log window: the updates since the last train line (every log_every). Its sums are
+    // checkpointed with the position, so a resumed run logs the loss an uninterrupted one does
+    // whatever checkpoint_every is.
+    double window_loss = 0, window_allreduce_s = 0;
+    int64_t window_units = 0, window_steps = 0;
     optim::Optimizer* opt = &updater.optimizer();
     const bool plateau_mode = pc.schedule.is_plateau();
     std::unique_ptr<optim::LrSchedule> schedule;
@@ -315,6 +368,12 @@ TrainSummary Trainer::run() {
       io::load_checkpoint(last_dir, params, opt);
       if (plateau_state.is_object()) plateau.load_state_scalars(scalars_from_json(plateau_state));
       if (!extra_state.is_null()) task_.load_extra_state(extra_state);
+      if (window_state.is_object()) {
+        const std::map<std::string, double> win = scalars_from_json(window_state);
+        window_loss = win.at("loss");
+        window_units = static_cast<int64_t>(win.at("units"));
+        window_steps = static_cast<int64_t>(win.at("steps"));
+      }
       resumed.reset();
       // A phase that already reached its limits, or stopped early, is done; a finished run
       // run again changes nothing (raise train.max_steps / max_epochs to train further).
@@ -339,7 +398,8 @@ TrainSummary Trainer::run() {
       progress.print(fmt::format("resuming {} at step {} (epoch {}, batch {}{})", dir.string(), offset + step,
                                  start_epoch + 1, start_index, is_main ? "" : ", phase " + pre[phase].name));
     } else if (!is_main) {
-      progress.print(fmt::format("phase {}: up to {} epochs at lr {:.3g}", pre[phase].name, pc.max_epochs,
+      progress.print(fmt::format("phase {}: up to {} epochs{} at lr {:.3g}", pre[phase].name, pc.max_epochs,
+                                 pc.max_steps > 0 ? fmt::format(" or {} updates", pc.max_steps) : "",
                                  pc.optimizer.lr));
     }
     const int64_t total_steps = pc.max_steps > 0 ? pc.max_steps : per_epoch * pc.max_epochs;
@@ -367,6 +427,9 @@ TrainSummary Trainer::run() {
       t["plateau"] = scalars_to_json(plateau.state_scalars());
       t["seed"] = cfg_.seed;
       t["extra"] = task_.extra_state();
+      t["window"] = scalars_to_json({{"loss", window_loss},
+                                     {"units", static_cast<double>(window_units)},
+                                     {"steps", static_cast<double>(window_steps)}});
       t["elapsed_s"] = prior_seconds + seconds_since(t0);
       return t;
     };
@@ -430,8 +493,6 @@ TrainSummary Trainer::run() {
       }
     };
 
-    double window_loss = 0, window_allreduce_s = 0;
-    int64_t window_units = 0, window_steps = 0;
     int bad_in_row = 0;  // consecutive non-finite batches (the NaN guard)
     auto window_t0 = Clock::now();
     const int64_t start_step = step;
@@ -498,14 +559,9 @@ TrainSummary Trainer::run() {
         }
         if (w.distributed() && pc.distributed.check_every > 0 && step % pc.distributed.check_every == 0)
           check_same_parameters();
-        bool out_of_time = cfg_.max_minutes > 0 && seconds_since(t0) > cfg_.max_minutes * 60;
-        if (w.distributed() && cfg_.max_minutes > 0) {  // rank 0's clock decides for the job
-          double flag = w.root() && out_of_time ? 1 : 0;
-          allreduce_sum(&flag, 1, "the time-limit check");
-          out_of_time = flag > 0;
-        }
-        if ((pc.max_steps > 0 && step >= pc.max_steps) || out_of_time) {
-          if (out_of_time) progress.print(fmt::format("time limit of {} minutes reached", cfg_.max_minutes));
+        const bool timed_out = out_of_time();
+        if ((pc.max_steps > 0 && step >= pc.max_steps) || timed_out) {
+          if (timed_out) progress.print(fmt::format("time limit of {} minutes reached", cfg_.max_minutes));
           const bool just_validated = pc.valid_every > 0 && step % pc.valid_every == 0;
           if (!just_validated) validate(epoch, index);
           if (last_saved_step != step) {
@@ -513,7 +569,7 @@ TrainSummary Trainer::run() {
             save(last_dir, e, i, true);
           }
           stop = true;
-          stop_run = stop_run || out_of_time;
+          stop_run = stop_run || timed_out;
         }
         if (stop) break;
       }
@@ -530,8 +586,10 @@ TrainSummary Trainer::run() {
       step = 0, start_epoch = 0, start_index = 0, has_best = false, best = 0, bad_validations = 0;
       plateau_state = nullptr;
       extra_state = nullptr;
+      window_state = nullptr;
     }
   }
+  sum.out_of_time = stop_run;
   sum.seconds = seconds_since(t0);
   return sum;
 }

@@ -13,11 +13,13 @@
 // same epoch; the data order is a pure function of (seed, epoch), so it is the same order.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,6 +126,10 @@ using Metrics = std::map<std::string, double>;
 // constant learning rate, a fresh optimizer, epochs and steps counted from 0 (so its data order
 // and draws are those of a run of its own), validation on the task's primary metric of the phase;
 // best/ is kept for the main phase only. The main phase is the Trainer's config.
+// The config's limits bound every phase: a phase ends after min(its max_epochs, train.max_epochs)
+// epochs (train.max_epochs 0: its own) and after train.max_steps updates of its own (then the
+// next phase starts), so a run of P phases makes at most P x train.max_steps updates;
+// train.max_minutes is one clock over all phases and ends the run where it is (resumable).
 struct TrainPhase {
   std::string name;   // "linear_start"
   int max_epochs = 1;
@@ -206,6 +212,7 @@ struct TrainSummary {
   double best_metric = 0;
   bool resumed = false;
   bool early_stopped = false;
+  bool out_of_time = false;  // train.max_minutes ended the run (resumable where it stopped)
   double seconds = 0;
   Metrics last_valid;
 };
@@ -217,6 +224,10 @@ class Trainer {
   TrainSummary run();
   // Test hook: called after every update with the step number (e.g. to simulate a kill).
   std::function<void(int64_t step)> on_step;
+  // The moment train.max_minutes counts from (unset: the start of run()). A recipe that trains
+  // several runs in one command (MemN2N's seeds and tasks) gives each the command's start, so
+  // the limit bounds the command; a run that starts past it trains nothing (out_of_time).
+  std::optional<std::chrono::steady_clock::time_point> started;
 
  private:
   void init_from_checkpoint(const std::filesystem::path& from);  // train.init_from (fresh runs)

@@ -272,7 +272,14 @@ PointerBatch collate_pointer_batch(std::span<const PointerInstance> instances) {
 // ---- files ----
 
 PointerFileOptions pointer_file_options(PointerTask task) {
-  return {pointer_task_dim(task), task != PointerTask::kSort};
+  return {.dim = pointer_task_dim(task), .closed = task != PointerTask::kSort, .every_point = task != PointerTask::kHull};
+}
+
+void check_pointer_coordinate(double v, std::string_view where) {
+  ENGRAM_CHECK(std::isfinite(v) && std::isfinite(static_cast<float>(v)), "{}: coordinate {} is not a finite number",
+               where, v);
+  ENGRAM_CHECK(std::abs(v) <= kMaxPointerCoordinate, "{}: coordinate {} is outside [-{:g}, {:g}]", where, v,
+               kMaxPointerCoordinate, kMaxPointerCoordinate);
 }
 
 PointerInstance parse_pointer_line(std::string_view line, const PointerFileOptions& o,
@@ -290,6 +297,7 @@ PointerInstance parse_pointer_line(std::string_view line, const PointerFileOptio
     const auto [end, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
     ENGRAM_CHECK(ec == std::errc() && end == tok.data() + tok.size() && std::isfinite(v),
                  "{}: coordinate '{}' is not a finite number", where, tok);
+    check_pointer_coordinate(v, where);
     ENGRAM_CHECK(static_cast<int64_t>(inst.points.size()) < kMaxPointerPoints * o.dim,
                  "{}: more than {} points", where, kMaxPointerPoints);
     inst.points.push_back(v);
@@ -319,6 +327,16 @@ PointerInstance parse_pointer_line(std::string_view line, const PointerFileOptio
     ENGRAM_CHECK(!seen[i], "{}: index {} repeated", where, i + 1);
     seen[i] = 1;
   }
+  ENGRAM_CHECK(!o.every_point || static_cast<int64_t>(inst.target.size()) == n,
+               "{}: the output names {} of the {} points; it must name every point once{}", where, inst.target.size(),
+               n, o.closed ? " (a full tour)" : "");
+  // A sorting's output (one-dimensional points, every one named) lists them in ascending order.
+  if (o.every_point && o.dim == 1)
+    for (size_t k = 1; k < inst.target.size(); ++k)
+      ENGRAM_CHECK(inst.points[inst.target[k - 1]] <= inst.points[inst.target[k]],
+                   "{}: the output is not in ascending order (index {} = {} before index {} = {})", where,
+                   inst.target[k - 1] + 1, inst.points[inst.target[k - 1]], inst.target[k] + 1,
+                   inst.points[inst.target[k]]);
   return inst;
 }
 

@@ -40,6 +40,14 @@ namespace engram::data::tasks {
 
 inline constexpr int64_t kMaxPointerPoints = 10000;         // points per instance / file line
 inline constexpr int64_t kMaxPointerLineBytes = 1ll << 20;  // 1 MiB per file line
+// Magnitude of a coordinate a model or solver reads (every task; = the TSP solvers' limit, where
+// distances and tour lengths cannot overflow, and the networks' first products stay finite).
+inline constexpr double kMaxPointerCoordinate = 1e18;
+
+// The one check of a coordinate, whatever its source (a file line, run_line's text, a /v1/pointer
+// request): a finite number of magnitude <= kMaxPointerCoordinate (so its float is finite too).
+// Errors are "WHERE: ...".
+void check_pointer_coordinate(double v, std::string_view where);
 
 // One instance: n points of dimension d and its target index list.
 struct PointerInstance {
@@ -141,10 +149,17 @@ PointerBatch collate_pointer_batch(std::span<const PointerInstance> instances);
 struct PointerFileOptions {
   int dim = 2;         // d: coordinates per point
   bool closed = true;  // the index list repeats its first index at the end (hull, TSP)
+  // The index list names every point once (a sorting, a full TSP tour); else any distinct points
+  // (a hull's vertices).
+  bool every_point = false;
 };
-PointerFileOptions pointer_file_options(PointerTask task);  // sort {1, false}; hull, TSP {2, true}
+// sort {1, open, every point}; hull {2, closed}; TSP {2, closed, every point}.
+PointerFileOptions pointer_file_options(PointerTask task);
 
-// Parses one line; errors are "WHERE: what" (the reader passes "PATH:LINE").
+// Parses one line; errors are "WHERE: what" (the reader passes "PATH:LINE"): a coordinate that
+// check_pointer_coordinate refuses, an index out of range or repeated, and with every_point an
+// index list that does not name every point (a TSP reference that is not a full tour), and for
+// one-dimensional points (sorting) an index list not in ascending order of value.
 PointerInstance parse_pointer_line(std::string_view line, const PointerFileOptions& options,
                                    std::string_view where = "line");
 // The line for an instance (no '\n'); coordinates in shortest round-trip form.

@@ -52,7 +52,12 @@ std::vector<TaskRow> score_model(const fs::path& dir, const BabiEvalOptions& o, 
   std::map<int, std::string> names;
   for (const auto& f : data::list_babi_tasks(data_dir)) names[f.task] = f.name;
   std::vector<TaskRow> rows;
-  for (int t : tasks) rows.push_back({t, names[t], scores.at(t)});
+  for (int t : tasks) {
+    const auto it = scores.find(t);
+    ENGRAM_CHECK(it != scores.end(), "bAbI task {}: no {} questions in {}{}", t, o.split, data_dir,
+                 o.split == "valid" ? " (data.valid_fraction holds none out)" : "");
+    rows.push_back({t, names[t], it->second});
+  }
   *data_dir_out = data_dir;
   return rows;
 }

@@ -118,6 +118,9 @@ BabiTrainTask::BabiTrainTask(const BabiConfig& cfg, models::Memn2n& model, const
                              std::vector<fs::path> files)
     : cfg_(cfg), model_(model), data_(data), linear_start_(linear_start), files_(std::move(files)) {
   ENGRAM_CHECK(cfg.data.batch_size >= 1, "memn2n: data.batch_size must be >= 1, got {}", cfg.data.batch_size);
+  ENGRAM_CHECK(!data.valid.samples.empty(),
+               "memn2n: no validation questions: data.valid_fraction {} of the {} training questions of tasks {} "
+               "holds none out", cfg.data.valid_fraction, data.train.samples.size(), fmt::join(data.tasks, ","));
   order_.resize(data.train.samples.size());
   std::iota(order_.begin(), order_.end(), 0);
 }
@@ -224,7 +227,8 @@ void copy_dir(const fs::path& src, const fs::path& dst) {
 
 }  // namespace
 
-BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int64_t seed, const fs::path& run_dir) {
+BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int64_t seed, const fs::path& run_dir,
+                               std::chrono::steady_clock::time_point started) {
   const bool root = train::world().root();  // rank 0 writes for a data-parallel job
   if (root) {
     fs::create_directories(run_dir);
@@ -250,8 +254,11 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
   tc.schedule = optim::ScheduleConfig{.name = "step",
                                       .every = std::max<int64_t>(1, cfg.task.lr_decay_epochs * task.batches_per_epoch()),
                                       .gamma = cfg.task.lr_decay};
-  const train::TrainSummary s = train::Trainer(task, tc).run();
+  train::Trainer trainer(task, tc);
+  trainer.started = started;
+  const train::TrainSummary s = trainer.run();
   res.seconds = s.seconds;
+  res.out_of_time = s.out_of_time;
   res.linear_start_epochs = task.linear_start_epochs();
   // A run stopped by a time limit before its main phase has no valid error to select it by.
   res.valid_error = s.phase < static_cast<int>(task.phases().size()) ? 1.0 : s.best_metric;
@@ -259,7 +266,8 @@ BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int6
   return res;
 }
 
-std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data, const fs::path& run_dir) {
+std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data, const fs::path& run_dir,
+                                       std::chrono::steady_clock::time_point started) {
   ENGRAM_CHECK(!cfg.task.seeds.empty(), "babi: no seeds to train");
   if (train::world().root()) fs::create_directories(run_dir);
   std::vector<BabiSeedResult> results;
@@ -267,13 +275,23 @@ std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& da
     std::printf("== tasks %s, seed %lld -> %s\n", fmt::format("{}", fmt::join(data.tasks, ",")).c_str(),
                 static_cast<long long>(seed), (run_dir / fmt::format("seed-{}", seed)).string().c_str());
     std::fflush(stdout);
-    results.push_back(train_babi_seed(cfg, data, seed, run_dir / fmt::format("seed-{}", seed)));
+    results.push_back(train_babi_seed(cfg, data, seed, run_dir / fmt::format("seed-{}", seed), started));
+    if (results.back().out_of_time) break;  // train.max_minutes: the later seeds wait for a resume
   }
-  const auto best = std::min_element(results.begin(), results.end(), [](const auto& a, const auto& b) {
+  // Only a seed that reached its main phase has a best/ (a time limit may stop one before).
+  std::vector<BabiSeedResult> selectable;
+  for (const BabiSeedResult& r : results)
+    if (fs::exists(r.best)) selectable.push_back(r);
+  if (selectable.empty()) {
+    ENGRAM_CHECK(results.back().out_of_time, "babi: no seed left a best checkpoint in {}", run_dir.string());
+    std::printf("time limit (train.max_minutes) reached before any seed's main phase: no model selected yet; run "
+                "the same command again to resume\n");
+    return results;
+  }
+  const auto best = std::min_element(selectable.begin(), selectable.end(), [](const auto& a, const auto& b) {
     return a.valid_error < b.valid_error;
   });
   if (!train::world().root()) return results;  // rank 0 writes the selection
-  ENGRAM_CHECK(fs::exists(best->best), "babi: seed {} left no best checkpoint", best->seed);
   copy_dir(best->best, run_dir / "model");
   data.vocab.save((run_dir / "model" / "vocab.txt").string());
   nlohmann::json sel;
@@ -349,6 +367,8 @@ std::vector<std::string> split_babi_input(const std::string& line) {
   if (cur.find_first_not_of(" \t\r") != std::string::npos) sentences.push_back(cur);
   ENGRAM_CHECK(!sentences.empty() && sentences.back().find('?') != std::string::npos,
                "memn2n input: statements, then a question ending in '?' (got '{}')", line.substr(0, 80));
+  ENGRAM_CHECK(sentences.size() >= 2, "memn2n input: the story is empty (statements, then the question '{}')",
+               sentences.back().substr(0, 80));
   return sentences;
 }
 
@@ -377,6 +397,8 @@ LoadedBabiModel::Parsed LoadedBabiModel::parse(const std::string& line) const {
   p.sample.memory_end = static_cast<int32_t>(story->size());
   p.sample.memory_begin = std::max(0, p.sample.memory_end - cfg.memn2n.memory_size);
   p.sample.question = tokenize(sentences.back());
+  ENGRAM_CHECK(!p.sample.question.empty(), "memn2n input: the question '{}' has no words",
+               sentences.back().substr(0, 80));
   p.sample.answer = vocab.token(0);  // encode_babi wants a known answer; the prediction ignores it
   return p;
 }

@@ -8,6 +8,7 @@
 // training puts one such tree under RUN/task-T/.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -162,16 +163,21 @@ struct BabiSeedResult {
   double valid_error = 0;
   double seconds = 0;
   int linear_start_epochs = 0;
-  std::filesystem::path best;  // the seed's best checkpoint
+  bool out_of_time = false;    // train.max_minutes stopped it (resumable)
+  std::filesystem::path best;  // the seed's best checkpoint (absent before its main phase)
 };
 
-// Trains one seed into run_dir (linear start, then the main phase; resumable).
+// Trains one seed into run_dir (linear start, then the main phase; resumable). train.max_minutes
+// counts from `started` (the command's start: one limit over every seed and task).
 BabiSeedResult train_babi_seed(const BabiConfig& cfg, const BabiData& data, int64_t seed,
-                               const std::filesystem::path& run_dir);
-// Every seed of cfg, then copies the best (lowest validation error) to run_dir/model (with
-// vocab.txt) and writes run_dir/selection.json. Returns the per-seed results.
+                               const std::filesystem::path& run_dir, std::chrono::steady_clock::time_point started);
+// Every seed of cfg, then copies the best (lowest validation error) of the seeds that have a
+// main-phase checkpoint to run_dir/model (with vocab.txt) and writes run_dir/selection.json.
+// Seeds after train.max_minutes has run out are not started (a run of the command again resumes
+// them); when no seed reached its main phase, nothing is selected. Returns the per-seed results.
 std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& data,
-                                       const std::filesystem::path& run_dir);
+                                       const std::filesystem::path& run_dir,
+                                       std::chrono::steady_clock::time_point started);
 
 // A trained model directory: config, vocabulary, parameters (the family's LoadedModel).
 struct LoadedBabiModel : LoadedModel {
@@ -197,8 +203,9 @@ struct LoadedBabiModel : LoadedModel {
   };
   Answer answer(const std::string& line) const;
   // run_line's text read as answer() reads it: the statements as read (trimmed) and the tokenised
-  // sample. Errors on text the model cannot take: no question, or (pe_global encoding) a sentence
-  // of more words than the model's sentence_length J.
+  // sample. Errors on text the model cannot take: no question, a question of no words, no
+  // statement before it (an empty story), or (pe_global encoding) a sentence of more words than
+  // the model's sentence_length J. serve_check (POST /v1/babi) checks a request with it.
   struct Parsed {
     std::vector<std::string> story;
     data::BabiSample sample;

@@ -8,6 +8,7 @@
 #include "engram/io/files.h"
 #include "engram/models/registry.h"
 #include "engram/train/run_lock.h"
+#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -21,8 +22,7 @@ std::string train_ntm_run(const YAML::Node& node, const std::string& source, con
   const NtmTrainConfig cfg = read_ntm_config(node, source, sets);
   train::check_trainer_config(cfg.train);
   const train::RunDirLock lock(cfg.train.run_dir);
-  if (train::world().root())
-    io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
+  train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
   const train::TrainSummary s = train_ntm(cfg);
   return fmt::format("done: {} updates in {:.0f} s, best {} cost {:.4f} bits/seq; evaluate with: engram ntm eval -m {}",
                      s.steps, s.seconds, cfg.data.extrapolation.sequences > 0 ? "extrapolation" : "validation",

@@ -46,6 +46,7 @@ std::string LoadedNtmModel::run_line(const std::string& line) {
   if (in >> repeat) in >> seed;
   ENGRAM_CHECK(!(in >> rest) && repeat >= 1 && repeat <= 100 && seed >= 0,
                "ntm input: LENGTH [REPEAT [SEED]] with REPEAT 1..100 and SEED >= 0, got '{}'", line.substr(0, 80));
+  check_task_repeat(task, static_cast<int>(repeat));
   core::Rng rng(static_cast<uint64_t>(seed));
   const data::tasks::SeqBatch b =
       make_task_batch_at(task, static_cast<int>(length), static_cast<int>(repeat), 1, rng);

@@ -19,6 +19,7 @@ void ntm_eval_report(const LoadedNtmModel& loaded, const NtmEvalOptions& o,
   const std::vector<int>& lengths = o.lengths;
   const std::vector<int> repeats = o.repeats.empty() ? std::vector<int>{repeat_task ? task.max_repeat : 1} : o.repeats;
   ENGRAM_CHECK(!lengths.empty(), "ntm eval: no lengths given");
+  for (int r : repeats) check_task_repeat(task, r);
   ENGRAM_CHECK(repeats.size() == 1 || lengths.size() == 1 || repeats.size() == lengths.size(),
                "--repeats has {} values for {} lengths (give one, or one per length)", repeats.size(), lengths.size());
   const size_t rows = std::max(lengths.size(), repeats.size());
@@ -52,7 +53,8 @@ NtmShow show_ntm(const LoadedNtmModel& loaded, int length, int repeat_arg, uint6
   const NtmTaskModel& model = *loaded.model;
   const NtmTaskConfig& task = model.model_config().task;
   core::Rng rng(seed);
-  const int repeat = repeat_arg > 0 ? repeat_arg : task.max_repeat;
+  if (repeat_arg > 0) check_task_repeat(task, repeat_arg);
+  const int repeat = repeat_arg > 0 ? repeat_arg : task.task == NtmTaskKind::kRepeatCopy ? task.max_repeat : 1;
   const data::tasks::SeqBatch b = make_task_batch_at(task, length, repeat, 1, rng);
   core::Graph g(false, size_t{1} << 24);
   SeqTrace trace;

@@ -58,6 +58,12 @@ tasks::SeqBatch make_task_batch(const NtmTaskConfig& cfg, int64_t batch, core::R
   throw Error("make_task_batch: unknown task");
 }
 
+void check_task_repeat(const NtmTaskConfig& cfg, int repeat) {
+  ENGRAM_CHECK(cfg.task == NtmTaskKind::kRepeatCopy || repeat == 1,
+               "repeat {}: a {} model does not repeat (only repeat-copy models take a repeat count)", repeat,
+               task_name(cfg.task));
+}
+
 tasks::SeqBatch make_task_batch_at(const NtmTaskConfig& cfg, int length, int repeat, int64_t batch,
                                    core::Rng& rng) {
   NtmTaskConfig at = cfg;

@@ -54,6 +54,10 @@ int task_output_size(const NtmTaskConfig& cfg);  // K
 
 // A training batch (one length / item count / repeat count per batch, drawn from the ranges).
 data::tasks::SeqBatch make_task_batch(const NtmTaskConfig& cfg, int64_t batch, core::Rng& rng);
+// The repeat count a user may give a model of cfg's task (run_line, /v1/ntm, ntm eval --repeats,
+// ntm show --repeat): repeat copy >= 1; the other tasks do not repeat, so only 1 (copy once) —
+// any other count is an error naming the task, never ignored.
+void check_task_repeat(const NtmTaskConfig& cfg, int repeat);
 // A batch at a fixed `length` (recall: items) and `repeat` (repeat copy; ignored otherwise). The
 // repeat channel keeps the training normalisation of cfg, so counts outside the training range
 // are extrapolations, as in the paper.

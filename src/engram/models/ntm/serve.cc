@@ -22,6 +22,7 @@ NtmRequest read_request(const json& r, const NtmTaskConfig& task, int max_length
   q.length = serve_json::int_field(r, "length", 0, 1, max_length);
   ENGRAM_CHECK(serve_json::find(r, "length"), "the request needs 'length' (1 to {})", max_length);
   q.repeat = serve_json::int_field(r, "repeat", task.task == NtmTaskKind::kRepeatCopy ? task.max_repeat : 1, 1, 100);
+  check_task_repeat(task, q.repeat);
   q.seed = serve_json::int_field(r, "seed", 1, 0, 1 << 30);
   return q;
 }

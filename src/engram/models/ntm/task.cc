@@ -32,6 +32,9 @@ class NtmTrainTask : public train::TrainTask {
     for (int i = 0; i < cfg.data.valid_sequences; ++i) valid_.push_back(models::make_task_batch(cfg.ntm.task, 1, vr));
     const NtmExtrapolationSet& x = cfg.data.extrapolation;
     ENGRAM_CHECK(x.sequences >= 0, "ntm: data.extrapolation.sequences {} must be >= 0", x.sequences);
+    ENGRAM_CHECK(cfg.ntm.task.task == models::NtmTaskKind::kRepeatCopy || (x.min_repeat == 0 && x.max_repeat == 0),
+                 "ntm: data.extrapolation.min_repeat {} / max_repeat {}: a {} task does not repeat (repeat-copy only)",
+                 x.min_repeat, x.max_repeat, models::task_name(cfg.ntm.task.task));
     if (x.sequences > 0) {
       const models::NtmTaskConfig& t = cfg.ntm.task;
       const int lo = x.min_len > 0 ? x.min_len : t.min_len, hi = x.max_len > 0 ? x.max_len : t.max_len;

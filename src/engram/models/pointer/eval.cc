@@ -385,7 +385,9 @@ std::string LoadedPointerModel::run_line(const std::string& line) {
   }
   std::string text(line, 0, cut);
   text.append(" output 1");
-  tasks::PointerInstance in = tasks::parse_pointer_line(text, fo, "input");
+  tasks::PointerFileOptions placeholder = fo;
+  placeholder.every_point = false;  // the placeholder names one point
+  tasks::PointerInstance in = tasks::parse_pointer_line(text, placeholder, "input");
   in.target.clear();
   PointerDecodeOptions o;
   o.packed_weights = packed.get();

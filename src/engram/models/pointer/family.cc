@@ -11,6 +11,7 @@
 #include "engram/models/registry.h"
 #include "engram/train/run_lock.h"
 #include "engram/train/trainer.h"
+#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -22,8 +23,7 @@ std::string train_pointer(const YAML::Node& node, const std::string& source, con
   cfg.data.validate();
   train::check_trainer_config(cfg.train);  // everything checked before anything is written
   const train::RunDirLock lock(cfg.train.run_dir);  // one process per run directory
-  if (train::world().root())
-    io::write_file_atomic(std::filesystem::path(cfg.train.run_dir) / "train.yaml", io::dump_config(cfg));
+  train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
   PointerTrainTask task(cfg);
   train::Trainer trainer(task, cfg.train);
   const train::TrainSummary s = trainer.run();

@@ -19,15 +19,22 @@ tasks::PointerInstance read_points(const json& r, PointerTask task, int max_poin
                "'points' must be an array of 1 to {} points", max_points);
   tasks::PointerInstance in;
   in.dim = tasks::pointer_task_dim(task);
+  // Each coordinate checked as the file reader checks it (tasks::check_pointer_coordinate).
   if (in.dim == 1) {
-    for (double x : serve_json::numbers_field(r, "points", max_points)) in.points.push_back(static_cast<float>(x));
+    for (double x : serve_json::numbers_field(r, "points", max_points)) {
+      tasks::check_pointer_coordinate(x, fmt::format("'points'[{}]", in.points.size()));
+      in.points.push_back(static_cast<float>(x));
+    }
     return in;
   }
   for (size_t i = 0; i < v->size(); ++i) {
     const json& p = (*v)[i];
     ENGRAM_CHECK(p.is_array() && p.size() == static_cast<size_t>(in.dim), "'points'[{}] must be [x, y]", i);
     const std::vector<double> xy = serve_json::numbers_field(json{{"point", p}}, "point", in.dim);
-    for (double x : xy) in.points.push_back(static_cast<float>(x));
+    for (double x : xy) {
+      tasks::check_pointer_coordinate(x, fmt::format("'points'[{}]", i));
+      in.points.push_back(static_cast<float>(x));
+    }
   }
   return in;
 }

@@ -14,6 +14,7 @@
 #include "engram/io/config.h"
 #include "engram/io/files.h"
 #include "engram/models/pointer_generator/eval.h"
+#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -193,7 +194,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
     }
   note(log, fmt::format("vocab: {} {} ({} of {} train target tokens are copy-only source words)", m.vocab,
                         m.unit == PgUnit::kSpm ? "pieces" : "words", oov_targets, tokens));
-  if (train::world().root()) io::write_file_atomic(fs::path(run) / "train.yaml", io::dump_config(cfg_));
+  train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<PointerGenerator>(m, init);
   note(log, fmt::format("model: pointer_generator, copy {}, coverage {}, {} parameters", m.copy ? "on" : "off",

@@ -17,6 +17,7 @@
 #include "engram/io/config.h"
 #include "engram/io/files.h"
 #include "engram/models/seq2seq/translate.h"
+#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -89,6 +90,9 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                  "seq2seq data: give data.train_tsv or data.train_src + data.train_tgt (or data.generator)");
     data::ParallelCorpus tr = read_pairs(d.train_src, d.train_tgt, d.train_tsv, d, 0);
     note(log, fmt::format("data: train {}", stats_text(tr.stats)));
+    const std::string train_file = d.train_tsv.empty() ? d.train_src : d.train_tsv;
+    ENGRAM_CHECK(tr.size() > 0, "seq2seq data: {} holds no training pairs ({})", train_file,
+                 tr.stats.lines == 0 ? "the file is empty" : fmt::format("{} lines, each with an empty side", tr.stats.lines));
     const bool has_valid = !d.valid_tsv.empty() || (!d.valid_src.empty() && !d.valid_tgt.empty());
     if (has_valid) {
       data::ParallelCorpus va = read_pairs(d.valid_src, d.valid_tgt, d.valid_tsv, d, 0);
@@ -147,7 +151,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   valid_ = encode_pairs(valid_text, *src_, *tgt_, d.max_length, &valid_text_, &dropped);
   note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
   ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
-  if (train::world().root()) io::write_file_atomic(fs::path(run) / "train.yaml", io::dump_config(cfg_));
+  train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<Seq2Seq>(cfg_.seq2seq, init);
   note(log, fmt::format("model: seq2seq {} attention ({}), {} {}x{} encoder, {} decoder layer(s), {} parameters",

@@ -94,7 +94,12 @@ SentimentEval evaluate_sentiment(const LoadedTreeModel& m, const std::string& sp
   e.view = view;
   const std::vector<data::Tree> trees = load_sst_split(e.dir, split, view, m.vocab);
   e.trees = static_cast<int64_t>(trees.size());
+  // No accuracy or loss of nothing: 0 / 0 is an error, not a score.
+  ENGRAM_CHECK(e.trees > 0, "{}/{}.txt: no trees{}", e.dir, split,
+               view == data::SentimentView::kBinary ? " with a non-neutral root (the binary view)" : "");
   e.score = score_trees(*m.model, trees, view, d.valid_batch);
+  ENGRAM_CHECK(e.score.roots > 0, "{}/{}.txt: no tree has a labelled root in the {} view", e.dir, split,
+               data::sentiment_view_name(view));
   return e;
 }
 

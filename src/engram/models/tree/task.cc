@@ -15,6 +15,7 @@
 #include "engram/io/config.h"
 #include "engram/data/paths.h"
 #include "engram/io/files.h"
+#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -170,7 +171,7 @@ train::TrainSummary train_tree(const TreeRunConfig& cfg) {
   train::check_trainer_config(cfg.train);  // everything checked before anything is written
   const train::RunDirLock lock(run_dir);
   const bool root = train::world().root();  // rank 0 writes for a data-parallel job
-  if (root) io::write_file_atomic(run_dir / "train.yaml", io::dump_config(cfg));
+  train::write_run_config(run_dir, io::dump_config(cfg));
   const Prepared p = prepare(cfg, run_dir);
   // Written once, before the first checkpoint; a resumed run never rewrites the file it resumes
   // from (Vocab::save truncates first: a kill during that write left a short vocabulary that the

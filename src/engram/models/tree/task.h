@@ -184,6 +184,7 @@ std::unique_ptr<LoadedTreeModel> load_tree_model(const std::filesystem::path& di
 const char* sentiment_name(int32_t label, int classes);
 
 // `engram sentiment eval`: a model on one split of its SST directory (or `data_dir`) in `view`.
+// A split with no trees (or none with a labelled root in the view) is an error, not a 0 / 0 score.
 struct SentimentEval {
   std::string dir, split;
   data::SentimentView view = data::SentimentView::kFine;
