@@ -1,5 +1,5 @@
 // What the families' shared parsing and validation refuse, for the CLI and the server alike (the
-// routes' serve_check runs the same functions), on the tiny committed models of
+// routes' parse_request runs the same functions), on the tiny committed models of
 // tests/golden/models/: an empty bAbI story, a repeat count for an NTM that does not repeat,
 // pointer coordinates a model or solver cannot read, a sentence past the tree limits, an empty
 // SST split.
@@ -42,11 +42,11 @@ TEST(InputChecks, Memn2nRefusesAnEmptyStoryAndAQuestionOfNoWords) {
   const auto m = load_model_as<LoadedBabiModel>(golden("memn2n"), "memn2n");
   EXPECT_NE(error_of([&] { m->run_line("Where is Mary?"); }).find("memn2n input: the story is empty"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { m->serve_check(json{{"story", {" ", "..."}}, {"question", "Where is Mary?"}}, {}); })
+  EXPECT_NE(error_of([&] { m->parse_request(json{{"story", {" ", "..."}}, {"question", "Where is Mary?"}}, {}); })
                 .find("the story is empty"),
             std::string::npos);
   EXPECT_NE(error_of([&] { m->run_line("Mary went home. , ?"); }).find("has no words"), std::string::npos);
-  EXPECT_EQ(error_of([&] { m->serve_check(json{{"story", {"Mary went home."}}, {"question", "Where is Mary?"}}, {}); }),
+  EXPECT_EQ(error_of([&] { m->parse_request(json{{"story", {"Mary went home."}}, {"question", "Where is Mary?"}}, {}); }),
             "");
 }
 
@@ -54,7 +54,7 @@ TEST(InputChecks, NtmCopyModelRefusesARepeatCount) {
   const auto m = load_model_as<LoadedNtmModel>(golden("ntm"), "ntm");  // a copy model
   const std::string want = "repeat 3: a copy model does not repeat (only repeat-copy models take a repeat count)";
   EXPECT_EQ(error_of([&] { m->run_line("5 3"); }), want);
-  EXPECT_EQ(error_of([&] { m->serve_check(json{{"length", 5}, {"repeat", 3}}, {}); }), want);
+  EXPECT_EQ(error_of([&] { m->parse_request(json{{"length", 5}, {"repeat", 3}}, {}); }), want);
   EXPECT_EQ(error_of([&] { show_ntm(*m, 5, 3, 1); }), want);
   NtmEvalOptions o;
   o.lengths = {5};
@@ -69,15 +69,15 @@ TEST(InputChecks, NtmCopyModelRefusesARepeatCount) {
 TEST(InputChecks, PointerRouteAndLineReadCoordinatesAsTheFileReaderDoes) {
   const auto m = load_model_as<LoadedPointerModel>(golden("pointer"), "pointer");  // a sorting model
   // Overflows float (read as inf), beyond the documented limit, and a mix of huge values.
-  EXPECT_NE(error_of([&] { m->serve_check(json{{"points", {0.5, 1e39}}}, {}); })
+  EXPECT_NE(error_of([&] { m->parse_request(json{{"points", {0.5, 1e39}}}, {}); })
                 .find("'points'[1]: coordinate 1e+39 is not a finite number"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { m->serve_check(json{{"points", {0.5, -1e30}}}, {}); })
+  EXPECT_NE(error_of([&] { m->parse_request(json{{"points", {0.5, -1e30}}}, {}); })
                 .find("'points'[1]: coordinate -1e+30 is outside [-1e+18, 1e+18]"),
             std::string::npos);
   EXPECT_NE(error_of([&] { m->run_line("0.5 1e30 output"); }).find("is outside [-1e+18, 1e+18]"), std::string::npos);
   // The largest coordinates allowed decode to a valid output, with no internal error.
-  EXPECT_EQ(error_of([&] { m->serve_check(json{{"points", {1e18, -1e18, 3e17, -2e17}}}, {}); }), "");
+  EXPECT_EQ(error_of([&] { m->parse_request(json{{"points", {1e18, -1e18, 3e17, -2e17}}}, {}); }), "");
   const json big = {{"points", {1e18, -1e18, 3e17, -2e17}}};
   const std::vector<json> out = m->serve(std::vector<const json*>{&big});
   ASSERT_EQ(out.size(), 1u);

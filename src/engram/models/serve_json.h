@@ -1,4 +1,4 @@
-// Reading the fields of a server request body (LoadedModel::serve_check): each accessor checks
+// Reading the fields of a server request body (LoadedModel::parse_request): each accessor checks
 // the field's type and range and throws engram::Error with a one-line message naming the field,
 // which the server returns as HTTP 400. Used by every family's serve.cc.
 #pragma once

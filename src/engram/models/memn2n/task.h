@@ -205,7 +205,7 @@ struct LoadedBabiModel : LoadedModel {
   // run_line's text read as answer() reads it: the statements as read (trimmed) and the tokenised
   // sample. Errors on text the model cannot take: no question, a question of no words, no
   // statement before it (an empty story), or (pe_global encoding) a sentence of more words than
-  // the model's sentence_length J. serve_check (POST /v1/babi) checks a request with it.
+  // the model's sentence_length J. parse_request (POST /v1/babi) checks a request with it.
   struct Parsed {
     std::vector<std::string> story;
     data::BabiSample sample;
