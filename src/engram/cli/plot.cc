@@ -10,6 +10,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/core/error.h"
+#include "engram/io/files.h"
 #include "engram/viz/curves.h"
 #include "engram/viz/heatmap.h"
 
@@ -35,7 +36,7 @@ void run_plot(const PlotArgs& a) {
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", a.metrics_path, e.what()));
   }
-  viz::write_svg(a.output, svg);
+  io::write_output_file(a.output, svg);
   std::string names;
   if (o.metrics.empty()) {
     for (const auto& m : log) names += (names.empty() ? "" : ", ") + m.metric;
