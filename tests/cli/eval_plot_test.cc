@@ -128,7 +128,7 @@ TEST(EvalCommand, ByLengthScoresEachSourceBucket) {
             std::string::npos)
       << out;
   EXPECT_EQ(error_of({"eval", "bleu", hyp, ref, "--by-length", src, "--buckets", "5,3"}),
-            "eval: --buckets '5,3' must be increasing positive integers, e.g. 10,20,30");
+            "eval: --buckets '5,3' must be increasing integers in [1, 1000000], e.g. 10,20,30");
   write_bytes(dir / "short", "a\n");
   EXPECT_EQ(error_of({"eval", "bleu", hyp, ref, "--by-length", (dir / "short").string()}),
             "eval: --by-length " + (dir / "short").string() + " has 1 lines but the hypotheses have 4");

@@ -173,5 +173,80 @@ expect 1 "last/trainer.json is damaged: 'loss' is not a number" -- "$bin" train 
 sed -i -e 's/"loss": "abc",/"loss": 1.5,/' -e '/"epoch": [0-9]*,/d' "$tmp/run-resume/last/trainer.json"
 expect 1 "last/trainer.json is damaged: 'epoch' is missing or not a count" -- "$bin" train "$tmp/run-resume" --set train.max_steps=6
 
+# --help and --version to a full device fail like any other write.
+expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" --help > /dev/full"
+expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" --version > /dev/full"
+expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" ntm show --help > /dev/full"
+
+# -o PATH goes through what is at PATH: a link to a device stays a link and the device is written
+# (a full one is an error, never "written"); a FIFO is written into; a directory is refused; a
+# link to a regular file keeps the link and replaces the file it names. Links in $tmp stand in
+# for the devices, so that an engram that replaced them could not damage /dev.
+out_checks() {  # out_checks NAME COMMAND... (the command takes -o PATH last)
+  local name=$1
+  shift
+  rm -rf "$tmp/o" && mkdir "$tmp/o"
+  ln -s /dev/full "$tmp/o/full.svg"
+  expect 1 "cannot write $tmp/o/full.svg: No space left on device" -- "$@" -o "$tmp/o/full.svg"
+  checks=$((checks + 1))
+  [ -L "$tmp/o/full.svg" ] && ! grep -q "written\|wrote" "$tmp/out" ||
+    { echo "FAIL: $name -o LINK-TO-/dev/full replaced the link or said written"; fails=$((fails + 1)); }
+  ln -s /dev/null "$tmp/o/null.svg"
+  expect 0 "" -- "$@" -o "$tmp/o/null.svg"
+  checks=$((checks + 1))
+  [ -L "$tmp/o/null.svg" ] || { echo "FAIL: $name -o LINK-TO-/dev/null replaced the link"; fails=$((fails + 1)); }
+  mkfifo "$tmp/o/fifo"
+  (timeout 20 cat "$tmp/o/fifo" > "$tmp/o/from_fifo") &
+  local reader=$!
+  expect 0 "" -- timeout 20 "$@" -o "$tmp/o/fifo"
+  [ -p "$tmp/o/fifo" ] || printf x > "$tmp/o/fifo" 2> /dev/null  # an engram that replaced it: free the reader
+  wait "$reader"
+  checks=$((checks + 1))
+  [ -p "$tmp/o/fifo" ] && grep -q "</svg>" "$tmp/o/from_fifo" ||
+    { echo "FAIL: $name -o FIFO replaced the FIFO or wrote nothing into it"; fails=$((fails + 1)); }
+  mkdir "$tmp/o/real" && printf old > "$tmp/o/real/pic.svg" && ln -s real/pic.svg "$tmp/o/pic.svg"
+  expect 0 "" -- "$@" -o "$tmp/o/pic.svg"
+  checks=$((checks + 1))
+  [ -L "$tmp/o/pic.svg" ] && grep -q "</svg>" "$tmp/o/real/pic.svg" && [ "$(ls "$tmp/o/real")" = pic.svg ] ||
+    { echo "FAIL: $name -o LINK-TO-FILE replaced the link or left a temporary file"; fails=$((fails + 1)); }
+  expect 1 "cannot write $tmp/o/real: it is a directory" -- "$@" -o "$tmp/o/real"
+}
+printf '{"event":"train","step":1,"loss":2}\n{"event":"train","step":2,"loss":1}\n' > "$tmp/metrics.jsonl"
+out_checks attention "$bin" attention -m "$golden/seq2seq" "29 November 2026"
+out_checks plot "$bin" plot "$tmp/metrics.jsonl"
+out_checks "ntm show" "$bin" ntm show -m "$golden/ntm" --length 3
+out_checks "pointer show" "$bin" pointer show -m "$golden/pointer" --n 4
+out_checks "pointer-generator show" "$bin" pointer-generator show -m "$pg" "reports say Zisi won the race"
+
+# Sizes and numbers out of range: refused, never overflowed, wrapped or saturated.
+expect 2 "--chart-width: Value 1073741824 not in range" -- "$bin" plot "$tmp/metrics.jsonl" --chart-width 1073741824 -o "$tmp/p.svg"
+expect 2 "--columns: Value 1000 not in range" -- "$bin" plot "$tmp/metrics.jsonl" --columns 1000 -o "$tmp/p.svg"
+expect 2 "--seed: 18446744073709551616 is beyond the 64-bit integer range" -- "$bin" ntm show -m "$golden/ntm" --seed 18446744073709551616 -o "$tmp/n.svg"
+expect 2 "--seed: 99999999999999999999 is beyond the 64-bit integer range" -- "$bin" pointer eval -m "$golden/pointer" --seed 99999999999999999999
+expect 1 "--buckets .* must be increasing integers in \[1, 1000000\]" -- "$bin" eval bleu "$tmp/hyp" "$tmp/hyp" --by-length "$tmp/hyp" --buckets 10,99999999999
+
+# eval bleu: a smoothing value that is not finite or negative, or for a method without one.
+for v in nan inf -1; do
+  expect 1 "--smooth-value .* must be a finite number >= 0" -- "$bin" eval bleu "$tmp/hyp" "$tmp/hyp" --smooth-method floor --smooth-value "$v"
+done
+expect 1 "--smooth-value applies to --smooth-method floor or add-k, not exp" -- "$bin" eval bleu "$tmp/hyp" "$tmp/hyp" --smooth-value 0.5
+
+# Model-directory files are read up to a documented limit, whatever they are (a link to /dev/zero
+# has size 0): one error naming the file and the limit, in bounded memory.
+cp -r "$golden/seq2seq" "$tmp/m" && rm "$tmp/m/src.vocab.txt" && ln -s /dev/zero "$tmp/m/src.vocab.txt"
+stdin=$tmp/in expect 1 "$tmp/m/src.vocab.txt: more than 64 MiB \(the limit of a vocabulary file" -- sh -c "ulimit -v 4000000; exec \"\$@\"" sh "$bin" translate -m "$tmp/m"
+rm "$tmp/m/src.vocab.txt" && cp "$golden/seq2seq/src.vocab.txt" "$tmp/m/" && rm "$tmp/m/config.yaml" && ln -s /dev/zero "$tmp/m/config.yaml"
+stdin=$tmp/in expect 1 "config.yaml: more than 16 MiB \(the limit of a YAML config file" -- sh -c "ulimit -v 4000000; exec \"\$@\"" sh "$bin" translate -m "$tmp/m"
+
+# A second YAML document in a config is an error, not ignored.
+{ cat "$src/configs/dates.yaml"; printf -- '---\ntrain: {max_steps: 1}\n'; } > "$tmp/two.yaml"
+expect 1 "two.yaml: 2 YAML documents, the second at line" -- "$bin" train "$tmp/two.yaml" --dump-config
+
+# Raw bytes in an error line are escaped: no control character or invalid UTF-8 reaches the terminal.
+bad_name="$tmp/bad$(printf '\033')[31m$(printf '\377')name"
+expect 1 'bad\\x1B\[31m\\xFFname: cannot open' -- "$bin" eval bleu "$bad_name" "$tmp/hyp"
+checks=$((checks + 1))
+! LC_ALL=C grep -q "$(printf '\033')" "$tmp/err" || { echo "FAIL: a raw escape byte reached stderr"; fails=$((fails + 1)); }
+
 echo "exit_codes_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -4,6 +4,7 @@
 // ROUGE's, which since gained "|stem:" and the ROUGE-Lsum line.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "engram/core/error.h"
@@ -85,6 +86,55 @@ TEST(MetricReport, OptionsForAnotherMetricAreErrors) {
   o = options("chrf");
   o.lowercase = true;
   EXPECT_EQ(error_of(o).find("eval:"), std::string::npos) << "chrf takes --lowercase";
+}
+
+// A smoothing value that is not finite, is negative, or goes to a method without one is refused:
+// it printed "BLEU = -nan", or fell back to the default while the signature showed the default.
+TEST(MetricReport, BadSmoothingValuesAreErrors) {
+  auto error_of = [](const MetricReportOptions& o) -> std::string {
+    try {
+      metric_report(o, read);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  MetricReportOptions o = options("bleu");
+  o.smooth = "floor";
+  for (double v : {std::nan(""), -1.0, -0.5, HUGE_VAL, -HUGE_VAL}) {
+    o.smooth_value = v;
+    EXPECT_NE(error_of(o).find("eval: --smooth-value"), std::string::npos) << v;
+    EXPECT_NE(error_of(o).find("must be a finite number >= 0"), std::string::npos) << v;
+  }
+  o.smooth = "add-k";
+  o.smooth_value = -2;
+  EXPECT_NE(error_of(o).find("must be a finite number >= 0"), std::string::npos);
+  o.smooth = "exp";
+  o.smooth_value = 0.5;
+  EXPECT_EQ(error_of(o), "eval: --smooth-value applies to --smooth-method floor or add-k, not exp");
+  o.smooth = "floor";
+  o.smooth_value = 0.5;
+  EXPECT_EQ(error_of(o), "<no error>");
+  EXPECT_NE(metric_report(o, read).find("smooth:floor[0.50]"), std::string::npos) << metric_report(o, read);
+  o.smooth_value = 0;  // zero is a value (no smoothing mass), not "the default"
+  EXPECT_NE(metric_report(o, read).find("smooth:floor[0.00]"), std::string::npos) << metric_report(o, read);
+}
+
+// --buckets past any sentence length (or past long) is refused, never wrapped into a negative bound.
+TEST(MetricReport, HugeBucketBoundsAreErrors) {
+  MetricReportOptions o = options("bleu");
+  o.by_length = "src";
+  for (const char* b : {"10,99999999999", "99999999999999999999999", "10,1000001"}) {
+    o.buckets = b;
+    try {
+      metric_report(o, read);
+      ADD_FAILURE() << b << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("must be increasing integers in [1, 1000000]"), std::string::npos) << e.what();
+    }
+  }
+  o.buckets = "10,1000000";
+  EXPECT_NO_THROW(metric_report(o, read));
 }
 
 TEST(MetricReport, InputChecks) {

@@ -372,10 +372,10 @@ TEST(CopyFileAtomic, CopiesTheBytesAndNamesAMissingSource) {
   const std::string bytes("a\0b\nc\xff", 6);
   testing::write_bytes(tmp / "from", bytes);
   testing::write_bytes(tmp / "to", "old contents");
-  copy_file_atomic(tmp / "from", tmp / "to");
+  copy_file_atomic(tmp / "from", tmp / "to", 1 << 20, "a test file");
   EXPECT_EQ(testing::read_bytes(tmp / "to"), bytes);
   EXPECT_EQ(siblings(tmp.path(), "to"), std::vector<std::string>{"from"});  // no temporary left
-  expect_message(error_of([&] { copy_file_atomic(tmp / "missing", tmp / "new"); }), {"missing"});
+  expect_message(error_of([&] { copy_file_atomic(tmp / "missing", tmp / "new", 1 << 20, "a test file"); }), {"missing"});
   EXPECT_FALSE(fs::exists(tmp / "new"));
 }
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -268,6 +269,54 @@ TEST(SpeechCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   EXPECT_EQ(show.svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(show.svg.find("synth8k.wav"), std::string::npos);
   EXPECT_NE(show.svg.find(">mel 0<"), std::string::npos);
+}
+
+// A canonical 16-bit PCM mono WAV of n samples (a ramp) at `rate` Hz.
+std::string pcm16_wav(int rate, int n) {
+  auto u32 = [](uint32_t v) { return std::string{char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; };
+  auto u16 = [](uint16_t v) { return std::string{char(v), char(v >> 8)}; };
+  std::string data;
+  for (int i = 0; i < n; ++i) data += u16(static_cast<uint16_t>(i * 97));
+  return "RIFF" + u32(36 + static_cast<uint32_t>(data.size())) + "WAVEfmt " + u32(16) + u16(1) + u16(1) +
+         u32(rate) + u32(rate * 2) + u16(2) + u16(16) + "data" + u32(static_cast<uint32_t>(data.size())) + data;
+}
+
+// A recording shorter than one analysis window (25 ms: 200 samples at 8 kHz) has no frame: the
+// shared feature path refuses it, so transcription, `speech show` and the HTTP route all do; it
+// used to be padded to one zero frame and transcribed as a digit.
+TEST(SpeechFeatures, AudioShorterThanOneWindowIsRefused) {
+  TempDir dir;
+  core::Rng rng(13);
+  SpeechConfig cfg;
+  cfg.embed_dim = cfg.encoder_units = cfg.decoder_hidden = cfg.readout_dim = 8;
+  SpeechModel model(cfg, rng);
+  const std::string path = dir.file("model");
+  io::save_checkpoint(path, {.model_name = model.name(), .config = model.config(), .params = &model.params()});
+  std::unique_ptr<LoadedModel> m = load_model(path);
+  auto* sm = dynamic_cast<LoadedSpeechModel*>(m.get());
+  ASSERT_NE(sm, nullptr);
+  const std::string short_wav = dir.file("short.wav"), ok_wav = dir.file("ok.wav");
+  std::ofstream(short_wav, std::ios::binary) << pcm16_wav(8000, 199);
+  std::ofstream(ok_wav, std::ios::binary) << pcm16_wav(8000, 200);
+  const std::string why = "is shorter than one analysis window (200 samples, 25 ms)";
+  auto expect_refused = [&](auto&& f) {
+    try {
+      f();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("short.wav"), std::string::npos) << e.what();
+    }
+  };
+  expect_refused([&] { sm->transcribe_file(short_wav, 1); });
+  expect_refused([&] { m->run_line(short_wav); });
+  expect_refused([&] { show_speech(*sm, short_wav, 1); });
+  const std::vector<std::string> both = {ok_wav, short_wav};
+  expect_refused([&] { sm->transcribe_speaker(both, 1); });
+  const audio::FbankComputer fbank(cfg.features);
+  EXPECT_THROW(speech_features(cfg, fbank, audio::read_wav(short_wav)), Error);  // the route's path
+  EXPECT_EQ(speech_features(cfg, fbank, audio::read_wav(ok_wav)).frames, 1);     // one window: one frame
+  EXPECT_NO_THROW(sm->transcribe_file(ok_wav, 1));
 }
 
 // An MFCC model (features.num_ceps) reads 13 cepstra per frame, and its picture is still the 23

@@ -149,6 +149,31 @@ TEST(Curves, MetricSelectionAndErrors) {
   EXPECT_THROW(curves_svg(log, o), Error);
 }
 
+// A chart size past the bounds is refused: 2^31 / 2 px per chart wrapped the SVG's int width negative.
+TEST(Curves, HugeSizesAreRefusedNeverOverflowed) {
+  const MetricsLog log = parse_metrics_jsonl(
+      "{\"event\":\"train\",\"step\":1,\"loss\":2}\n{\"event\":\"train\",\"step\":1,\"ppl\":7}\n", "m");
+  CurvesOptions o;
+  for (auto set : {+[](CurvesOptions& c) { c.chart_width = 1'073'741'824; },
+                   +[](CurvesOptions& c) { c.chart_height = 2'000'000'000; },
+                   +[](CurvesOptions& c) { c.chart_width = kMaxChartSide + 1; },
+                   +[](CurvesOptions& c) { c.columns = kMaxCurveColumns + 1; }}) {
+    o = CurvesOptions{};
+    set(o);
+    try {
+      curves_svg(log, o);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("curves: need 1 ... 100 columns and charts of 160 ... 10000"),
+                std::string::npos) << e.what();
+    }
+  }
+  o = CurvesOptions{};
+  o.chart_width = o.chart_height = kMaxChartSide;
+  const std::string svg = curves_svg(log, o);
+  EXPECT_NE(svg.find("width=\"20032\""), std::string::npos) << svg.substr(0, 300);
+}
+
 TEST(Curves, SinglePointAndConstantSeriesStillDraw) {
   const MetricsLog log = parse_metrics_jsonl("{\"event\":\"train\",\"step\":5,\"lr\":0.5}\n", "one");
   XmlElement root;

@@ -234,27 +234,6 @@ TEST(Heatmap, InconsistentSizesAreErrors) {
   EXPECT_THROW(heatmap_svg(std::vector<Heatmap>{}), Error);
 }
 
-TEST(Heatmap, WriteSvgIsAtomicAndNamesThePathOnError) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("engram_viz_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string path = (dir / "attn.svg").string();
-  write_svg(path, "<svg/>");
-  std::ifstream in(path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  EXPECT_EQ(buf.str(), "<svg/>");
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);  // no temp left
-  const std::string bad = (dir / "missing" / "x.svg").string();
-  try {
-    write_svg(bad, "<svg/>");
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
-  }
-  fs::remove_all(dir);
-}
-
 TEST(SvgHelpers, WidthsCountCjkAsWide) {
   EXPECT_DOUBLE_EQ(text_width("北京", 10), 20);
   EXPECT_LT(text_width("ab", 10), 12);

@@ -8,6 +8,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
+#include "engram/io/files.h"
 #include "engram/models/seq2seq/translate.h"
 #include "engram/viz/heatmap.h"
 
@@ -42,7 +43,7 @@ void run_attention(const AttentionArgs& a) {
   map.rows = static_cast<int>(map.row_labels.size());
   map.cols = static_cast<int>(map.col_labels.size());
   map.values = h.alignment;
-  viz::write_svg(a.out, viz::heatmap_svg(map));
+  io::write_output_file(a.out, viz::heatmap_svg(map));
   std::printf("%s\n", t.text().c_str());
   std::printf("attention (%d target x %d source tokens) written to %s\n", map.rows, map.cols, a.out.c_str());
 }

@@ -9,6 +9,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
+#include "engram/io/files.h"
 #include "engram/models/memn2n/report.h"
 #include "engram/viz/heatmap.h"
 
@@ -34,7 +35,7 @@ void run_explain(const ExplainArgs& a) {
   const models::BabiExplanation e = models::explain_babi(a.model, a.options);
   std::fputs(e.text.c_str(), stdout);
   if (a.svg.empty()) return;
-  viz::write_svg(a.svg, e.svg);
+  io::write_output_file(a.svg, e.svg);
   std::printf("wrote %s\n", a.svg.c_str());
 }
 

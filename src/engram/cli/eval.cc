@@ -36,7 +36,10 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--smooth-method", a->smooth, "bleu smoothing")
       ->check(CLI::IsMember({"exp", "floor", "add-k", "none"}))
       ->capture_default_str();
-  cmd->add_option("--smooth-value", a->smooth_value, "bleu smoothing value (floor: 0.1, add-k: 1)");
+  cmd->add_option_function<double>(
+         "--smooth-value", [a](double v) { a->smooth_value = v; },
+         "bleu smoothing value, finite and >= 0 (floor: 0.1, add-k: 1)")
+      ->type_name("FLOAT");
   cmd->add_flag("--stem", a->stem, "rouge: Porter-stem tokens longer than 3 letters (rouge_score's use_stemmer)");
   cmd->add_flag("--normalize", a->normalize, "acc: collapse whitespace and lowercase before comparing");
   cmd->add_option("--by-length", a->by_length,

@@ -10,6 +10,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
+#include "engram/io/files.h"
 #include "engram/models/ntm/report.h"
 #include "engram/viz/heatmap.h"
 
@@ -51,7 +52,7 @@ void run_show(const ShowArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedNtmModel>(a.dir, "ntm");
   const models::NtmShow s = models::show_ntm(*loaded, a.length, a.repeat, static_cast<uint64_t>(a.seed));
-  viz::write_svg(a.out, s.svg);
+  io::write_output_file(a.out, s.svg);
   std::printf("%s; wrote %s\n", s.summary.c_str(), a.out.c_str());
 }
 

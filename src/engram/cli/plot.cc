@@ -10,6 +10,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/core/error.h"
+#include "engram/io/files.h"
 #include "engram/viz/curves.h"
 #include "engram/viz/heatmap.h"
 
@@ -35,7 +36,7 @@ void run_plot(const PlotArgs& a) {
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", a.metrics_path, e.what()));
   }
-  viz::write_svg(a.output, svg);
+  io::write_output_file(a.output, svg);
   std::string names;
   if (o.metrics.empty()) {
     for (const auto& m : log) names += (names.empty() ? "" : ", ") + m.metric;
@@ -56,9 +57,15 @@ void register_plot(CLI::App& app) {
   cmd->add_option("-o,--output", a->output, "SVG file to write")->required();
   cmd->add_option("--metrics", a->options.metrics, "charts to draw, in order (default: all)")
       ->delimiter(',');
-  cmd->add_option("--columns", a->options.columns, "charts per row")->capture_default_str();
-  cmd->add_option("--chart-width", a->options.chart_width, "px per chart")->capture_default_str();
-  cmd->add_option("--chart-height", a->options.chart_height, "px per chart")->capture_default_str();
+  cmd->add_option("--columns", a->options.columns, "charts per row")
+      ->check(CLI::Range(1, viz::kMaxCurveColumns))
+      ->capture_default_str();
+  cmd->add_option("--chart-width", a->options.chart_width, "px per chart")
+      ->check(CLI::Range(viz::kMinChartWidth, viz::kMaxChartSide))
+      ->capture_default_str();
+  cmd->add_option("--chart-height", a->options.chart_height, "px per chart")
+      ->check(CLI::Range(viz::kMinChartHeight, viz::kMaxChartSide))
+      ->capture_default_str();
   cmd->add_option("--title", a->options.title, "figure title (default: the file name)");
   cmd->callback([a] { run_plot(*a); });
 }

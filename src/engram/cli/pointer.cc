@@ -13,6 +13,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
+#include "engram/io/files.h"
 #include "engram/models/pointer/eval.h"
 #include "engram/models/pointer/show.h"
 #include "engram/viz/heatmap.h"
@@ -73,7 +74,7 @@ void run_show(const ShowArgs& a) {
   auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
   const models::PointerShow s =
       models::show_pointer(*loaded->model, a.n, static_cast<uint64_t>(a.seed), a.beam, a.views);
-  viz::write_svg(a.out, s.svg);
+  io::write_output_file(a.out, s.svg);
   std::printf("%s; wrote %s\n", s.summary.c_str(), a.out.c_str());
 }
 

@@ -17,6 +17,7 @@
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
+#include "engram/io/files.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/show.h"
 #include "engram/models/pointer_generator/task.h"
@@ -110,7 +111,7 @@ void run_show(PgArgs& a) {
   const models::LoadedPgEnsemble e = prepare(a);
   const models::LoadedPointerGenerator& m = e.first();
   const models::SummaryShow s = models::show_summary(*m.model, *m.codec, a.article, a.options);
-  viz::write_svg(a.out, s.svg);
+  io::write_output_file(a.out, s.svg);
   std::printf("%swrote %s\n", s.text.c_str(), a.out.c_str());
 }
 

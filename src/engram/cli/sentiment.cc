@@ -12,6 +12,7 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
+#include "engram/io/files.h"
 #include "engram/models/tree/task.h"
 #include "engram/viz/heatmap.h"
 
@@ -48,7 +49,7 @@ struct ShowArgs {
 void run_show(const ShowArgs& a) {
   use_threads(a.threads);
   const auto m = models::load_model_as<models::LoadedTreeModel>(a.model, "tree");
-  viz::write_svg(a.out, models::sentiment_svg(*m, a.text));
+  io::write_output_file(a.out, models::sentiment_svg(*m, a.text));
   std::printf("%s\n", m->run_line(a.text).c_str());
   std::printf("tree written to %s\n", a.out.c_str());
 }

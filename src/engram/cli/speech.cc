@@ -75,7 +75,7 @@ void run_eval(const EvalArgs& a) {
   const models::SpeechEval e = models::evaluate_speech(*m.first, a.set, a.beam, a.batch, a.overrides, m.others);
   std::fputs(models::speech_eval_report(e).c_str(), stdout);
   if (!a.errors.empty()) {
-    io::write_file_atomic(a.errors, models::speech_errors_tsv(e));
+    io::write_output_file(a.errors, models::speech_errors_tsv(e));
     std::printf("wrote %s: the %lld utterances heard wrong (path, spoken, heard)\n", a.errors.c_str(),
                 static_cast<long long>(e.score.utterances - e.score.exact));
   }
@@ -90,7 +90,7 @@ void run_show(const ShowArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
   const models::SpeechShow s = models::show_speech(*loaded, a.file, a.beam);
-  viz::write_svg(a.out, s.svg);
+  io::write_output_file(a.out, s.svg);
   std::printf("%s\t%s; wrote %s\n", a.file.c_str(), s.text.c_str(), a.out.c_str());
 }
 

@@ -156,6 +156,13 @@ Features FbankComputer::unnormalised(std::span<const float> samples) const {
             k_bins = c.fft_bins();
   const int m_bins = c.num_mel_bins;
   const float p = c.preemphasis;
+  // Fewer samples than one window give no frame: refused here, the one path every caller's
+  // features take (transcription, evaluation, `speech show`, the HTTP route), never an empty or
+  // padded utterance that the model would still "hear" as a digit.
+  ENGRAM_CHECK(static_cast<int64_t>(samples.size()) >= win,
+               "audio of {} samples ({:.1f} ms at {} Hz) is shorter than one analysis window ({} samples, {} ms)",
+               samples.size(), 1000.0 * static_cast<double>(samples.size()) / c.sample_rate, c.sample_rate, win,
+               c.frame_length_ms);
   Features out;
   out.frames = c.num_frames(static_cast<int64_t>(samples.size()));
   out.mel_bins = out.dim = m_bins;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "engram/core/error.h"
+#include "engram/core/read_file.h"
 #include "engram/data/text.h"
 #include "engram/data/vocab.h"
 
@@ -122,9 +123,8 @@ SpmModel::~SpmModel() = default;
 SpmModel SpmModel::load(const std::string& path) {
   SpmModel m;
   m.path_ = path;
-  std::ifstream probe(path, std::ios::binary);
-  ENGRAM_CHECK(probe.good(), "{}: cannot open SentencePiece model", path);
-  const auto status = m.sp_->Load(path);
+  const std::string bytes = core::read_file_limited(path, kMaxSpmFileBytes, "a SentencePiece model file");
+  const auto status = m.sp_->LoadFromSerializedProto(bytes);
   ENGRAM_CHECK(status.ok(), "{}: not a SentencePiece model: {}", path, status.ToString());
   const std::string_view expected[] = {kPadToken, kUnkToken, kGoToken, kEosToken};
   ENGRAM_CHECK(m.size() > kNumSpecial, "{}: only {} pieces", path, m.size());

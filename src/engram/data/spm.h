@@ -37,9 +37,12 @@ void train_spm(const std::vector<std::string>& input_files, const std::string& m
 void train_spm_from_lines(const std::vector<std::string>& lines, const std::string& model_path,
                           const SpmTrainOptions& options = {});
 
+// The largest SentencePiece model file SpmModel::load reads (docs/limits.md).
+inline constexpr uint64_t kMaxSpmFileBytes = uint64_t{64} << 20;
+
 class SpmModel {
  public:
-  // Checks that ids 0..3 are <pad>, <unk>, <go>, <eos>.
+  // Reads at most kMaxSpmFileBytes; checks that ids 0..3 are <pad>, <unk>, <go>, <eos>.
   static SpmModel load(const std::string& path);
   SpmModel(SpmModel&&) noexcept;
   SpmModel& operator=(SpmModel&&) noexcept;

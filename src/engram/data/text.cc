@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engram/core/error.h"
+#include "engram/core/read_file.h"
 
 #if defined(ENGRAM_WITH_ZLIB) && ENGRAM_WITH_ZLIB
 #include <zlib.h>
@@ -48,18 +49,8 @@ bool has_gzip_magic(const std::string& bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8B;
 }
 
-std::string read_raw(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  ENGRAM_CHECK(in.good(), "{}: cannot open for reading", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  ENGRAM_CHECK(!in.bad(), "{}: read error", path);
-  return std::move(ss).str();
-}
-
-constexpr size_t kMaxGunzipBytes = size_t{4} << 30;  // a decompression bomb stops here (docs/limits.md)
-
-std::string gunzip_file(const std::string& path) {
+// A decompression bomb stops at max_bytes of output, as a plain file does of input.
+std::string gunzip_file(const std::string& path, uint64_t max_bytes, std::string_view what) {
 #if defined(ENGRAM_WITH_ZLIB) && ENGRAM_WITH_ZLIB
   gzFile f = gzopen(path.c_str(), "rb");
   ENGRAM_CHECK(f != nullptr, "{}: cannot open for reading", path);
@@ -74,9 +65,12 @@ std::string gunzip_file(const std::string& path) {
       ENGRAM_CHECK(false, "{}: gzip error: {}", path, msg);
     }
     if (n == 0) break;
+    if (static_cast<uint64_t>(n) > max_bytes - out.size()) {
+      gzclose(f);
+      throw Error(fmt::format("{}: decompresses to more than {} (the limit of {}, docs/limits.md)", path,
+                              core::byte_size_text(max_bytes), what));
+    }
     out.append(buf, static_cast<size_t>(n));
-    ENGRAM_CHECK(out.size() <= kMaxGunzipBytes, "{}: decompresses to more than {} bytes (the limit of one file)",
-                 path, kMaxGunzipBytes);
   }
   // A stream cut short reads as a clean end of file; zlib only says so through gzerror.
   int errnum = Z_OK;
@@ -85,6 +79,7 @@ std::string gunzip_file(const std::string& path) {
   ENGRAM_CHECK(errnum == Z_OK || errnum == Z_STREAM_END, "{}: truncated or damaged gzip data ({})", path, msg);
   return out;
 #else
+  (void)max_bytes, (void)what;
   ENGRAM_CHECK(false,
                "{}: gzip-compressed input, but this build has no zlib support "
                "(decompress it first: gunzip -k {})",
@@ -107,9 +102,9 @@ size_t find_invalid_utf8(std::string_view s) {
 
 bool gzip_supported() { return kHaveZlib; }
 
-std::vector<std::string> read_lines(const std::string& path) {
-  std::string bytes = read_raw(path);
-  if (has_gzip_magic(bytes)) bytes = gunzip_file(path);
+std::vector<std::string> read_lines(const std::string& path, uint64_t max_bytes, std::string_view what) {
+  std::string bytes = core::read_file_limited(path, max_bytes, what);
+  if (has_gzip_magic(bytes)) bytes = gunzip_file(path, max_bytes, what);
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < bytes.size()) {

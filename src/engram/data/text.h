@@ -18,10 +18,17 @@ size_t find_invalid_utf8(std::string_view s);
 // True when this build can read .gz files (compiled with ENGRAM_WITH_ZLIB).
 bool gzip_supported();
 
+// The most bytes read_lines reads from one file by default (a corpus), before and after gzip
+// decompression alike (docs/limits.md).
+inline constexpr uint64_t kMaxTextFileBytes = uint64_t{4} << 30;
+
 // All lines of a file, without their '\n' (and without a trailing '\r', so CRLF files read like
 // LF files). A final line without '\n' is kept; a final '\n' does not add an empty line. Throws
-// engram::Error "PATH: cannot open ..." or "PATH:LINE: invalid UTF-8 (byte 0xFF at column 7)".
-std::vector<std::string> read_lines(const std::string& path);
+// engram::Error "PATH: cannot open ...", "PATH:LINE: invalid UTF-8 (byte 0xFF at column 7)" or,
+// past `max_bytes` (read or decompressed; reading stops there), "PATH: more than ... (the limit
+// of `what`, ...)".
+std::vector<std::string> read_lines(const std::string& path, uint64_t max_bytes = kMaxTextFileBytes,
+                                    std::string_view what = "a text file");
 
 // read_lines(path), or for "-" the lines of standard input (no gzip; errors name "<stdin>:LINE").
 std::vector<std::string> read_lines_or_stdin(const std::string& path);

@@ -71,7 +71,7 @@ Vocab Vocab::from_tokens(const std::vector<std::string>& tokens) {
 }
 
 Vocab Vocab::load(const std::string& path) {
-  const auto lines = read_lines(path);
+  const auto lines = read_lines(path, kMaxVocabFileBytes, "a vocabulary file");
   ENGRAM_CHECK(lines.size() >= static_cast<size_t>(kNumSpecial),
                "{}: {} lines, a vocab.txt starts with the {} special tokens", path, lines.size(),
                kNumSpecial);

@@ -25,6 +25,9 @@ inline constexpr std::string_view kUnkToken = "<unk>";
 inline constexpr std::string_view kGoToken = "<go>";
 inline constexpr std::string_view kEosToken = "<eos>";
 
+// The largest vocab.txt Vocab::load reads (docs/limits.md): a million tokens of 60 bytes.
+inline constexpr uint64_t kMaxVocabFileBytes = uint64_t{64} << 20;
+
 using TokenCounts = std::unordered_map<std::string, int64_t>;
 
 // Adds the whitespace tokens of each line to counts.
@@ -44,7 +47,7 @@ class Vocab {
   static Vocab build(const TokenCounts& counts, const VocabOptions& options = {});
   // Ids in the given order after the specials (duplicates are an error).
   static Vocab from_tokens(const std::vector<std::string>& tokens);
-  static Vocab load(const std::string& path);  // errors name path:line
+  static Vocab load(const std::string& path);  // errors name path:line; at most kMaxVocabFileBytes
   void save(const std::string& path) const;
 
   int32_t size() const { return static_cast<int32_t>(tokens_.size()); }

@@ -171,6 +171,8 @@ BleuScore bleu_from_stats(const BleuStats& stats, const BleuOptions& options, in
     out.bp = 1.0;
   }
 
+  ENGRAM_CHECK(!options.smooth_value || (std::isfinite(*options.smooth_value) && *options.smooth_value >= 0),
+               "BLEU: smoothing value {} must be a finite number >= 0", options.smooth_value.value_or(0));
   bool any_correct = false;
   for (auto c : stats.correct) any_correct |= (c != 0);
   if (!any_correct) return out;  // sacreBLEU #141: no match at all -> 0

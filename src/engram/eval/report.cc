@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -54,7 +56,7 @@ std::string eval_bleu(const std::vector<std::string>& hyps,
              : a.smooth == "add-k" ? BleuSmooth::kAddK
              : a.smooth == "none"  ? BleuSmooth::kNone
                                    : BleuSmooth::kExp;
-  if (a.smooth_value >= 0) o.smooth_value = a.smooth_value;
+  o.smooth_value = a.smooth_value;
   const BleuScore s = corpus_bleu(hyps, refs, o);
   std::string prec;
   for (size_t i = 0; i < s.precisions.size(); ++i) {
@@ -198,6 +200,8 @@ int word_count(const std::string& line) {
 
 // The metric on each source-length bucket, as a Markdown table (bucket, segments, score): the
 // seeds' claim that a fixed context loses information on long inputs, measured.
+constexpr long kMaxBucketBound = 1'000'000;  // source words; a bucket bound beyond is never reached
+
 std::string by_length_table(const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
                             const MetricReportOptions& a, const SegmentReader& read) {
   const std::vector<std::string> src = read(a.by_length);
@@ -209,9 +213,12 @@ std::string by_length_table(const std::vector<std::string>& hyps, const std::vec
     if (end == std::string::npos) end = a.buckets.size();
     const std::string field = a.buckets.substr(pos, end - pos);
     char* stop = nullptr;
-    const long v = std::strtol(field.c_str(), &stop, 10);
-    ENGRAM_CHECK(!field.empty() && *stop == '\0' && v > 0 && (bounds.empty() || v > bounds.back()),
-                 "eval: --buckets '{}' must be increasing positive integers, e.g. 10,20,30", a.buckets);
+    errno = 0;
+    const long v = std::strtol(field.c_str(), &stop, 10);  // ERANGE past long: refused, never wrapped
+    ENGRAM_CHECK(!field.empty() && *stop == '\0' && errno == 0 && v > 0 && v <= kMaxBucketBound &&
+                     (bounds.empty() || v > bounds.back()),
+                 "eval: --buckets '{}' must be increasing integers in [1, {}], e.g. 10,20,30", a.buckets,
+                 kMaxBucketBound);
     bounds.push_back(static_cast<int>(v));
     pos = end + 1;
   }
@@ -263,7 +270,13 @@ std::string metric_report(const MetricReportOptions& a, const SegmentReader& rea
   };
   only(a.tokenize != defaults.tokenize, "--tokenize", bleu, "bleu");
   only(a.smooth != defaults.smooth, "--smooth-method", bleu, "bleu");
-  only(a.smooth_value >= 0, "--smooth-value", bleu, "bleu");
+  only(a.smooth_value.has_value(), "--smooth-value", bleu, "bleu");
+  if (a.smooth_value) {
+    ENGRAM_CHECK(a.smooth == "floor" || a.smooth == "add-k",
+                 "eval: --smooth-value applies to --smooth-method floor or add-k, not {}", a.smooth);
+    ENGRAM_CHECK(std::isfinite(*a.smooth_value) && *a.smooth_value >= 0,
+                 "eval: --smooth-value {} must be a finite number >= 0", *a.smooth_value);
+  }
   only(a.lowercase, "--lowercase", bleu || chrf, "bleu and chrf");
   only(a.normalize, "--normalize", a.metric == "acc", "acc");
   only(a.stem, "--stem", a.metric == "rouge", "rouge");

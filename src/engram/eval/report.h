@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ struct MetricReportOptions {
   bool lowercase = false;         // bleu / chrf: case-insensitive
   std::string tokenize = "13a";   // bleu: 13a | none
   std::string smooth = "exp";     // bleu: exp | floor | add-k | none
-  double smooth_value = -1;       // bleu: < 0 = sacreBLEU's default for the method
+  std::optional<double> smooth_value;  // bleu floor / add-k: finite, >= 0; unset = sacreBLEU's default
   bool normalize = false;         // acc: collapse whitespace and lowercase before comparing
   bool stem = false;              // rouge: Porter-stem tokens longer than 3 letters (rouge_score's use_stemmer)
   std::string by_length;          // source file aligned with hyp: also score each source-length bucket
@@ -36,8 +37,9 @@ struct MetricReportOptions {
 using SegmentReader = std::function<std::vector<std::string>(const std::string& path)>;
 
 // The report, without a final newline. Throws engram::Error on empty hypotheses, files of
-// different lengths, stdin named twice, --by-length with a metric other than bleu / chrf, and
-// bad --buckets.
+// different lengths, stdin named twice, --by-length with a metric other than bleu / chrf, bad
+// --buckets, and a smoothing value that is not finite, is negative or is given for a method
+// without one (exp, none).
 std::string metric_report(const MetricReportOptions& options, const SegmentReader& read);
 
 }  // namespace engram::eval

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "engram/core/read_file.h"
 #include "engram/io/config.h"
 #include "engram/io/safetensors.h"
 
@@ -309,11 +310,9 @@ CheckpointInfo read_checkpoint_info(const fs::path& target) {
 
   const fs::path trainer = dir / kTrainerFile;
   if (fs::exists(trainer, ec)) {
-    std::ifstream in(trainer);
-    std::stringstream text;
-    text << in.rdbuf();
+    const std::string text = core::read_file_limited(trainer.string(), kMaxTrainerJsonBytes, "a trainer.json file");
     try {
-      info.trainer = nlohmann::json::parse(text.str());
+      info.trainer = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
       throw Error(fmt::format("{}: bad JSON: {}", trainer.string(), e.what()));
     }

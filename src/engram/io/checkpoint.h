@@ -29,6 +29,9 @@
 namespace engram::io {
 
 constexpr int kCheckpointFormatVersion = 1;
+// The largest trainer.json read_checkpoint_info reads (docs/limits.md); config.yaml is bounded by
+// kMaxConfigFileBytes and model.safetensors by its header (io/safetensors.h).
+inline constexpr uint64_t kMaxTrainerJsonBytes = uint64_t{64} << 20;
 
 // What to save. `params` is required; the rest may be left empty.
 struct CheckpointData {

@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "engram/core/read_file.h"
+
 namespace engram::io {
 namespace detail {
 namespace {
@@ -198,7 +200,13 @@ void check_keys(const YAML::Node& node, const std::string& source, int depth, in
 
 YAML::Node parse_yaml(const std::string& text, const std::string& source) {
   try {
-    YAML::Node root = YAML::Load(text);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      const int line = docs[1].Mark().line;
+      throw Error(fmt::format("{}: {} YAML documents{} (a '---' line starts another); a config is one document", source,
+                              docs.size(), line >= 0 ? fmt::format(", the second at line {}", line + 1) : ""));
+    }
+    YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
     int64_t nodes = 0;
     check_keys(root, source, 0, nodes);
     return root;
@@ -209,20 +217,8 @@ YAML::Node parse_yaml(const std::string& text, const std::string& source) {
 
 YAML::Node load_yaml_file(const std::filesystem::path& file) {
   std::error_code ec;
-  ENGRAM_CHECK(std::filesystem::is_regular_file(file, ec), "{}: no such config file", file.string());
-  ENGRAM_CHECK(std::filesystem::file_size(file, ec) <= (size_t{16} << 20) && !ec,
-               "{}: a config file of more than 16 MiB", file.string());
-  try {
-    YAML::Node root = YAML::LoadFile(file.string());
-    int64_t nodes = 0;
-    check_keys(root, file.string(), 0, nodes);
-    return root;
-  } catch (const YAML::BadFile&) {
-    throw Error(fmt::format("{}: cannot read config file", file.string()));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}: YAML error at line {}, column {}: {}", file.string(), e.mark.line + 1,
-                            e.mark.column + 1, e.msg));
-  }
+  ENGRAM_CHECK(std::filesystem::exists(file, ec), "{}: no such config file", file.string());
+  return parse_yaml(core::read_file_limited(file.string(), kMaxConfigFileBytes, "a YAML config file"), file.string());
 }
 
 }  // namespace engram::io

@@ -253,7 +253,12 @@ class FieldLister {
 
 }  // namespace detail
 
-// Parses YAML text / a file; syntax errors become one-line engram::Errors naming the source.
+// The largest YAML file load_yaml_file reads (config.yaml, train.yaml, data.yaml, a run config;
+// docs/limits.md); reading stops there.
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{16} << 20;
+
+// Parses YAML text / a file (one document: a second one after '---' is an error, never ignored);
+// syntax errors become one-line engram::Errors naming the source.
 YAML::Node parse_yaml(const std::string& text, const std::string& source);
 YAML::Node load_yaml_file(const std::filesystem::path& file);
 

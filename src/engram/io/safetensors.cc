@@ -157,6 +157,10 @@ SafetensorsReader::Entry parse_entry(const std::string& file, const std::string&
 SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(path) {
   const std::string f = path.string();
   std::error_code ec;
+  // Only a regular file: its size bounds every read below (a link to /dev/zero has no size).
+  const auto st = std::filesystem::status(path, ec);
+  ENGRAM_CHECK(!std::filesystem::exists(st) || std::filesystem::is_regular_file(st),
+               "{}: not a regular file (a safetensors file must be one)", f);
   const uint64_t size = std::filesystem::file_size(path, ec);
   ENGRAM_CHECK(!ec, "{}: cannot read: {}", f, ec.message());
   file_.open(path, std::ios::binary);

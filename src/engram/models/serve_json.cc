@@ -20,6 +20,9 @@ int int_field(const json& request, const char* key, int fallback, int lo, int hi
   const json* v = find(request, key);
   if (!v) return fallback;
   ENGRAM_CHECK(v->is_number_integer(), "'{}' must be an integer, got {}", key, v->type_name());
+  // nlohmann keeps an integer past int64 as uint64: compared as such, never read back wrapped negative.
+  ENGRAM_CHECK(!v->is_number_unsigned() || (hi >= 0 && v->get<uint64_t>() <= static_cast<uint64_t>(hi)),
+               "'{}' is {}; it must be in [{}, {}]", key, v->dump(), lo, hi);
   const int64_t x = v->get<int64_t>();
   ENGRAM_CHECK(x >= lo && x <= hi, "'{}' is {}; it must be in [{}, {}]", key, x, lo, hi);
   return static_cast<int>(x);

@@ -242,9 +242,11 @@ void draw_chart(std::string& out, const MetricCurves& m, const std::vector<std::
 }  // namespace
 
 std::string curves_svg(const MetricsLog& log, const CurvesOptions& o) {
-  ENGRAM_CHECK(o.columns >= 1 && o.chart_width >= 160 && o.chart_height >= 120,
-               "curves: need columns >= 1 and charts of at least 160 x 120 px, got {} columns of {} x {}",
-               o.columns, o.chart_width, o.chart_height);
+  ENGRAM_CHECK(o.columns >= 1 && o.columns <= kMaxCurveColumns && o.chart_width >= kMinChartWidth &&
+                   o.chart_width <= kMaxChartSide && o.chart_height >= kMinChartHeight && o.chart_height <= kMaxChartSide,
+               "curves: need 1 ... {} columns and charts of {} ... {} x {} ... {} px, got {} columns of {} x {}",
+               kMaxCurveColumns, kMinChartWidth, kMaxChartSide, kMinChartHeight, kMaxChartSide, o.columns,
+               o.chart_width, o.chart_height);
   std::vector<const MetricCurves*> charts;
   if (o.metrics.empty()) {
     for (const auto& m : log) charts.push_back(&m);
@@ -272,8 +274,8 @@ std::string curves_svg(const MetricsLog& log, const CurvesOptions& o) {
   const int cols = std::min<int>(o.columns, static_cast<int>(charts.size()));
   const int rows = (static_cast<int>(charts.size()) + cols - 1) / cols;
   const double title_h = o.title.empty() ? 0 : kTitleBand;
-  const double width = 2 * kMargin + cols * o.chart_width;
-  const double height = 2 * kMargin + title_h + kLegendBand + rows * o.chart_height;
+  const double width = 2 * kMargin + static_cast<double>(cols) * o.chart_width;  // in double: no int overflow
+  const double height = 2 * kMargin + title_h + kLegendBand + static_cast<double>(rows) * o.chart_height;
   std::string out = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "

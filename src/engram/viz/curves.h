@@ -40,6 +40,10 @@ MetricsLog parse_metrics_jsonl(std::string_view text, std::string_view source);
 // Reads and parses a file (error names the path if it cannot be read).
 MetricsLog read_metrics_jsonl(const std::string& path);
 
+// The sizes curves_svg accepts (docs/limits.md): charts per row, and each chart's side in px.
+inline constexpr int kMaxCurveColumns = 100;
+inline constexpr int kMinChartWidth = 160, kMinChartHeight = 120, kMaxChartSide = 10'000;
+
 struct CurvesOptions {
   std::vector<std::string> metrics;  // charts to draw, in this order; empty = all in the log
   int columns = 2;                   // charts per row
@@ -50,8 +54,8 @@ struct CurvesOptions {
 
 // One SVG document: a legend of the events and a grid of charts. A metric whose values are all
 // positive and span more than two decades (e.g. perplexity) gets a log10 y axis. Throws
-// engram::Error when there is nothing to draw or a requested metric is absent (listing those
-// present).
+// engram::Error when there is nothing to draw, a requested metric is absent (listing those
+// present) or a size is outside the bounds above.
 std::string curves_svg(const MetricsLog& log, const CurvesOptions& options = {});
 
 }  // namespace engram::viz

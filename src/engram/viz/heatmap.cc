@@ -4,15 +4,10 @@
 #include "engram/viz/heatmap.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "engram/core/error.h"
 #include "engram/viz/svg.h"
@@ -267,30 +262,6 @@ std::string heatmap_svg(const std::vector<Heatmap>& maps) {
   out += body;
   out += "</svg>\n";
   return out;
-}
-
-void write_svg(const std::string& path, const std::string& svg) {
-  namespace fs = std::filesystem;
-  // "<path>.<pid>.svg.tmp": unique per process, and matched by .gitignore's *.svg.tmp.
-  const std::string tmp = fmt::format("{}.{}.svg.tmp", path, static_cast<long>(::getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    ENGRAM_CHECK(f.good(), "cannot write {}: {}", path, std::strerror(errno));
-    f.write(svg.data(), static_cast<std::streamsize>(svg.size()));
-    f.flush();
-    if (!f.good()) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      ENGRAM_CHECK(false, "cannot write {}: write failed", path);
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    ENGRAM_CHECK(false, "cannot write {}: {}", path, ec.message());
-  }
 }
 
 }  // namespace engram::viz

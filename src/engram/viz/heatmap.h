@@ -30,7 +30,4 @@ struct Heatmap {
 std::string heatmap_svg(const std::vector<Heatmap>& maps);
 inline std::string heatmap_svg(const Heatmap& map) { return heatmap_svg(std::vector<Heatmap>{map}); }
 
-// Writes `svg` to `path` atomically (temp file + rename); error names the path.
-void write_svg(const std::string& path, const std::string& svg);
-
 }  // namespace engram::viz

@@ -58,14 +58,13 @@ std::vector<int> parse_babi_tasks(const std::string& spec, const std::string& di
     size_t end = spec.find(',', pos);
     if (end == std::string::npos) end = spec.size();
     const std::string item = spec.substr(pos, end - pos);
-    int lo = 0, hi = 0;
     char* rest = nullptr;
-    lo = static_cast<int>(std::strtol(item.c_str(), &rest, 10));
-    hi = lo;
-    if (rest && *rest == '-') hi = static_cast<int>(std::strtol(rest + 1, &rest, 10));
+    long lo = std::strtol(item.c_str(), &rest, 10);  // long, compared before any narrowing: 2^32 + 1 is not task 1
+    long hi = lo;
+    if (rest && *rest == '-') hi = std::strtol(rest + 1, &rest, 10);
     ENGRAM_CHECK(!item.empty() && rest && *rest == '\0' && lo >= 1 && hi >= lo && hi <= 20,
                  "bad task list '{}': use all, 1,2,5 or 1-3,7 (tasks 1..20)", spec);
-    for (int t = lo; t <= hi; ++t) {
+    for (int t = static_cast<int>(lo); t <= static_cast<int>(hi); ++t) {
       ENGRAM_CHECK(std::find(available.begin(), available.end(), t) != available.end(),
                    "bAbI task {} has no train and test file in '{}' (available: {})", t, dir,
                    fmt::join(available, ","));

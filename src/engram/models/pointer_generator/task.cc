@@ -10,6 +10,8 @@
 
 #include "engram/core/ops.h"
 #include "engram/data/paths.h"
+#include "engram/data/spm.h"
+#include "engram/data/vocab.h"
 #include "engram/data/tasks/names.h"
 #include "engram/io/config.h"
 #include "engram/io/files.h"
@@ -161,7 +163,8 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   } else if (!init_dir.empty()) {  // fine-tuning: the weights' vocabulary, kept in the run as its own
     codec_ = PgCodec::load(m, init_dir);
     if (train::world().root())
-      io::copy_file_atomic(fs::path(init_dir) / PgCodec::file_name(m), fs::path(run) / PgCodec::file_name(m));
+      io::copy_file_atomic(fs::path(init_dir) / PgCodec::file_name(m), fs::path(run) / PgCodec::file_name(m),
+                           std::max(data::kMaxVocabFileBytes, data::kMaxSpmFileBytes), "a vocabulary file");
     note(log, fmt::format("vocab: {}'s (train.init_from)", init_dir));
   } else {
     std::vector<std::string> both = train_text.src;

@@ -1,11 +1,11 @@
 // `engram demo`'s run and report (demo.h).
+#include "engram/io/files.h"
 #include "engram/models/seq2seq/demo.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "engram/core/error.h"
@@ -35,7 +35,7 @@ std::string run_demo(const std::string& recipe_yaml, const DemoOptions& o) {
   ENGRAM_CHECK(!fs::exists(out) || fs::is_empty(out), "{}: exists and is not a demo directory; pick --run-dir",
                o.run_dir);
   fs::create_directories(out);
-  std::ofstream(marker) << "written by `engram demo`; removed by the next demo run\n";
+  io::write_file_atomic(marker, "written by `engram demo`; removed by the next demo run\n");  // checked
 
   std::printf("engram demo: dates in many written forms -> ISO 8601, learned from generated examples\n");
   const Seq2SeqTrainConfig cfg = demo_config(recipe_yaml, o);
@@ -79,7 +79,7 @@ std::string demo_report(const Seq2SeqTask& task, const std::string& run_dir) {
     map.cols = static_cast<int>(map.col_labels.size());
     map.values = t.nbest[0].alignment;
     const std::string svg = (fs::path(run_dir) / "attention.svg").string();
-    viz::write_svg(svg, viz::heatmap_svg(map));
+    io::write_output_file(svg, viz::heatmap_svg(map));
     report += fmt::format("\nattention of \"{}\" written to {}\n", shown[0], svg);
   }
   report += fmt::format("model in {} (try: engram translate -m {}, engram attention -m {} \"{}\")\n", run_dir, run_dir,

@@ -210,7 +210,14 @@ std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const s
                                                               const decode::StepModel* decoder) const {
   std::vector<data::audio::Features> feats;
   feats.reserve(paths.size());
-  for (const std::string& p : paths) feats.push_back(fbank->compute_unnormalised(data::audio::read_wav(p)));
+  for (const std::string& p : paths) {
+    const data::audio::Waveform wave = data::audio::read_wav(p);
+    try {
+      feats.push_back(fbank->compute_unnormalised(wave));
+    } catch (const Error& e) {  // a recording shorter than one window: the error names it
+      throw Error(fmt::format("{}: {}", p, e.what()));
+    }
+  }
   std::vector<data::audio::Features*> all;
   for (auto& f : feats) all.push_back(&f);
   finish_speaker_features(model->cfg(), all);
@@ -225,8 +232,12 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   const SpeechModel& model = *loaded.model;
   const SpeechConfig& cfg = model.cfg();
   const data::audio::Waveform wave = data::audio::read_wav(wav_path);
-  const data::audio::Features frames = loaded.fbank->compute(wave);
-  ENGRAM_CHECK(frames.frames >= 1, "speech show: {} is shorter than one analysis window", wav_path);
+  data::audio::Features frames;
+  try {
+    frames = loaded.fbank->compute(wave);  // refuses a recording shorter than one window
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", wav_path, e.what()));
+  }
   const data::audio::Features stacked = stack_frames(frames, cfg.stack);
   const std::vector<const data::audio::Features*> one = {&stacked};
   const decode::SourceBatch src = speech_source(one);

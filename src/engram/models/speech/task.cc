@@ -242,7 +242,13 @@ std::vector<SpeechUtterance> load_speech_utterances(const SpeechConfig& cfg,
     audio::Waveform w = audio::read_wav(r.path);
     if (speed != 1.0f) w = audio::change_speed(w, speed);
     if (snr_db) w = audio::add_noise(w, *snr_db, rng);
-    out.push_back({fbank.compute_unnormalised(w), {r.digit}, r.path, w.seconds(), speaker_key(r.speaker, speed, snr_db)});
+    audio::Features f;
+    try {
+      f = fbank.compute_unnormalised(w);
+    } catch (const Error& e) {  // a recording shorter than one window: the error names it
+      throw Error(fmt::format("{}: {}", r.path, e.what()));
+    }
+    out.push_back({std::move(f), {r.digit}, r.path, w.seconds(), speaker_key(r.speaker, speed, snr_db)});
   }
   finish_features(cfg, &out);
   return out;
