@@ -44,7 +44,7 @@ struct ConnectionOptions {
   size_t keep_alive_max_requests = 1000;
 };
 
-constexpr int kTriageThreads = 4;
+constexpr int kTriageThreads = 8;
 constexpr size_t kMaxBodyFramingFactor = 8;
 
 // What the connection layer knows about the request being read on this thread. The routes and
