@@ -170,10 +170,11 @@ inline int status_of(const std::string& response) {
   if (response.size() < 12 || response.compare(0, 5, "HTTP/") != 0) return -1;
   return std::atoi(response.c_str() + 9);
 }
-// The body of an HTTP response's text, parsed as JSON (discarded when it is not JSON).
+// The body of an HTTP response's text, parsed as JSON (an empty object when it is not JSON).
 inline json body_of(const std::string& response) {
   const size_t head = response.find("\r\n\r\n");
-  return json::parse(head == std::string::npos ? std::string() : response.substr(head + 4), nullptr, false);
+  json body = json::parse(head == std::string::npos ? std::string() : response.substr(head + 4), nullptr, false);
+  return body.is_discarded() ? json::object() : body;
 }
 
 }  // namespace engram::serve::testing
