@@ -68,10 +68,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The answer to a HEAD request has the headers of a GET and no body (no body of ours starts
     // with "HTTP/1.1 ").
     const std::string_view after = rest.substr(head + 4);
-    if (in.find("HEAD") != std::string_view::npos && (after.empty() || after.starts_with("HTTP/1.1 "))) length = 0;
+    const bool head_only = in.find("HEAD") != std::string_view::npos && (after.empty() || after.starts_with("HTTP/1.1 "));
+    if (head_only) length = 0;
     FUZZ_CHECK("http", rest.size() >= head + 4 + length, "a response cut short");
     const std::string_view body = rest.substr(head + 4, length);
-    if (headers.find("Content-Type: application/json") != std::string_view::npos) {
+    if (!head_only && headers.find("Content-Type: application/json") != std::string_view::npos) {
       const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
       FUZZ_CHECK("http", !j.is_discarded(), "a JSON response that does not parse: '{}'", std::string(body.substr(0, 200)));
       if (status >= 400 && j.is_object() && j.contains("error")) {
