@@ -176,6 +176,15 @@ def seeds_checkpoint():
     # (fixed in 899c847: a million-node limit counting aliases expanded).
     regression(r, "yaml-aliases-exponential", ckpt(config_yaml="format_version: 1\nmodel: toy\nconfig:\n" +
                                                 yaml_laughs("  ")))
+    # Depth bombs: nesting far past any limit in each file of a model directory that is parsed.
+    put(r, "bad-deep-config-flow", ckpt(config_yaml="format_version: 1\nmodel: toy\nconfig: " + "[" * 3000 +
+                                        "]" * 3000 + "\n", model_safetensors=model))
+    put(r, "bad-deep-config-block", ckpt(config_yaml="format_version: 1\nmodel: toy\nconfig:\n" +
+                                         "".join(" " * i + "- \n" for i in range(1, 90)), model_safetensors=model))
+    put(r, "bad-deep-trainer-json", ckpt(config_yaml=CONFIG, model_safetensors=model,
+                                         trainer_json="[" * 3000 + "]" * 3000))
+    put(r, "bad-deep-trainer-json-object", ckpt(config_yaml=CONFIG, model_safetensors=model,
+                                                trainer_json='{"a":' * 1200 + "1" + "}" * 1200))
     put(r, "bad-optimizer-missing-slot", ckpt(config_yaml=CONFIG, model_safetensors=model, optimizer_safetensors=st_tensors(
         [("exp_avg/" + n, s, v) for n, s, v in PARAMS], {"optimizer": "adam", "step": "1"})))
 
@@ -216,6 +225,9 @@ def seeds_config():
     put(r, "bad-alias-map-key", "model: seq2seq\n? [a, b]\n: 1\n")
     put(r, "bad-set-syntax", "model: seq2seq\n#set noequals\n#set .a=1\n#set a..b=2\n#set seq2seq.hidden=[1\n")
     put(r, "bad-deep-flow", "model: seq2seq\nx: " + "[" * 1500 + "]" * 1500 + "\n")
+    put(r, "bad-deep-flow-map", "model: seq2seq\nx: " + "{a: " * 1500 + "1" + "}" * 1500 + "\n")
+    put(r, "bad-deep-block", "model: seq2seq\nx:\n" + "".join(" " * i + "a:\n" for i in range(1, 100)))
+    put(r, "bad-deep-set", "model: seq2seq\n#set seq2seq.hidden=" + "[" * 3000 + "]" * 3000 + "\n")
     put(r, "bad-many-aliases", "model: seq2seq\n" + yaml_laughs(levels=3))  # 1000 nodes as a tree: fast
     regression(r, "yaml-aliases-exponential.yaml", "model: seq2seq\n" + yaml_laughs())
     put(r, "bad-binary", b"model: seq2seq\n\x00\xff\xfe")
@@ -314,6 +326,8 @@ def seeds_tree():
     put(r, "bad-trailing.txt", "(2 x) y\n")
     put(r, "bad-no-paren.txt", "just words\n")
     put(r, "bad-deep-2000.txt", "(2 " * 2000 + "x" + ")" * 2000 + "\n")
+    put(r, "bad-deep-unclosed.txt", "(2 " * 2700 + "\n")
+    put(r, "bad-deep-parens-only.txt", "(" * 8000 + "\n")
     put(r, "bad-invalid-utf8.txt", b"(2 \xff)\n")
     put(r, "bad-label-big.txt", "(99999999999999999999 x)\n")
 
@@ -425,6 +439,84 @@ def seeds_bbc():
     put(r, "odd-latin1.txt", b"Mutu\n\nMutu, a \xa315.8m signing.\n")
 
 
+# ---- serve (JSON request bodies; first byte: the golden model, fuzz/serve_fuzz.cc) ---------------
+
+def seeds_serve():
+    r = "serve"
+    bomb = "[" * 3500 + "]" * 3500
+    obj = '{"a":' * 1300 + "1" + "}" * 1300
+    put(r, "bad-deep-points", b"\x03" + ('{"points": ' + bomb + "}").encode())
+    put(r, "bad-deep-ignored-field", b"\x03" + ('{"points": [0.5, 0.1], "x": ' + bomb + "}").encode())
+    put(r, "bad-deep-object", b"\x03" + ('{"points": [0.5, 0.1], "x": ' + obj + "}").encode())
+    put(r, "bad-deep-src", b"\x00" + ('{"src": ' + bomb + "}").encode())
+    put(r, "bad-deep-story", b"\x01" + ('{"story": ' + bomb + ', "question": "Where?"}').encode())
+    put(r, "bad-deep-unclosed", b"\x04" + ('{"text": ' + "[" * 7000).encode())
+    put(r, "bad-deep-65", b"\x03" + ('{"points": [0.5, 0.1], "x": ' + "[" * 64 + "]" * 64 + "}").encode())
+    put(r, "ok-depth-64", b"\x03" + ('{"points": [0.5, 0.1], "x": ' + "[" * 63 + "]" * 63 + "}").encode())
+    put(r, "bad-duplicate-key", b"\x03" + b'{"points": [0.5, 0.1], "points": [0.2]}')
+    put(r, "bad-duplicate-key-nested", b"\x00" + b'{"src": "a", "x": {"k": 1, "k": 2}}')
+
+
+# ---- http (one connection's bytes, fuzz/http_fuzz.cc) -------------------------------------------
+
+def http_post(path, body, headers=""):
+    if isinstance(body, str):
+        body = body.encode()
+    return (("POST %s HTTP/1.1\r\nHost: x\r\n%sContent-Length: %d\r\n\r\n" % (path, headers, len(body))).encode()
+            + body)
+
+
+def chunked(path, parts, trailer=""):
+    out = ("POST %s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" % path).encode()
+    for p in parts:
+        out += b"%x\r\n" % len(p) + p.encode() + b"\r\n"
+    return out + b"0\r\n" + trailer.encode() + b"\r\n"
+
+
+def seeds_http():
+    r = "http"
+    pts = '{"points": [0.5, 0.1, 0.9, 0.3]}'
+    put(r, "ok-health", b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    put(r, "ok-models-metrics", b"GET /v1/models HTTP/1.1\r\n\r\nGET /metrics HTTP/1.1\r\n\r\n")
+    put(r, "ok-static", b"GET / HTTP/1.1\r\n\r\nGET /static/app.js HTTP/1.1\r\nConnection: close\r\n\r\n")
+    put(r, "ok-pointer", http_post("/v1/pointer", pts))
+    put(r, "ok-pointer-2d", http_post("/v1/pointer", '{"points": [[0.1, 0.2], [0.8, 0.4], [0.5, 0.9]], "views": 2}'))
+    put(r, "ok-pipelined", http_post("/v1/pointer", pts) + b"GET /health HTTP/1.1\r\n\r\n" + http_post("/v1/pointer", pts))
+    put(r, "ok-chunked", chunked("/v1/pointer", ['{"points": ', "[0.5, 0.1, ", "0.9]}"]))
+    put(r, "ok-chunked-trailer", chunked("/v1/pointer", [pts], "X-Trailer: 1\r\n"))
+    put(r, "ok-http10", b"GET /health HTTP/1.0\r\n\r\n")
+    put(r, "ok-expect-continue", http_post("/v1/pointer", pts, "Expect: 100-continue\r\n"))
+    put(r, "ok-same-length-twice", http_post("/v1/pointer", pts, "Content-Length: %d\r\n" % len(pts)))
+    put(r, "bad-two-lengths", http_post("/v1/pointer", pts, "Content-Length: 3\r\n"))
+    put(r, "bad-length-text", b"POST /v1/pointer HTTP/1.1\r\nContent-Length: 1e3\r\n\r\n{}")
+    put(r, "bad-length-and-chunked", http_post("/v1/pointer", pts, "Transfer-Encoding: chunked\r\n"))
+    put(r, "bad-te-gzip", b"POST /v1/pointer HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n")
+    put(r, "bad-no-length", b"POST /v1/pointer HTTP/1.1\r\n\r\n{}")
+    put(r, "bad-length-huge", b"POST /v1/pointer HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n{}")
+    put(r, "bad-length-over-max", b"POST /v1/pointer HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n{}")
+    put(r, "bad-chunk-size-text", b"POST /v1/pointer HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")
+    put(r, "bad-chunk-size-huge", b"POST /v1/pointer HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{}")
+    put(r, "bad-chunk-short", b"POST /v1/pointer HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{}\r\n0\r\n\r\n")
+    put(r, "bad-chunks-over-max", chunked("/v1/pointer", [" " * 4000] * 1) + b"")
+    put(r, "bad-multipart", http_post("/v1/pointer", "--b\r\n\r\nx\r\n--b--\r\n",
+                                      "Content-Type: multipart/form-data; boundary=b\r\n"))
+    put(r, "bad-gzip-body", http_post("/v1/pointer", gzip.compress(pts.encode(), mtime=0), "Content-Encoding: gzip\r\n"))
+    put(r, "bad-request-line", b"GARBAGE\r\n\r\n")
+    put(r, "bad-header-no-colon", b"GET /health HTTP/1.1\r\nNoColon\r\n\r\n")
+    put(r, "bad-lf-only", b"GET /health HTTP/1.1\nHost: x\n\n")
+    put(r, "bad-header-long", b"GET /health HTTP/1.1\r\nX: " + b"a" * 8000 + b"\r\n\r\n")
+    put(r, "bad-path-bytes", b"GET /nowhere%1b%5b31m%ff%00 HTTP/1.1\r\n\r\n")
+    put(r, "bad-method", b"BREW /health HTTP/1.1\r\n\r\n")
+    put(r, "bad-range", b"GET / HTTP/1.1\r\nRange: bytes=5-1,0-99999999999\r\n\r\n")
+    put(r, "bad-get-with-body", b"GET /health HTTP/1.1\r\nContent-Length: 30\r\n\r\nGET /metrics HTTP/1.1\r\n\r\n")
+    put(r, "bad-deep-json", http_post("/v1/pointer", '{"points": ' + "[" * 3000 + "]" * 3000 + "}"))
+    put(r, "bad-deep-json-chunked", chunked("/v1/pointer", ['{"x": ' + "[" * 1500, "]" * 1500 + "}"]))
+    put(r, "bad-deep-opennmt", http_post("/translator/translate", "[" * 3000 + "]" * 3000))
+    put(r, "bad-duplicate-key", http_post("/v1/pointer", '{"points": [0.5, 0.1], "points": [0.9]}'))
+    put(r, "bad-model-control-bytes", http_post("/v1/pointer", '{"model": "a\\u0001\\u001b[31m", "points": [0.5]}'))
+    put(r, "bad-json", http_post("/v1/pointer", '{"points": [0.5,'))
+
+
 if __name__ == "__main__":
     seeds_safetensors()
     seeds_checkpoint()
@@ -435,6 +527,8 @@ if __name__ == "__main__":
     seeds_wav()
     seeds_pointer()
     seeds_bbc()
+    seeds_serve()
+    seeds_http()
     for reader in sorted(os.listdir(ROOT)):
         files = os.listdir(os.path.join(ROOT, reader))
         print("%-12s %3d files, %6d bytes" % (reader, len(files),

@@ -11,7 +11,7 @@ seconds=${2:-60}
 shift 2 || true
 src=$(cd "$(dirname "$0")" && pwd)
 harnesses=("$@")
-[ ${#harnesses[@]} -eq 0 ] && harnesses=(safetensors checkpoint config parallel babi tree wav pointer bbc serve)
+[ ${#harnesses[@]} -eq 0 ] && harnesses=(safetensors checkpoint config parallel babi tree wav pointer bbc serve http)
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 summary=()

@@ -1,10 +1,12 @@
 // Fuzz harness: the JSON request bodies of `engram serve`'s family routes (issue "Hardening":
 // HTTP bodies). The input's first byte picks one of the committed golden models (seq2seq, memn2n,
 // ntm, pointer, tree, pointer_generator: tests/golden/models/), the rest is the request body as
-// the server receives it. Like the server (serve/server.cc), a body that is not JSON is answered
-// before any model sees it; a JSON body goes to the model's parse_request (engram::Error = a 400
-// answer) and, when it passes, to run_requests(). Invariants: parse_request reports 1..max_items batch
-// units; a request that passed parse_request is answered by run_requests() with exactly one JSON object
+// the server receives it. Like the server (serve/server.cc), a body that is not JSON, nests deeper
+// than max_json_depth or repeats a key (serve/request.h: parse_body, the server's own check) is
+// answered before any model sees it; a JSON body goes to the model's parse_request (engram::Error =
+// a 400 answer) and, when it passes, to run_requests(). Invariants: parse_request reports
+// 1..max_items batch units; a request that passed parse_request is answered by run_requests() with
+// exactly one JSON object
 // and no exception of any kind; the answer serialises (as the server sends it). Tight limits
 // keep one input's decoding short.
 #include <cstdint>
@@ -19,6 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engram/models/registry.h"
+#include "engram/serve/options.h"
+#include "engram/serve/request.h"
 #include "fuzz_common.h"
 
 namespace {
@@ -46,8 +50,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1 || size > engram::fuzz::kMaxInputBytes) return 0;
   const Golden& g = golden();
   const LoadedModel& model = *g.models[data[0] % g.models.size()];
-  const nlohmann::json body = nlohmann::json::parse(engram::fuzz::as_text(data + 1, size - 1), nullptr, false);
-  if (body.is_discarded()) return 0;  // the server's 400 "not valid JSON", no model involved
+  const engram::serve::ParsedBody parsed =
+      engram::serve::parse_body(engram::fuzz::as_text(data + 1, size - 1), engram::serve::ServeOptions{}.max_json_depth);
+  if (!parsed.error.empty()) return 0;  // the server's 400, no model involved
+  const nlohmann::json& body = parsed.value;
   engram::models::ServeLimits limits;
   limits.max_items = 8;
   limits.max_tokens = 32;

@@ -9,8 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <exception>
+#include <future>
 #include <map>
 #include <random>
 #include <regex>
@@ -266,6 +271,110 @@ TEST(ServeLoad, StopAnswersTheRequestsInFlight) {
   httplib::Client c("127.0.0.1", port);
   c.set_connection_timeout(1, 0);
   EXPECT_FALSE(c.Get("/health")) << "a stopped server accepts no connection";
+}
+
+}  // namespace
+}  // namespace engram::serve
+
+namespace engram::serve {
+namespace {
+
+using namespace testing;
+using Clock = std::chrono::steady_clock;
+
+// serve_until_signal on a free port in a thread; the port once it listens (-1: it failed).
+struct SignalledServer {
+  std::promise<int> listening;
+  std::thread thread;
+  std::exception_ptr error;
+  std::atomic<bool> returned{false};
+  int port = -1;
+  SignalledServer(const std::vector<std::string>& families, ServeOptions o) {
+    o.host = "127.0.0.1";
+    o.port = 0;
+    thread = std::thread([this, families, o] {
+      try {
+        serve_until_signal(RunningServer::golden_specs(families), o, [&](int p) { listening.set_value(p); });
+      } catch (...) {
+        error = std::current_exception();
+        try {
+          listening.set_value(-1);
+        } catch (const std::future_error&) {
+        }
+      }
+      returned = true;
+    });
+    port = listening.get_future().get();
+  }
+  ~SignalledServer() {
+    if (thread.joinable()) {
+      ::kill(::getpid(), SIGTERM);
+      thread.join();
+    }
+  }
+};
+
+// The load test of docs/serve.md ("Connections"): twice as many clients as --http-threads send
+// their headers a byte every 300 ms (reconnecting when cut off). Meanwhile /health answers and a
+// normal client gets its answer or a 503 within 1 s, every time; SIGTERM under that load ends
+// serve_until_signal within --drain-timeout-ms (plus a margin for a noisy machine).
+TEST(ServeLoad, SlowClientsBeyondHttpThreadsLeaveHealthAndAnswersWithinOneSecond) {
+  ServeOptions o;
+  o.http_threads = 2;
+  o.drain_timeout_ms = 1000;  // the header timeout stays at its default: the slow clients hold on
+  SignalledServer server({"pointer"}, o);
+  ASSERT_GT(server.port, 0);
+  constexpr int kSlow = 6;
+  std::atomic<bool> done{false};
+  std::atomic<int> slow_connections{0};
+  std::vector<std::thread> slow;
+  for (int k = 0; k < kSlow; ++k)
+    slow.emplace_back([&] {
+      while (!done) {
+        RawConnection conn(server.port);
+        if (!conn.connected()) return;  // the server is gone
+        ++slow_connections;
+        bool open = conn.send("POST /v1/pointer HTTP/1.1\r\n");
+        while (open && !done) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          open = conn.send("X");
+        }
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // every HTTP thread is taken
+  double worst_health = 0, worst_post = 0;
+  int health_ok = 0, answered = 0, refused = 0, bad = 0;
+  for (int round = 0; round < 10; ++round) {
+    httplib::Client c("127.0.0.1", server.port);
+    c.set_connection_timeout(2, 0);
+    c.set_read_timeout(2, 0);
+    Clock::time_point t = Clock::now();
+    const auto h = c.Get("/health");
+    worst_health = std::max(worst_health, std::chrono::duration<double>(Clock::now() - t).count());
+    if (h && h->status == 200) ++health_ok;
+    t = Clock::now();
+    auto [status, body] = post(c, "/v1/pointer", json{{"points", {0.5, 0.1, 0.9, 0.3}}});
+    worst_post = std::max(worst_post, std::chrono::duration<double>(Clock::now() - t).count());
+    if (status == 200) ++answered;
+    else if (status == 503) ++refused;
+    else ++bad;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(health_ok, 10) << "/health did not answer while slow clients held the HTTP threads";
+  EXPECT_LT(worst_health, 1.0);
+  EXPECT_EQ(bad, 0) << "a normal request got neither an answer nor a 503";
+  EXPECT_LT(worst_post, 1.0);
+  const Clock::time_point signalled = Clock::now();
+  ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
+  server.thread.join();
+  const double drain = std::chrono::duration<double>(Clock::now() - signalled).count();
+  done = true;
+  for (std::thread& t : slow) t.join();
+  if (server.error) std::rethrow_exception(server.error);
+  EXPECT_LT(drain, 1.0 + 2.0) << "SIGTERM under load took longer than drain_timeout_ms 1000 plus 2 s";
+  std::printf("load: %d slow clients (%d connections), http_threads 2: /health 10/10 worst %.3f s; "
+              "pointer %d answered, %d 503, worst %.3f s; SIGTERM to return %.3f s (drain 1 s)\n",
+              kSlow, slow_connections.load(), worst_health, answered, refused, worst_post, drain);
 }
 
 }  // namespace

@@ -156,5 +156,51 @@ TEST(ServeSignal, SigtermWithManyClientsInFlightAnswersWhatWasReceived) {
   EXPECT_FALSE(c.Get("/health")) << "a stopped server accepts no connection";
 }
 
+// Right after SIGTERM /health answers 503 "stopping" (a load balancer takes the server out) while a
+// request in flight keeps the server draining; new requests get 503; the drain ends at
+// --drain-timeout-ms even though that request's client never finishes its body.
+TEST(ServeSignal, HealthIs503StoppingRightAfterSigtermAndTheDrainIsBounded) {
+  ServeOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.drain_timeout_ms = 1500;
+  std::promise<int> listening;
+  std::exception_ptr server_error;
+  std::thread server([&] {
+    try {
+      serve_until_signal(RunningServer::golden_specs({"pointer"}), o, [&](int port) { listening.set_value(port); });
+    } catch (...) {
+      server_error = std::current_exception();
+      try {
+        listening.set_value(-1);
+      } catch (const std::future_error&) {
+      }
+    }
+  });
+  const int port = listening.get_future().get();
+  ASSERT_GT(port, 0);
+  // A request in a handler: its headers are in, its body never ends.
+  RawConnection slow(port);
+  ASSERT_TRUE(slow.send("POST /v1/pointer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const Clock::time_point signalled = Clock::now();
+  ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(2, 0);
+  c.set_read_timeout(2, 0);
+  const auto health = c.Get("/health");
+  ASSERT_TRUE(health) << "/health did not answer right after SIGTERM";
+  EXPECT_EQ(health->status, 503);
+  EXPECT_EQ(json::parse(health->body, nullptr, false).value("status", ""), "stopping") << health->body;
+  auto [status, body] = post(c, "/v1/pointer", json{{"points", {0.5, 0.1}}});
+  EXPECT_TRUE(status == 503 || status == -1) << status << body.dump();
+  server.join();
+  const double took = std::chrono::duration<double>(Clock::now() - signalled).count();
+  if (server_error) std::rethrow_exception(server_error);
+  EXPECT_LT(took, 1.5 + 2.0) << "the drain outlasted drain_timeout_ms 1500 (plus 2 s)";
+  const std::string cut = slow.read_response(std::chrono::milliseconds(2000));
+  EXPECT_TRUE(cut.empty() || status_of(cut) == 408 || status_of(cut) == 503) << cut;
+}
+
 }  // namespace
 }  // namespace engram::serve

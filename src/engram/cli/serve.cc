@@ -51,6 +51,18 @@ void register_serve(CLI::App& app) {
       ->check(CLI::Range(size_t{1}, size_t{1} << 30));
   cmd->add_option("--request-timeout-ms", o.request_timeout_ms, "waiting plus decoding (504 beyond)")
       ->check(CLI::Range(1, 3600000));
+  cmd->add_option("--max-json-depth", o.max_json_depth, "arrays / objects nested in a request body (400 beyond)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--header-timeout-ms", o.header_timeout_ms, "request line + headers, in total (408 beyond)")
+      ->check(CLI::Range(1, 3600000));
+  cmd->add_option("--body-timeout-ms", o.body_timeout_ms, "a request body after its headers, in total (408 beyond)")
+      ->check(CLI::Range(1, 3600000));
+  cmd->add_option("--idle-timeout-ms", o.idle_timeout_ms, "a kept-alive connection between requests (closed beyond)")
+      ->check(CLI::Range(1, 3600000));
+  cmd->add_option("--drain-timeout-ms", o.drain_timeout_ms, "SIGTERM: longest wait for requests in flight (503 beyond)")
+      ->check(CLI::Range(0, 3600000));
+  cmd->add_option("--max-header-bytes", o.max_header_bytes, "request line + headers (431 beyond)")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 24));
   cmd->add_option("--max-items", o.limits.max_items, "sentences per translate request; points; story sentences")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--max-tokens", o.limits.max_tokens, "tokens of one sentence or tree")->check(CLI::Range(1, 1 << 16));

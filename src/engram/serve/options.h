@@ -20,9 +20,16 @@ struct ServeOptions {
   // oldest arrived for the batch to fill. A request larger than max_batch is decoded alone.
   int max_batch = 32;
   int max_wait_ms = 5;
-  int max_queue = 1024;                // units waiting per model; beyond: 503
+  int max_queue = 1024;                // units waiting per model; beyond: 503 (a request of more units: 400)
   size_t max_body_bytes = 1u << 20;    // request body; beyond: 413
   int request_timeout_ms = 30000;      // waiting plus decoding; beyond: 504 (a started batch still finishes)
+  int max_json_depth = 64;             // arrays / objects nested in a request body; deeper: 400
+  // Connections (serve/connection.h): total deadlines, not per-read timeouts.
+  int header_timeout_ms = 20000;       // request line + headers; beyond: 408
+  int body_timeout_ms = 60000;         // the body after the headers; writing a response; beyond: 408
+  int idle_timeout_ms = 5000;          // a kept-alive connection between requests; beyond: closed
+  int drain_timeout_ms = 25000;        // SIGTERM / stop(): unanswered requests beyond it get 503, then exit
+  size_t max_header_bytes = 64u << 10;  // request line + headers; beyond: 431
   models::ServeLimits limits;          // per-request caps (400)
   decode::Precision precision = decode::Precision::kFp32;  // decode-time weights of every model
 

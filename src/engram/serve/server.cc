@@ -3,17 +3,22 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include <sys/socket.h>
 
 #include "engram/io/checkpoint.h"
 #include "engram/serve/batcher.h"
+#include "engram/serve/connection.h"
 #include "engram/serve/http.h"
+#include "engram/serve/request.h"
 #include "engram/serve/web.h"
 
 namespace engram::serve {
@@ -34,6 +39,12 @@ void ServeOptions::validate() const {
   in("max_queue", max_queue, 1, 1 << 24);
   in("max_body_bytes", static_cast<long long>(max_body_bytes), 1, 1ll << 30);
   in("request_timeout_ms", request_timeout_ms, 1, 3600000);
+  in("max_json_depth", max_json_depth, 1, 256);
+  in("header_timeout_ms", header_timeout_ms, 1, 3600000);
+  in("body_timeout_ms", body_timeout_ms, 1, 3600000);
+  in("idle_timeout_ms", idle_timeout_ms, 1, 3600000);
+  in("drain_timeout_ms", drain_timeout_ms, 0, 3600000);
+  in("max_header_bytes", static_cast<long long>(max_header_bytes), 1024, 1 << 24);
   in("max_items", limits.max_items, 1, 1 << 16);
   in("max_tokens", limits.max_tokens, 1, 1 << 16);
   in("max_beam", limits.max_beam, 1, 256);
@@ -97,8 +108,12 @@ json yaml_to_json(const YAML::Node& n) {
   return s;
 }
 
-void reply(httplib::Response& res, int status, const json& body) {
+// Sends `body`; its "error" message, which may quote the request, with bytes that are not
+// printable UTF-8 written as \xNN (request.h) and cut at 2,000 bytes.
+void reply(httplib::Response& res, int status, json body) {
   res.status = status;
+  if (auto e = body.find("error"); e != body.end() && e->is_string())
+    *e = printable(e->get_ref<const std::string&>(), 2000);
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
@@ -109,8 +124,12 @@ struct Server::Impl {
   ServeOptions o;
   Metrics metrics;
   std::unique_ptr<Batcher> batcher;
-  httplib::Server http;
+  std::unique_ptr<HttpServer> http;
   std::atomic<bool> stopping{false};
+  // Requests inside a POST handler; stop() waits (up to the drain deadline) until none is left.
+  std::mutex active_mu;
+  std::condition_variable active_cv;
+  int active = 0;
   std::atomic<int> state{0};  // 0 run() not entered, 1 running, 2 returned
   int port = -1;
   int listen_socket = -1;  // set by the socket options callback when binding
@@ -126,7 +145,8 @@ struct Server::Impl {
       for (size_t i = 0; i < models.size(); ++i)
         if (models[i].name == name->get_ref<const std::string&>()) index = i;
       if (index == models.size())
-        return {404, {{"error", fmt::format("no model named '{}' (GET /v1/models lists them)", name->get<std::string>())}}};
+        return {404, {{"error", fmt::format("no model named '{}' (GET /v1/models lists them)",
+                                            printable(name->get_ref<const std::string&>()))}}};
       if (models[index].family != &family)
         return {400, {{"error", fmt::format("model '{}' is a {} model; /v1/{} serves {} models", models[index].name,
                                             models[index].family->name, family.route, family.name)}}};
@@ -145,14 +165,29 @@ struct Server::Impl {
     } catch (const Error& e) {
       return {400, {{"error", e.what()}}};
     }
+    if (units > o.max_queue)  // it would wait forever on an idle server: never a 503
+      return {400, {{"error", fmt::format("the request has {} units, more than max_queue {} can ever hold: split it",
+                                          units, o.max_queue)}}};
     if (stopping) return {503, {{"error", "the server is shutting down"}}};
     auto job = std::make_shared<Job>(std::move(request));
     if (!batcher->submit(index, job))
       return {503, {{"error", fmt::format("model '{}' has {} units waiting (max_queue {}): try again later",
                                           models[index].name, batcher->queued_units(index), o.max_queue)}}};
-    if (!job->wait_until(job->queued() + std::chrono::milliseconds(o.request_timeout_ms))) {
-      job->abandon();
-      return {504, {{"error", fmt::format("no answer within request_timeout_ms {}", o.request_timeout_ms)}}};
+    // Waits for the answer in slices, so that a drain begun meanwhile ends the wait at its deadline.
+    const Clock::time_point deadline = job->queued() + std::chrono::milliseconds(o.request_timeout_ms);
+    for (;;) {
+      const Clock::time_point drain = drain_deadline();
+      const Clock::time_point now = Clock::now();
+      if (now >= drain) {
+        job->abandon();
+        return {503, {{"error", fmt::format("the server is shutting down: no answer within drain_timeout_ms {}",
+                                            o.drain_timeout_ms)}}};
+      }
+      if (now >= deadline) {
+        job->abandon();
+        return {504, {{"error", fmt::format("no answer within request_timeout_ms {}", o.request_timeout_ms)}}};
+      }
+      if (job->wait_until(std::min({deadline, drain, now + std::chrono::milliseconds(100)}))) break;
     }
     return {job->status(), job->body()};
   }
@@ -221,52 +256,126 @@ struct Server::Impl {
     return {{"models", std::move(list)}};
   }
 
+  Clock::time_point drain_deadline() const {
+    return drain_ns == 0 ? Clock::time_point::max() : Clock::time_point(std::chrono::nanoseconds(drain_ns.load()));
+  }
+  std::atomic<int64_t> drain_ns{0};  // steady-clock ns of the drain deadline; 0 before stop()
+
+  // Reads the body of a POST through `reader`, cut off at max_body_bytes whatever its framing
+  // (httplib bounds only a Content-Length body), and parses it (request.h). On failure: the
+  // status and error, and the connection is closed after the answer.
+  std::pair<int, std::string> read_json(const httplib::ContentReader& reader, json& out) {
+    std::string body;
+    bool too_large = false;
+    const bool ok = reader([&](const char* data, size_t n) {
+      if (body.size() + n > o.max_body_bytes) return !(too_large = true);
+      body.append(data, n);
+      return true;
+    });
+    RequestState* r = current_request();
+    if (!ok) {
+      if (r) r->close = true;
+      if (too_large || (r && r->body_too_large))
+        return {413, fmt::format("the request body is larger than max_body_bytes {}", o.max_body_bytes)};
+      if (r && r->timed_out)
+        return {408, fmt::format("the request body did not arrive within body_timeout_ms {}", o.body_timeout_ms)};
+      return {400, "the request body could not be read (broken chunked framing or an early end)"};
+    }
+    ParsedBody parsed = parse_body(body, o.max_json_depth);
+    if (!parsed.error.empty()) return {400, parsed.error};
+    out = std::move(parsed.value);
+    return {200, ""};
+  }
+
+  // Counts a POST handler as active while `fn` runs (stop() waits for the active ones).
+  template <class Fn>
+  void active_request(Fn&& fn) {
+    {
+      const std::lock_guard<std::mutex> lock(active_mu);
+      ++active;
+    }
+    struct Done {
+      Impl& s;
+      ~Done() {
+        {
+          const std::lock_guard<std::mutex> lock(s.active_mu);
+          --s.active;
+        }
+        s.active_cv.notify_all();
+      }
+    } done{*this};
+    fn();
+  }
+
   void routes() {
     for (const models::Family* f : models::families()) {
       if (!f->route) continue;
       const std::string path = fmt::format("/v1/{}", f->route);
-      http.Post(path, [this, f, path](const httplib::Request& req, httplib::Response& res) {
-        timed(path, res, [&] {
-          const json body = json::parse(req.body, nullptr, false);
-          if (body.is_discarded()) return std::pair<int, json>{400, {{"error", "the request body is not valid JSON"}}};
-          return family_request(*f, body);
+      http->Post(path, [this, f, path](const httplib::Request&, httplib::Response& res,
+                                       const httplib::ContentReader& reader) {
+        active_request([&] {
+          timed(path, res, [&] {
+            json body;
+            if (auto [status, error] = read_json(reader, body); status != 200)
+              return std::pair<int, json>{status, {{"error", error}}};
+            return family_request(*f, body);
+          });
         });
       });
     }
-    http.Post("/translator/translate", [this](const httplib::Request& req, httplib::Response& res) {
-      timed("/translator/translate", res, [&] {
-        const json body = json::parse(req.body, nullptr, false);
-        if (body.is_discarded())
-          return std::pair<int, json>{400, {{"error", "the request body is not valid JSON"}, {"status", "error"}}};
-        return opennmt_request(body);
+    http->Post("/translator/translate", [this](const httplib::Request&, httplib::Response& res,
+                                               const httplib::ContentReader& reader) {
+      active_request([&] {
+        timed("/translator/translate", res, [&] {
+          json body;
+          if (auto [status, error] = read_json(reader, body); status != 200)
+            return std::pair<int, json>{status, {{"error", error}, {"status", "error"}}};
+          return opennmt_request(body);
+        });
       });
     });
-    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    http->Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       timed("/v1/models", res, [&] { return std::pair<int, json>{200, models_json()}; });
     });
-    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    http->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       timed("/health", res, [&] {
         return std::pair<int, json>{stopping ? 503 : 200,
                                     {{"status", stopping ? "stopping" : "ok"}, {"models", models.size()}}};
       });
     });
-    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    http->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics.text(), "text/plain; version=0.0.4");
     });
-    mount_explorer(http, metrics);  // GET / and /static/...: the web explorer (web.h)
-    // Replies httplib makes itself (404 unknown path, 413 body too large, 400 bad request) in JSON.
-    http.set_error_handler(httplib::Server::HandlerWithResponse(
+    mount_explorer(*http, metrics);  // GET / and /static/...: the web explorer (web.h)
+    // Replies httplib makes itself (404 unknown path, 413 body too large, 400 bad request) in JSON,
+    // and the connection layer's reasons for them (connection.h). After a 400 of httplib's own
+    // the input is out of step: the connection is closed.
+    http->set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) {
           if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
           std::string message = fmt::format("HTTP {}", res.status);
-          if (res.status == 404) message = fmt::format("no route {} {}", req.method, req.path);
+          if (res.status == 404) message = fmt::format("no route {} {}", printable(req.method, 20), printable(req.path));
           if (res.status == 413) message = fmt::format("the request body is larger than max_body_bytes {}", o.max_body_bytes);
-          if (res.status == 405) message = fmt::format("{} does not take {}", req.path, req.method);
+          if (res.status == 405) message = fmt::format("{} does not take {}", printable(req.path), printable(req.method, 20));
+          if (res.status == 400) message = "a malformed request line or header";
+          if (RequestState* r = current_request(); r && res.status >= 400 && res.status != 404 && res.status != 405) {
+            r->close = true;
+            if (r->timed_out && r->phase == RequestState::Phase::head)
+              res.status = 408, message = fmt::format("the request headers did not arrive within header_timeout_ms {}",
+                                                      r->triage ? http->options().triage_timeout_ms : o.header_timeout_ms);
+            else if (r->timed_out)
+              res.status = 408, message = fmt::format("the request body did not arrive within body_timeout_ms {}", o.body_timeout_ms);
+            else if (r->head_too_large)
+              res.status = 431, message = fmt::format("the request line and headers are larger than max_header_bytes {}",
+                                                      o.max_header_bytes);
+            else if (r->body_too_large)
+              res.status = 413, message = fmt::format("the request body is larger than max_body_bytes {}", o.max_body_bytes);
+          }
           metrics.request("other", res.status, 0.0);
           reply(res, res.status, {{"error", message}});
           return httplib::Server::HandlerResponse::Handled;
         }));
-    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    http->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
       std::string message = "internal error";
       try {
         if (ep) std::rethrow_exception(ep);
@@ -298,13 +407,20 @@ Server::Server(std::vector<ServedModel> models, const ServeOptions& options) : i
                                         BatcherOptions{options.workers, options.threads, options.max_batch,
                                                        options.max_wait_ms, options.max_queue},
                                         s.metrics);
+  ConnectionOptions c;
+  c.http_threads = options.http_threads;
+  c.header_timeout_ms = options.header_timeout_ms;
+  c.body_timeout_ms = options.body_timeout_ms;
+  c.idle_timeout_ms = options.idle_timeout_ms;
+  c.max_header_bytes = options.max_header_bytes;
+  c.max_body_bytes = options.max_body_bytes;
+  s.http = std::make_unique<HttpServer>(c);
   const int http_threads = options.http_threads;
-  s.http.new_task_queue = [http_threads] { return new httplib::ThreadPool(static_cast<size_t>(http_threads)); };
-  s.http.set_payload_max_length(options.max_body_bytes);
-  s.http.set_keep_alive_max_count(1000);
+  s.http->new_task_queue = [http_threads] { return new ConnectionPool(http_threads); };
+  s.http->set_payload_max_length(options.max_body_bytes);
   // The listening socket: SO_REUSEADDR as httplib's default does; kept to raise its backlog
   // after bind (the library listens with a backlog of 5, which drops bursts of connections).
-  s.http.set_socket_options([&s](socket_t sock) {
+  s.http->set_socket_options([&s](socket_t sock) {
     const int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     s.listen_socket = sock;
@@ -316,7 +432,7 @@ Server::~Server() { stop(); }
 
 int Server::bind() {
   Impl& s = *impl_;
-  s.port = s.o.port == 0 ? s.http.bind_to_any_port(s.o.host) : (s.http.bind_to_port(s.o.host, s.o.port) ? s.o.port : -1);
+  s.port = s.o.port == 0 ? s.http->bind_to_any_port(s.o.host) : (s.http->bind_to_port(s.o.host, s.o.port) ? s.o.port : -1);
   ENGRAM_CHECK(s.port > 0, "serve: cannot listen on {}:{} (in use, or not an address of this machine)", s.o.host, s.o.port);
   ENGRAM_CHECK(s.listen_socket >= 0 && ::listen(s.listen_socket, kListenBacklog) == 0,
                "serve: cannot set the listen backlog of {}:{}", s.o.host, s.port);
@@ -327,16 +443,29 @@ void Server::run() {
   Impl& s = *impl_;
   ENGRAM_CHECK(s.port > 0, "serve: run() before bind()");
   s.state = 1;
-  if (!s.stopping) s.http.listen_after_bind();  // returns after stop(), its handlers finished
+  if (!s.stopping) s.http->listen_after_bind();  // returns after stop(), its handlers finished
   s.batcher->stop();
   s.state = 2;
 }
 
+std::string Server::answer_bytes(std::string_view bytes) { return impl_->http->answer(bytes); }
+
+void Server::request_stop() noexcept { impl_->stopping.store(true); }
+
 void Server::stop() {
   Impl& s = *impl_;
   s.stopping = true;
+  if (s.drain_ns == 0) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(s.o.drain_timeout_ms);
+    s.drain_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+    s.http->begin_drain(deadline);
+    // Still listening while the POST handlers in flight finish (new ones answer 503 at once,
+    // /health 503 "stopping"), at most until the drain deadline.
+    std::unique_lock<std::mutex> lock(s.active_mu);
+    s.active_cv.wait_until(lock, deadline, [&] { return s.active == 0; });
+  }
   while (s.state == 1) {  // run() may not have started listening yet: repeat until it returns
-    s.http.stop();
+    s.http->stop();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
@@ -348,8 +477,12 @@ namespace {
 // sig_atomic_t is only safe for a handler on the same thread: a lock-free atomic is safe from
 // every thread and in a handler (tests/serve/sigterm_test.cc, under ThreadSanitizer).
 std::atomic<int> g_signal{0};
-static_assert(std::atomic<int>::is_always_lock_free);
-extern "C" void on_stop_signal(int sig) { g_signal.store(sig); }
+std::atomic<Server*> g_server{nullptr};  // the server the signal stops (its request_stop is a store)
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<Server*>::is_always_lock_free);
+extern "C" void on_stop_signal(int sig) {
+  g_signal.store(sig);
+  if (Server* s = g_server.load()) s->request_stop();  // /health says "stopping" from now on
+}
 
 }  // namespace
 
@@ -359,6 +492,7 @@ void serve_until_signal(const std::vector<std::string>& model_specs, const Serve
   Server server(load_models(model_specs, options.precision), options);
   const int port = server.bind();
   g_signal.store(0);
+  g_server.store(&server);
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -371,6 +505,7 @@ void serve_until_signal(const std::vector<std::string>& model_specs, const Serve
     runner.join();
     sigaction(SIGTERM, &old_term, nullptr);
     sigaction(SIGINT, &old_int, nullptr);
+    g_server.store(nullptr);
   };
   try {
     on_listening(port);

@@ -8,14 +8,17 @@
 //   GET  /metrics             Prometheus text (metrics.h)
 //   GET  /, /static/<file>    the web explorer (web.h, web/)
 //
-// Errors are {"error": message} with 400 (malformed JSON, wrong types, over a cap), 404 (unknown
-// model or route), 413 (body too large), 503 (queue full, shutting down), 504 (timed out).
+// Errors are {"error": message} with 400 (malformed JSON, duplicate keys, nesting deeper than
+// max_json_depth, wrong types, over a cap), 404 (unknown model or route), 408 (headers or body
+// too slow), 411, 413 (body too large), 415, 431 (headers too large), 503 (queue full, every HTTP
+// thread busy, shutting down), 504 (timed out). Connections: serve/connection.h.
 // Each model is loaded once; requests go through the Batcher (batcher.h).
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engram/models/registry.h"
@@ -47,8 +50,18 @@ class Server {
   int bind();
   // Serves until stop(); call after bind(), from one thread.
   void run();
-  // Stops accepting; requests already received are answered, then run() returns. Any thread.
+  // Drains, then stops (docs/serve.md, "Shutdown"): /health answers 503 "stopping" and new
+  // requests 503; the requests in handlers are answered, until drain_timeout_ms at most (those
+  // still waiting then get 503); then the listener closes, connections end (no read or write
+  // waits past the drain deadline; a batch already started finishes) and run() returns. Any thread.
   void stop();
+  // Only marks the server as stopping (/health 503, new requests 503); async-signal-safe (an
+  // atomic store). stop() does the rest.
+  void request_stop() noexcept;
+  // Answers `bytes` as if one client had sent them on one connection (pipelined requests
+  // included), with no socket and no deadlines; returns the bytes the server wrote back. Any
+  // thread, after construction (no bind() needed). For tests and fuzz/http_fuzz.cc.
+  std::string answer_bytes(std::string_view bytes);
 
  private:
   struct Impl;

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engram/serve/request.h"
+
 namespace engram::serve {
 
 std::optional<std::string_view> content_type(std::string_view path) {
@@ -50,7 +52,7 @@ void serve_asset(std::string_view path, httplib::Response& res) {
   set_security_headers(res);
   if (!a || !type) {
     res.status = 404;
-    const nlohmann::json body = {{"error", fmt::format("no file /static/{} (GET / is the explorer)", path)}};
+    const nlohmann::json body = {{"error", fmt::format("no file /static/{} (GET / is the explorer)", printable(path))}};
     res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
     return;
   }
