@@ -79,7 +79,8 @@ TEST(InputChecks, PointerRouteAndLineReadCoordinatesAsTheFileReaderDoes) {
   // The largest coordinates allowed decode to a valid output, with no internal error.
   EXPECT_EQ(error_of([&] { m->parse_request(json{{"points", {1e18, -1e18, 3e17, -2e17}}}, {}); }), "");
   const json big = {{"points", {1e18, -1e18, 3e17, -2e17}}};
-  const std::vector<json> out = m->serve(std::vector<const json*>{&big});
+  const std::unique_ptr<Request> parsed = m->parse_request(big, {});
+  const std::vector<json> out = m->run_requests(std::vector<const Request*>{parsed.get()});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0]["output"].size(), 4u);
 }

@@ -165,6 +165,7 @@ struct Server::Impl {
     } catch (const Error& e) {
       return {400, {{"error", e.what()}}};
     }
+    const int units = request->units;
     if (units > o.max_queue)  // it would wait forever on an idle server: never a 503
       return {400, {{"error", fmt::format("the request has {} units, more than max_queue {} can ever hold: split it",
                                           units, o.max_queue)}}};
