@@ -4,12 +4,14 @@
 // configs, a single input and an output that is an input are refused before anything is written.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "engram/core/error.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/average.h"
 #include "engram/models/registry.h"
+#include "engram/models/seq2seq/translate.h"
 #include "io/temp_dir.h"
 
 namespace engram::models {
@@ -88,6 +90,46 @@ TEST(AverageCheckpoints, RefusesWhatCannotBeAveraged) {
   EXPECT_NE(error_of([&] { average_checkpoints({a, golden("seq2seq")}, a); }).find("is one of the inputs"),
             std::string::npos);
   EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
+}  // namespace
+}  // namespace engram::models
+
+namespace engram::models {
+namespace {
+
+// seq2seq ensembles (TranslateOptions::ensemble, translate --ensemble): a model with itself is the
+// model (the mean of two equal distributions); with a perturbed copy the scores are the log of the
+// two models' mean probability, which differs from either model's.
+TEST(Seq2SeqEnsemble, WithItselfIsTheModelAndWithAnotherIsTheMean) {
+  io::testing::TempDir tmp;
+  const auto first = load_model_as<Translator>(golden("seq2seq"), "seq2seq");
+  const auto same = load_model_as<Translator>(golden("seq2seq"), "seq2seq");
+  const fs::path other_dir = perturbed_copy("seq2seq", tmp / "other", 0.9f, 0.0f);
+  const auto other = load_model_as<Translator>(other_dir, "seq2seq");
+  check_same_codecs(*first, *other);
+  const std::vector<std::string> lines = {"29 November 2026", "Nov 29, 2026", "29/11/2026", ""};
+  TranslateOptions o;
+  o.search.beam = 3;
+  const std::vector<Translation> alone = first->translate(lines, o);
+  o.ensemble = {&same->seq2seq()};
+  const std::vector<Translation> twice = first->translate(lines, o);
+  o.ensemble = {&other->seq2seq()};
+  const std::vector<Translation> mixed = first->translate(lines, o);
+  TranslateOptions oo;
+  oo.search.beam = 3;
+  const std::vector<Translation> other_alone = other->translate(lines, oo);
+  ASSERT_EQ(twice.size(), lines.size());
+  bool differs = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(twice[i].texts, alone[i].texts) << lines[i];
+    for (size_t h = 0; h < alone[i].nbest.size(); ++h)
+      EXPECT_NEAR(twice[i].nbest[h].score, alone[i].nbest[h].score, 1e-4) << lines[i];
+    if (!alone[i].nbest.empty())
+      differs = differs || std::abs(mixed[i].nbest[0].score - alone[i].nbest[0].score) > 1e-4 &&
+                               std::abs(mixed[i].nbest[0].score - other_alone[i].nbest[0].score) > 1e-4;
+  }
+  EXPECT_TRUE(differs) << "an ensemble with another model scores as neither model alone";
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // `engram translate -m MODEL_DIR [--beam K] [--alpha A] [--n-best K] [--min-length N]
-// [--block-ngram-repeat N] [--coverage-penalty B] [--alignments FILE]`:
+// [--block-ngram-repeat N] [--coverage-penalty B] [--alignments FILE] [--ensemble DIR ...]`:
 // reads source lines from stdin and writes one translation per line to stdout, streaming: lines
 // are decoded in batches of what is already available, so an interactive session gets each
 // answer at once and a pipe gets batched throughput. With --n-best K, K lines per input in
@@ -23,6 +23,7 @@ struct TranslateArgs {
   std::string model;
   std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
   models::StreamOptions stream;  // --scores, --alignments
+  std::vector<std::string> ensemble;  // --ensemble DIR ...
   int threads = 1;               // threads (the caller and its team's helpers)
 };
 
@@ -36,6 +37,11 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   o.batch_size = d.batch;
   const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
   loaded->set_precision(d.precision);  // fp32: few-row products on the packed copy (same values)
+  const auto members = models::load_ensemble_members<models::Translator>(a.ensemble, "seq2seq");
+  for (const auto& m : members) {
+    models::check_same_codecs(*loaded, *m);
+    o.ensemble.push_back(&m->seq2seq());
+  }
   models::translate_stream(*loaded, o, a.stream, STDIN_FILENO);
 }
 
@@ -48,6 +54,11 @@ void register_translate(CLI::App& app) {
   add_decode_flags(cmd, a->decode, models::translate_option_set(), {"alignments"});
   cmd->add_flag("--scores", a->stream.scores, "print 'i ||| text ||| score' lines");
   cmd->add_option("--alignments", a->stream.alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");
+  cmd->add_option("--ensemble", a->ensemble,
+                  "another model (or run) directory decoded with -m's as one ensemble, probabilities averaged "
+                  "(repeatable; the same vocabularies)")
+      ->expected(1)
+      ->take_all();
   add_threads_option(cmd, a->threads);
   cmd->callback([a, cmd] { run_translate(*a, cmd); });
 }

@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "engram/core/graph.h"
+#include "engram/decode/ensemble.h"
+#include "engram/decode/runner.h"
 #include "engram/data/text.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
@@ -27,7 +30,7 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
   options.search.validate();
   std::vector<Translation> out(lines.size());
   std::vector<std::vector<int32_t>> ids(lines.size());
-  std::vector<size_t> order;  // non-empty lines, shortest first
+  std::vector<size_t> order;  // the non-empty lines
   for (size_t i = 0; i < lines.size(); ++i) {
     ENGRAM_CHECK(lines[i].size() <= kMaxLineBytes, "translate: input {} is {} bytes, more than the limit of {}", i + 1,
                  lines[i].size(), kMaxLineBytes);
@@ -37,25 +40,31 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
     out[i].src_tokens = src.tokens(lines[i]);
     if (!ids[i].empty()) order.push_back(i);
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
   core::Graph g(false);
   g.use_bf16_weights(options.bf16_weights);
   g.use_packed_weights(options.packed_weights);
-  for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
-    const size_t end = std::min(order.size(), begin + options.batch_size);
-    std::vector<std::vector<int32_t>> chunk;
-    for (size_t k = begin; k < end; ++k) chunk.push_back(ids[order[k]]);
-    auto results = decode::search(g, model, decode::SourceBatch::from_ids(chunk), options.search);
-    for (size_t k = begin; k < end; ++k) {
-      Translation& t = out[order[k]];
-      t.nbest = std::move(results[k - begin]);
-      for (const decode::Hypothesis& h : t.nbest) {
-        t.texts.push_back(tgt.decode(h.ids));
-        std::vector<std::string> toks;
-        for (int32_t id : h.ids) toks.push_back(tgt.token(id));
-        if (h.finished) toks.emplace_back(data::kEosToken);
-        t.tgt_tokens.push_back(std::move(toks));
-      }
+  // -m's model alone, or with the ensemble's members as one (their probabilities averaged).
+  std::vector<const decode::StepModel*> members = {&model};
+  for (const Seq2Seq* m : options.ensemble) members.push_back(m);
+  const decode::EnsembleStepModel ensemble(members);
+  const decode::StepModel& decoder = members.size() == 1 ? static_cast<const decode::StepModel&>(model) : ensemble;
+  std::vector<int> lengths;
+  for (size_t i : order) lengths.push_back(static_cast<int>(ids[i].size()));
+  auto results = decode::run_batched(g, decoder, lengths, options.batch_size, options.search,
+                                     [&](std::span<const size_t> chunk) {
+                                       std::vector<std::vector<int32_t>> part;
+                                       for (size_t k : chunk) part.push_back(ids[order[k]]);
+                                       return decode::SourceBatch::from_ids(part);
+                                     });
+  for (size_t k = 0; k < order.size(); ++k) {
+    Translation& t = out[order[k]];
+    t.nbest = std::move(results[k]);
+    for (const decode::Hypothesis& h : t.nbest) {
+      t.texts.push_back(tgt.decode(h.ids));
+      std::vector<std::string> toks;
+      for (int32_t id : h.ids) toks.push_back(tgt.token(id));
+      if (h.finished) toks.emplace_back(data::kEosToken);
+      t.tgt_tokens.push_back(std::move(toks));
     }
   }
   return out;
@@ -102,6 +111,15 @@ std::unique_ptr<Translator> load_translator(const fs::path& dir) {
                "{}: vocabulary sizes {} / {} do not match the model's {} / {}", vocab_dir.string(), t->src.size(),
                t->tgt.size(), cfg.src_vocab, cfg.tgt_vocab);
   return t;
+}
+
+void check_same_codecs(const Translator& a, const Translator& b) {
+  for (const auto& [x, y, side] : {std::tuple{&a.src, &b.src, "source"}, std::tuple{&a.tgt, &b.tgt, "target"}}) {
+    bool same = x->size() == y->size();
+    for (int32_t i = 0; same && i < x->size(); ++i) same = x->token(i) == y->token(i);
+    ENGRAM_CHECK(same, "--ensemble: {} has another {} vocabulary than {} (an ensemble shares its vocabularies)",
+                 b.dir().string(), side, a.dir().string());
+  }
 }
 
 std::string Translator::run_line(const std::string& line) { return translate({line}, TranslateOptions{}).front().text(); }

@@ -36,6 +36,10 @@ struct TranslateOptions {
   // fp32 weight matrices packed for the few-row kernel (core/weights_packed.h): the same products
   // of at most 8 rows, faster; nullptr = the plain layout. Ignored where bf16_weights is set.
   const core::PackedWeights* packed_weights = nullptr;
+  // More models decoded with the first as one ensemble (decode::EnsembleStepModel: the log of
+  // their mean probability; α is their mean), borrowed, with the first's vocabularies
+  // (check_same_codecs); at most decode::kMaxEnsemble - 1. Their products read plain fp32 weights.
+  std::vector<const Seq2Seq*> ensemble;
 };
 
 struct Translation {
@@ -46,8 +50,8 @@ struct Translation {
   const std::string& text() const;           // best text ("" when there is none)
 };
 
-// Translates `lines` in batches of options.batch_size (sorted by length inside a batch, results
-// in input order). Empty or whitespace-only lines give an empty translation.
+// Translates `lines` in batches of options.batch_size (decode::run_batched: sorted by length,
+// results in input order). Empty or whitespace-only lines give an empty translation.
 std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
                                          const std::vector<std::string>& lines, const TranslateOptions& options);
 
@@ -87,6 +91,9 @@ struct Translator : LoadedModel {
   // fp32: few-row products on the packed copy (use_packed); bf16: use_bf16.
   void set_precision(decode::Precision p) override;
 };
+
+// An error unless `b` has `a`'s source and target vocabularies, token for token (an ensemble).
+void check_same_codecs(const Translator& a, const Translator& b);
 
 // The model alone (config.yaml + model.safetensors, no vocabularies).
 std::unique_ptr<Seq2Seq> load_seq2seq_model(const std::filesystem::path& dir);
