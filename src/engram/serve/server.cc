@@ -480,9 +480,11 @@ namespace {
 std::atomic<int> g_signal{0};
 std::atomic<Server*> g_server{nullptr};  // the server the signal stops (its request_stop is a store)
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<Server*>::is_always_lock_free);
+// The server's request_stop comes before g_signal's store: the thread that sees g_signal goes on to
+// stop and destroy the server, so nothing may touch the server after that store.
 extern "C" void on_stop_signal(int sig) {
-  g_signal.store(sig);
   if (Server* s = g_server.load()) s->request_stop();  // /health says "stopping" from now on
+  g_signal.store(sig);
 }
 
 }  // namespace
@@ -502,11 +504,12 @@ void serve_until_signal(const std::vector<std::string>& model_specs, const Serve
                "serve: cannot install the SIGTERM handler");
   std::thread runner([&] { server.run(); });
   auto finish = [&] {
+    server.request_stop();
+    g_server.store(nullptr);  // a later signal no longer reaches this server
     server.stop();
     runner.join();
     sigaction(SIGTERM, &old_term, nullptr);
     sigaction(SIGINT, &old_int, nullptr);
-    g_server.store(nullptr);
   };
   try {
     on_listening(port);
