@@ -139,6 +139,10 @@ expect 2 "temperature nan must be in \(0, 100\]" -- "$bin" pointer eval -m "$gol
 expect 2 "views 65 must be in \[1, 64\]" -- "$bin" pointer eval -m "$golden/pointer" --views 65
 expect 2 "not expected: 2 --views" -- "$bin" translate -m "$golden/seq2seq" --views 2
 expect 2 "n_best 3 must be in \[1, beam = 2\]" -- "$bin" translate -m "$golden/seq2seq" --beam 2 --n-best 3
+# --prefix-column: "source<TAB>target prefix", the prefix forced first (the golden dates model).
+checks=$((checks + 1))
+out=$(printf '29 November 2026\t2027\nNov 29, 2026\n' | "$bin" translate -m "$golden/seq2seq" --prefix-column --beam 2 | tr '\n' ' ')
+[ "$out" = "2027-11-29 2026-11-29 " ] || { echo "FAIL: translate --prefix-column gave '$out'"; fails=$((fails + 1)); }
 expect 1 "views are readings of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
 
 # Training and the task readers: a clear error, never an internal message or a score of nothing.

@@ -131,3 +131,64 @@ TEST(BatchedRunner, ChunksInLengthOrderAndRestoresTheCallersOrder) {
 
 }  // namespace
 }  // namespace engram::decode
+
+namespace engram::decode {
+namespace {
+
+// Target prefixes (SourceBatch::prefixes): the prefix is forced at the model's own
+// log-probabilities, then greedy decoding goes on from it exactly as the toy model's arg-max would
+// (worked out here from its distribution); beam hypotheses all start with it and beam 1 equals
+// greedy; the max length counts the free tokens; <eos> in a prefix is an error.
+TEST(TargetPrefix, ForcedThenFreeInGreedyAndBeam) {
+  const int vocab = 8;
+  const toy::ToyModel::Dist dist = toy::random_dist(vocab, 5);
+  const toy::ToyModel model(vocab, dist);
+  SearchOptions so;
+  so.max_length = 6;
+  SourceBatch src = SourceBatch::from_ids({{4, 5}, {6}, {7, 4, 5}});
+  src.prefixes = {{5, 6}, {}, {7}};
+  core::Graph g(false);
+  const std::vector<Hypothesis> greedy = greedy_search(g, model, src, so);
+  for (int s = 0; s < 3; ++s) {
+    // The expected output: the prefix, then arg-max until <eos> or |P| + L tokens.
+    std::vector<int32_t> ids;
+    double log_prob = 0;
+    const int limit = static_cast<int>(src.prefixes[s].size()) + max_output_length(src.lengths[s], so);
+    bool finished = false;
+    while (static_cast<int>(ids.size()) < limit) {
+      const std::vector<double> p = dist(src.ids[s], ids);
+      int32_t tok = static_cast<int32_t>(std::max_element(p.begin(), p.end()) - p.begin());
+      if (ids.size() < src.prefixes[s].size()) tok = src.prefixes[s][ids.size()];
+      log_prob += std::log(static_cast<float>(p[tok]));
+      if (tok == toy::kEos) {
+        finished = true;
+        break;
+      }
+      ids.push_back(tok);
+    }
+    EXPECT_EQ(greedy[s].ids, ids) << "sentence " << s;
+    EXPECT_EQ(greedy[s].finished, finished) << "sentence " << s;
+    EXPECT_NEAR(greedy[s].log_prob, log_prob, 1e-4) << "sentence " << s;
+  }
+  SearchOptions bo = so;
+  bo.beam = 3;
+  bo.n_best = 3;
+  const auto beams = beam_search(g, model, src, bo);
+  for (int s = 0; s < 3; ++s)
+    for (const Hypothesis& h : beams[s]) {
+      ASSERT_GE(h.ids.size(), src.prefixes[s].size());
+      EXPECT_TRUE(std::equal(src.prefixes[s].begin(), src.prefixes[s].end(), h.ids.begin())) << "sentence " << s;
+    }
+  SearchOptions one = so;
+  one.beam = 1;
+  const auto single = beam_search(g, model, src, one);
+  for (int s = 0; s < 3; ++s) EXPECT_EQ(single[s].at(0).ids, greedy[s].ids) << "beam 1 == greedy, sentence " << s;
+  src.prefixes[1] = {toy::kEos};
+  EXPECT_NE(error_of([&] { greedy_search(g, model, src, so); }).find("a target prefix holds <eos>"), std::string::npos);
+  src.prefixes.resize(2);
+  EXPECT_NE(error_of([&] { beam_search(g, model, src, bo); }).find("2 target prefixes for 3 sentences"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace engram::decode

@@ -78,6 +78,24 @@ TEST(ServeRoutes, TranslateBeamNBestAndAlignmentsMatchTheLibrary) {
   }
 }
 
+// target_prefix: each sentence's prefix forced first (the library's translate with prefixes), a
+// sentence without one decoded freely, in one batch.
+TEST(ServeRoutes, TranslateTargetPrefixIsForcedFirst) {
+  RunningServer s({"seq2seq"}, ServeOptions{});
+  httplib::Client c = s.client();
+  const std::vector<std::string> src = {"29 November 2026", "Nov 29, 2026"}, prefixes = {"2027", ""};
+  auto [status, body] = post(c, "/v1/translate", json{{"src", src}, {"target_prefix", prefixes}});
+  ASSERT_EQ(status, 200) << body.dump();
+  const auto tr = models::load_model_as<models::Translator>(golden_dir("seq2seq"), "seq2seq");
+  const std::vector<models::Translation> want = tr->translate(src, models::TranslateOptions{}, prefixes);
+  EXPECT_EQ(want[0].text().rfind("2027", 0), 0u) << want[0].text();
+  for (size_t i = 0; i < src.size(); ++i) {
+    EXPECT_EQ(body["translations"][i][0]["tgt"], want[i].text());
+    EXPECT_NEAR(body["translations"][i][0]["score"].get<double>(), want[i].nbest[0].score, 1e-5);
+  }
+  EXPECT_EQ(body["translations"][1][0]["tgt"], tr->translate({src[1]}, models::TranslateOptions{})[0].text());
+}
+
 TEST(ServeRoutes, OpenNmtRequestShape) {
   RunningServer s({"seq2seq", "memn2n"}, ServeOptions{});
   httplib::Client c = s.client();
@@ -359,6 +377,8 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
       // One options schema (decode/options.h): unknown fields, options the family does not honour
       // and the server's own options are refused by name, never ignored.
       {"/v1/translate", "{\"src\": [\"a\"], \"beem\": 2}", 400, "unknown field 'beem' for a seq2seq model"},
+      {"/v1/translate", "{\"src\": [\"a\", \"b\"], \"target_prefix\": [\"2\"]}", 400,
+       "'target_prefix' holds 1 prefixes for 2 sentences"},
       {"/v1/translate", "{\"src\": [\"a\"], \"views\": 2}", 400, "'views' is not an option of the seq2seq family"},
       {"/v1/translate", "{\"src\": [\"a\"], \"batch\": 2}", 400, "'batch' is the server's own option"},
       {"/v1/babi", "{\"story\": [\"Mary went home.\"], \"question\": \"Where?\", \"beam\": 2}", 400,

@@ -15,9 +15,31 @@ namespace engram::decode {
 
 namespace {
 
-void check_source(const SourceBatch& src) {
+void check_source(const SourceBatch& src, int32_t eos) {
   ENGRAM_CHECK(src.batch >= 1 && static_cast<int>(src.lengths.size()) == src.batch,
                "search: source batch of {} sentences with {} lengths", src.batch, src.lengths.size());
+  ENGRAM_CHECK(src.prefixes.empty() || static_cast<int>(src.prefixes.size()) == src.batch,
+               "search: {} target prefixes for {} sentences", src.prefixes.size(), src.batch);
+  for (const auto& p : src.prefixes) {
+    ENGRAM_CHECK(std::find(p.begin(), p.end(), eos) == p.end(), "search: a target prefix holds <eos>");
+    ENGRAM_CHECK(static_cast<int>(p.size()) <= kMaxOutputTokens, "search: a target prefix of {} tokens (at most {})",
+                 p.size(), kMaxOutputTokens);
+  }
+}
+
+// Sentence s's target prefix (empty when the batch has none).
+std::span<const int32_t> prefix_of(const SourceBatch& src, int s) {
+  return src.prefixes.empty() ? std::span<const int32_t>() : std::span<const int32_t>(src.prefixes[s]);
+}
+
+// Forces class `cls` on row [V] at lp: every other class -inf, `cls` keeps the model's
+// log-probability (which counts in the hypothesis' score). The model must allow it.
+void force_row(float* lp, int v, int32_t cls, int sentence, int step) {
+  ENGRAM_CHECK(cls >= 0 && cls < v && std::isfinite(lp[cls]), "decode: sentence {}, output step {}: the target "
+               "prefix's token {} is not a class the model allows here", sentence, step + 1, cls);
+  const float keep = lp[cls];
+  std::fill(lp, lp + v, -std::numeric_limits<float>::infinity());
+  lp[cls] = keep;
 }
 
 // Copies alignment row `row` [S] of a step into `out`, trimmed to the sentence's S_b columns.
@@ -109,7 +131,7 @@ double coverage_term(const double* cov, int src_len, float beta) {
 template <class Choose>
 std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const SourceBatch& src,
                                    const SearchOptions& options, Choose&& choose) {
-  check_source(src);
+  check_source(src, model.eos_id());
   options.validate();
   g.reset();
   std::unique_ptr<DecodeState> state = model.encode(g, src);
@@ -137,7 +159,10 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
     for (int r = 0; r < n; ++r) {
       Hypothesis& h = hyps[row_sentence[r]];
       float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
-      if (masking) mask_row(lp, v, r, static_cast<int>(h.ids.size()), h.ids, options, model.eos_id(), masks, scratch);
+      const std::span<const int32_t> forced = prefix_of(src, row_sentence[r]);
+      const int len = static_cast<int>(h.ids.size());
+      if (len < static_cast<int>(forced.size())) force_row(lp, v, forced[len], row_sentence[r], len);
+      else if (masking) mask_row(lp, v, r, len, h.ids, options, model.eos_id(), masks, scratch);
       int32_t tok = choose(lp, v);
       if (!std::isfinite(lp[tok]) && masks.any(r)) {  // the search's masks left nothing: lift them
         masks.lift(lp, r);
@@ -154,7 +179,8 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
         h.finished = true;
       } else {
         h.ids.push_back(tok);
-        done = static_cast<int>(h.ids.size()) >= max_output_length(h.src_len, options);
+        done = static_cast<int>(h.ids.size()) >=
+               static_cast<int>(prefix_of(src, row_sentence[r]).size()) + max_output_length(h.src_len, options);
       }
       if (!done) {
         keep.push_back(r);
@@ -272,7 +298,7 @@ std::vector<Hypothesis> sample_search(core::Graph& g, const StepModel& model, co
 
 std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
                                                  const SearchOptions& options) {
-  check_source(src);
+  check_source(src, model.eos_id());
   options.validate();
   const int k = options.beam, b = src.batch;
   g.reset();
@@ -290,7 +316,7 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
   int cov_width = 0;  // W = max S_b: coverage rows are [W], sentence s using its first S_s
   for (int s = 0; s < b; ++s) {
     active[s] = s;
-    max_len[s] = max_output_length(src.lengths[s], options);
+    max_len[s] = static_cast<int>(prefix_of(src, s).size()) + max_output_length(src.lengths[s], options);
     cov_width = std::max(cov_width, src.lengths[s]);
   }
   if (!coverage) cov_width = 0;
@@ -315,10 +341,17 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
     if (record_align) align_width = s_pad;
     row_sentence.clear();
     for (int s : active) row_sentence.insert(row_sentence.end(), count[s], s);
-    // Every live prefix has t tokens: the search's masks (min_length, blocked n-grams) go in first.
+    // Every live prefix has t tokens: a target prefix's token is forced while t is inside it; the
+    // search's masks (min_length, blocked n-grams) go in first otherwise.
     masks.start(rows);
+    for (int r = 0; r < rows; ++r) {
+      const std::span<const int32_t> forced = prefix_of(src, row_sentence[r]);
+      if (t < static_cast<int>(forced.size()))
+        force_row(out.log_probs.data + static_cast<int64_t>(r) * v, v, forced[t], row_sentence[r], t);
+    }
     if (masking) {
       for (int r = 0; r < rows; ++r) {
+        if (t < static_cast<int>(prefix_of(src, row_sentence[r]).size())) continue;
         prefix.clear();
         if (options.block_ngram_repeat > 0) {
           for (int32_t node = row_node[r]; node >= 0; node = tree.parent[node]) prefix.push_back(tree.token[node]);

@@ -44,6 +44,11 @@ constexpr int kMaxOutputTokens = 1024;
 //   can still rise to 0 as the prefix covers more source), which is exact for alpha = 0 at any β.
 //   Greedy and sampling report the same score; cp does not change their choices.
 //   coverage_penalty > 0 needs a model whose steps return alignments (an error otherwise).
+// - Target prefix (SourceBatch::prefixes, CTranslate2's target_prefix): sentence b's first
+//   |P_b| output tokens are P_b, each at the model's own log-probability (which counts in
+//   log_prob and the score; a token the model does not allow is an error), then decoding is free;
+//   the max length L counts the free tokens, so a hypothesis holds at most |P_b| + L. A beam holds
+//   one live prefix while the target prefix is forced. The prefix is part of Hypothesis::ids.
 // Defaults (0) switch min_length, block_ngram_repeat and coverage_penalty off.
 struct SearchOptions {
   int beam = 1;                   // K; 1 with n_best 1 = greedy

@@ -28,6 +28,9 @@ struct SourceBatch {
   std::vector<int32_t> lengths;  // [B] true source lengths
   std::vector<float> features;   // [S, B, F] time-major, zero padded (feature models only)
   int feature_dim = 0;           // F
+  // Target prefixes (CTranslate2's target_prefix): [B] output tokens forced first, then free
+  // decoding; empty (no entry, or an empty one) = none. <eos> may not appear in one.
+  std::vector<std::vector<int32_t>> prefixes;
 
   // Pads id sequences into a time-major batch.
   static SourceBatch from_ids(const std::vector<std::vector<int32_t>>& seqs) {

@@ -65,12 +65,13 @@ void translate_stream(const Translator& tr, const TranslateOptions& o, const Str
     ENGRAM_CHECK(align_file.good(), "{}: cannot write alignments", s.alignments);
   }
   LineReader in(fd);
-  std::vector<std::string> lines;
+  std::vector<std::string> lines, prefixes;
   std::string line;
   int64_t line_no = 0, index = 0;
   auto flush = [&] {
     if (lines.empty()) return;
-    std::vector<Translation> out = tr.translate(lines, o);
+    std::vector<Translation> out =
+        tr.translate(lines, o, s.prefix_column ? std::span<const std::string>(prefixes) : std::span<const std::string>());
     for (const Translation& t : out) {
       if (o.search.n_best > 1 || s.scores) {
         for (size_t k = 0; k < t.texts.size(); ++k)
@@ -90,12 +91,18 @@ void translate_stream(const Translator& tr, const TranslateOptions& o, const Str
       ENGRAM_CHECK(align_file.good(), "{}: cannot write alignments", s.alignments);
     }
     lines.clear();
+    prefixes.clear();
   };
   while (in.next(&line)) {
     ++line_no;
     const size_t bad = data::find_invalid_utf8(line);
     ENGRAM_CHECK(bad == std::string::npos, "<stdin>:{}: invalid UTF-8 (byte 0x{:02X} at column {})", line_no,
                  static_cast<unsigned char>(line[bad]), bad + 1);
+    if (s.prefix_column) {
+      const size_t tab = line.find('\t');
+      prefixes.push_back(tab == std::string::npos ? std::string() : line.substr(tab + 1));
+      if (tab != std::string::npos) line.resize(tab);
+    }
     lines.push_back(line);
     if (static_cast<int>(lines.size()) >= o.batch_size || !in.ready()) flush();
   }

@@ -33,6 +33,9 @@ class LineReader {
 struct StreamOptions {
   bool scores = false;     // "i ||| text ||| score" lines (also with search.n_best > 1: one per hypothesis)
   std::string alignments;  // one JSON line per input (alignment_json) to this file; "-" = stderr; "" = none
+  // Each line is "source<TAB>target prefix" (no tab: no prefix): the prefix's tokens are forced
+  // first (translate_lines' prefixes).
+  bool prefix_column = false;
 };
 
 // Translates every line of `fd` (validated as UTF-8; errors name "<stdin>:LINE") and writes each

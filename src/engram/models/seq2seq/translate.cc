@@ -25,8 +25,19 @@ const std::string& Translation::text() const {
 }
 
 std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
-                                         const std::vector<std::string>& lines, const TranslateOptions& options) {
+                                         const std::vector<std::string>& lines, const TranslateOptions& options,
+                                         std::span<const std::string> prefixes) {
   ENGRAM_CHECK(options.batch_size >= 1, "translate: batch_size {} must be >= 1", options.batch_size);
+  ENGRAM_CHECK(prefixes.empty() || prefixes.size() == lines.size(), "translate: {} target prefixes for {} inputs",
+               prefixes.size(), lines.size());
+  std::vector<std::vector<int32_t>> forced(prefixes.size());  // [lines] target prefix ids
+  for (size_t i = 0; i < prefixes.size(); ++i) {
+    ENGRAM_CHECK(prefixes[i].size() <= kMaxLineBytes, "translate: the target prefix of input {} is {} bytes, more "
+                 "than the limit of {}", i + 1, prefixes[i].size(), kMaxLineBytes);
+    forced[i] = tgt.encode(prefixes[i]);
+    ENGRAM_CHECK(forced[i].size() <= kMaxSourceTokens, "translate: the target prefix of input {} has {} tokens, more "
+                 "than the limit of {}", i + 1, forced[i].size(), kMaxSourceTokens);
+  }
   options.search.validate();
   std::vector<Translation> out(lines.size());
   std::vector<std::vector<int32_t>> ids(lines.size());
@@ -54,7 +65,10 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
                                      [&](std::span<const size_t> chunk) {
                                        std::vector<std::vector<int32_t>> part;
                                        for (size_t k : chunk) part.push_back(ids[order[k]]);
-                                       return decode::SourceBatch::from_ids(part);
+                                       decode::SourceBatch b = decode::SourceBatch::from_ids(part);
+                                       if (!forced.empty())
+                                         for (size_t k : chunk) b.prefixes.push_back(forced[order[k]]);
+                                       return b;
                                      });
   for (size_t k = 0; k < order.size(); ++k) {
     Translation& t = out[order[k]];

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,8 +53,11 @@ struct Translation {
 
 // Translates `lines` in batches of options.batch_size (decode::run_batched: sorted by length,
 // results in input order). Empty or whitespace-only lines give an empty translation.
+// `prefixes`: none, or one target prefix per line (text in the target vocabulary, "" = none):
+// its tokens are forced first, then decoding is free (decode/search.h); the translation holds them.
 std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
-                                         const std::vector<std::string>& lines, const TranslateOptions& options);
+                                         const std::vector<std::string>& lines, const TranslateOptions& options,
+                                         std::span<const std::string> prefixes = {});
 
 // A loaded seq2seq model directory with its two codecs (the family's LoadedModel).
 struct Translator : LoadedModel {
@@ -71,10 +75,11 @@ struct Translator : LoadedModel {
   // Decode fp32 products of one sentence (or its beams) on a packed copy of the weight matrices
   // (TranslateOptions::packed_weights): packs them once; a second fp32 copy of them in memory.
   void use_packed();
-  std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o) const {
+  std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o,
+                                     std::span<const std::string> prefixes = {}) const {
     if (bf16) o.bf16_weights = bf16.get();
     if (packed) o.packed_weights = packed.get();
-    return translate_lines(seq2seq(), src, tgt, lines, o);
+    return translate_lines(seq2seq(), src, tgt, lines, o, prefixes);
   }
 
   std::string family() const override { return Seq2Seq::kName; }
@@ -82,8 +87,9 @@ struct Translator : LoadedModel {
   nn::ParamStore& params() override { return model->params(); }
   std::string run_line(const std::string& line) override;  // greedy translation
   std::string input_help() const override { return "a source sentence"; }
-  // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences], and the
-  // options of kTranslateOptions} -> {"translations": [[{"tgt", "score", "alignment"?,
+  // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences],
+  // "target_prefix"?: one per sentence, and the options of translate_option_set()} ->
+  // {"translations": [[{"tgt", "score", "alignment"?,
   // "src_tokens"?, "tgt_tokens"?}] per sentence]}. Units: sentences.
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
