@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engram/core/error.h"
+#include "io/expect_error.h"
 #include "engram/decode/options.h"
 #include "engram/decode/runner.h"
 #include "decode/toy_model.h"
@@ -16,14 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using io::testing::error_of;
 
 OptionSet text_family() {
   OptionSet s{{"beam", "n_best", "alpha", "max_length", "alignments", "precision"}, {}};

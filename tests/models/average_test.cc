@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "engram/core/error.h"
+#include "io/expect_error.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/average.h"
 #include "engram/models/registry.h"
@@ -21,14 +22,7 @@ namespace fs = std::filesystem;
 
 std::string golden(const std::string& family) { return std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/models/" + family; }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using io::testing::error_of;
 
 // A copy of a golden model directory with every parameter value v replaced by f(v, index).
 fs::path perturbed_copy(const std::string& family, const fs::path& dir, float scale, float shift) {
