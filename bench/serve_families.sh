@@ -1,44 +1,97 @@
 #!/usr/bin/env bash
-# Dynamic batching per family (bench/results_serve.md): bench/serve_load on each committed golden
-# model (tests/golden/models/), its requests made from the first column of the model's cases.tsv
-# (one input per request, in turn), 64 clients batched vs --max-batch 1. The golden models are tiny
-# (a few thousand parameters), so HTTP and JSON dominate a request: the ratio measures the server's
-# batching path, not what a full-size model gains (bench/results_serve.md has the Multi30k-sized one).
-#   bench/serve_families.sh [BUILD]          (default build/; REQUESTS=2000 CLIENTS=1,64)
+# Dynamic batching per family (bench/results_serve.md): bench/serve_load, 64 clients batched
+# (--max-batch 32) vs --max-batch 1, one input per request, on one model of each family.
+#   bench/serve_families.sh golden   the committed golden models (tests/golden/models/, a few
+#                                    thousand parameters: HTTP and JSON dominate, so the ratio
+#                                    measures the server's path, not what batching gains a model);
+#                                    requests from each model's cases.tsv
+#   bench/serve_families.sh full     models of the shipped configs' shapes (seq2seq Multi30k,
+#                                    pointer TSP, memn2n bAbI joint, tree Tree-LSTM SST,
+#                                    pointer-generator BBC headlines), trained 2 updates into $RUNS
+#                                    (speed does not depend on the weights; an untrained decoder
+#                                    may decode to its max length), requests from the corpora under
+#                                    ENGRAM_DATA_DIR: Multi30k val.de, random 20-point TSP instances,
+#                                    bAbI test stories, SST test trees, BBC articles (400 words)
+# Environment: BUILD (build), RUNS (/tmp/engram-serve-families), REQUESTS (2000), CLIENTS (64).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-golden=$root/tests/golden/models
+mode=${1:-golden}
+build=${BUILD:-$root/build}
+data=${ENGRAM_DATA_DIR:-$root/../shared/data}
+runs=${RUNS:-/tmp/engram-serve-families}
+requests=${REQUESTS:-2000}
+clients=${CLIENTS:-64}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-requests=${REQUESTS:-2000}
-clients=${CLIENTS:-1,64}
-python3 - "$golden" "$tmp" <<'PY'
-import json, re, sys
+declare -A model
+if [ "$mode" = golden ]; then
+  for f in seq2seq memn2n ntm pointer tree pointer_generator; do model[$f]=$root/tests/golden/models/$f; done
+  python3 - "$root/tests/golden/models" "$tmp" <<'PY'
+import json, sys
 golden, out = sys.argv[1], sys.argv[2]
-def bodies(family, line):
+def body(family, line):
     if family == "seq2seq": return {"src": [line]}
     if family == "memn2n":
         q = line.rfind(".") + 1
-        story = [s.strip() + "." for s in line[:q].split(".") if s.strip()]
-        return {"story": story, "question": line[q:].strip()}
+        return {"story": [s.strip() + "." for s in line[:q].split(".") if s.strip()], "question": line[q:].strip()}
     if family == "ntm":
         f = [int(x) for x in line.split()]
         return {"length": f[0], "seed": f[2] if len(f) > 2 else 1}
     if family == "pointer": return {"points": [float(x) for x in line.split(" output")[0].split()]}
     if family == "tree": return {"text": line}
-    if family == "pointer_generator": return {"article": line}
-    raise SystemExit(f"no request shape for {family}")
+    return {"article": line}
 for family in ["seq2seq", "memn2n", "ntm", "pointer", "tree", "pointer_generator"]:
     with open(f"{golden}/{family}/cases.tsv") as f, open(f"{out}/{family}.jsonl", "w") as o:
         for line in f:
             col = line.rstrip("\n").split("\t")[0]
-            if col: o.write(json.dumps(bodies(family, col)) + "\n")
+            if col: o.write(json.dumps(body(family, col)) + "\n")
 PY
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, commit $(git -C "$root" rev-parse --short HEAD)"
-for family in seq2seq memn2n ntm pointer tree pointer_generator; do
+elif [ "$mode" = full ]; then
+  mkdir -p "$runs"
+  train() {  # family config run_dir [--set ...]
+    local cfg=$1 dir=$2; shift 2
+    [ -e "$dir/train.yaml" ] || "$build/engram" train "$root/configs/$cfg.yaml" --set train.max_steps=2 \
+      --set train.run_dir="$dir" "$@" > "$dir.log" 2>&1
+  }
+  train multi30k-de-en "$runs/seq2seq"; model[seq2seq]=$runs/seq2seq
+  train pointer-tsp "$runs/pointer"; model[pointer]=$runs/pointer
+  train babi-1k-joint "$runs/memn2n" --set data.dir="$data/babi/en"; model[memn2n]=$runs/memn2n/model
+  train sst-treelstm-fine "$runs/tree" --set data.dir="$data/sst"; model[tree]=$runs/tree
+  train pointer-generator-bbc-headline "$runs/pointer_generator"; model[pointer_generator]=$runs/pointer_generator
+  python3 - "$data" "$tmp" <<'PY'
+import glob, gzip, json, random, sys
+data, out = sys.argv[1], sys.argv[2]
+with gzip.open(f"{data}/multi30k/raw/val.de.gz", "rt") as f, open(f"{out}/seq2seq.jsonl", "w") as o:
+    for i, line in zip(range(1000), f): o.write(json.dumps({"src": [line.strip()]}) + "\n")
+rng = random.Random(1)
+with open(f"{out}/pointer.jsonl", "w") as o:
+    for _ in range(1000): o.write(json.dumps({"points": [[round(rng.random(), 4), round(rng.random(), 4)] for _ in range(20)]}) + "\n")
+n = 0
+with open(f"{out}/memn2n.jsonl", "w") as o:
+    for fn in sorted(glob.glob(f"{data}/babi/en/qa*_test.txt")):
+        story = []
+        for line in open(fn):
+            idx, rest = line.strip().split(" ", 1)
+            if idx == "1": story = []
+            if "\t" in rest:
+                if story and n < 1000: o.write(json.dumps({"story": story[-50:], "question": rest.split("\t")[0]}) + "\n"); n += 1
+            else: story.append(rest)
+with open(f"{data}/sst/test.txt") as f, open(f"{out}/tree.jsonl", "w") as o:
+    for i, line in zip(range(1000), f): o.write(json.dumps({"text": line.strip()}) + "\n")
+with open(f"{out}/pointer_generator.jsonl", "w") as o:
+    for a in sorted(glob.glob(f"{data}/summarization/bbc-news-summary/articles/*/*.txt"))[:300]:
+        lines = open(a, encoding="utf-8", errors="replace").read().split("\n")
+        o.write(json.dumps({"article": " ".join(" ".join(lines[1:]).split()[:400])}) + "\n")
+PY
+else
+  echo "usage: bench/serve_families.sh golden|full" >&2; exit 2
+fi
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, commit $(git -C "$root" rev-parse --short HEAD), mode $mode"
+for family in seq2seq pointer memn2n tree pointer_generator ntm; do
+  [ -n "${model[$family]:-}" ] || continue
   echo
-  echo "## $family"
-  echo "\$ $build/bench/serve_load -m $golden/$family --bodies $family.jsonl --clients $clients --requests $requests"
-  "$build/bench/serve_load" -m "$golden/$family" --bodies "$tmp/$family.jsonl" --clients "$clients" --requests "$requests"
+  echo "## $family (${model[$family]})"
+  echo "\$ $build/bench/serve_load -m ${model[$family]} --bodies $family.jsonl --clients $clients --requests $requests --seconds 120"
+  "$build/bench/serve_load" -m "${model[$family]}" --bodies "$tmp/$family.jsonl" --clients "$clients" \
+    --requests "$requests" --seconds 120
 done
