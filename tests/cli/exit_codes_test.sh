@@ -143,6 +143,13 @@ expect 2 "n_best 3 must be in \[1, beam = 2\]" -- "$bin" translate -m "$golden/s
 checks=$((checks + 1))
 out=$(printf '29 November 2026\t2027\nNov 29, 2026\n' | "$bin" translate -m "$golden/seq2seq" --prefix-column --beam 2 | tr '\n' ' ')
 [ "$out" = "2027-11-29 2026-11-29 " ] || { echo "FAIL: translate --prefix-column gave '$out'"; fails=$((fails + 1)); }
+# --stream prints what translate prints, token by token (the golden model's cases).
+checks=$((checks + 1))
+cut -f1 "$golden/seq2seq/cases.tsv" > "$tmp/stream-in"
+"$bin" translate -m "$golden/seq2seq" < "$tmp/stream-in" > "$tmp/plain-out"
+"$bin" translate -m "$golden/seq2seq" --stream < "$tmp/stream-in" > "$tmp/stream-out"
+cmp -s "$tmp/plain-out" "$tmp/stream-out" || { echo "FAIL: translate --stream differs from translate"; fails=$((fails + 1)); }
+expect 1 "--stream prints greedy translations" -- "$bin" translate -m "$golden/seq2seq" --stream --beam 2
 expect 1 "views are readings of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
 
 # Training and the task readers: a clear error, never an internal message or a score of nothing.

@@ -186,3 +186,37 @@ TEST(TargetPrefix, ForcedThenFreeInGreedyAndBeam) {
 
 }  // namespace
 }  // namespace engram::decode
+
+namespace engram::decode {
+namespace {
+
+// Token streaming (SearchOptions::on_token): greedy reports each sentence's tokens in order as
+// they are chosen, <eos> included, each with its step's α row, the same as the finished
+// hypotheses; beam search refuses it.
+TEST(TokenStreaming, GreedyReportsEveryTokenWithItsAlpha) {
+  const toy::ToyModel model(8, toy::random_dist(8, 9));
+  SourceBatch src = SourceBatch::from_ids({{4, 5, 6}, {6, 4}});
+  SearchOptions so;
+  so.max_length = 5;
+  so.alignments = true;
+  std::vector<std::vector<int32_t>> tokens(2);
+  std::vector<std::vector<float>> alphas(2);
+  so.on_token = [&](int s, int32_t tok, std::span<const float> a) {
+    tokens[s].push_back(tok);
+    alphas[s].insert(alphas[s].end(), a.begin(), a.end());
+  };
+  core::Graph g(false);
+  const std::vector<Hypothesis> hyps = greedy_search(g, model, src, so);
+  for (int s = 0; s < 2; ++s) {
+    std::vector<int32_t> want = hyps[s].ids;
+    if (hyps[s].finished) want.push_back(toy::kEos);
+    EXPECT_EQ(tokens[s], want) << "sentence " << s;
+    EXPECT_EQ(alphas[s], hyps[s].alignment) << "sentence " << s;
+  }
+  so.beam = 2;
+  EXPECT_NE(error_of([&] { beam_search(g, model, src, so); }).find("token streaming is greedy or sampling only"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace engram::decode

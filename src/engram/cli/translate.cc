@@ -53,6 +53,8 @@ void register_translate(CLI::App& app) {
   add_model_option(cmd, a->model);
   add_decode_flags(cmd, a->decode, models::translate_option_set(), {"alignments"});
   cmd->add_flag("--scores", a->stream.scores, "print 'i ||| text ||| score' lines");
+  cmd->add_flag("--stream", a->stream.tokens,
+                "print each translation as its tokens are decoded (greedy; one line at a time)");
   cmd->add_flag("--prefix-column", a->stream.prefix_column,
                 "each input line is 'source<TAB>target prefix': the prefix's tokens come first, then free decoding");
   cmd->add_option("--alignments", a->stream.alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");

@@ -172,6 +172,11 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
       ENGRAM_CHECK(std::isfinite(lp[tok]), "decode: sentence {}, output step {}: the model allows no class (every "
                    "log-probability is -inf or NaN)", row_sentence[r], h.ids.size() + 1);
       h.log_prob += lp[tok];
+      if (options.on_token) {
+        const int cols = out.alignment.data ? std::min(h.src_len, static_cast<int>(out.alignment.shape[1])) : 0;
+        const float* a = out.alignment.data ? out.alignment.data + static_cast<int64_t>(r) * out.alignment.shape[1] : nullptr;
+        options.on_token(row_sentence[r], tok, std::span<const float>(a, static_cast<size_t>(cols)));
+      }
       if (coverage) add_coverage(out.alignment, r, h.src_len, cov[row_sentence[r]].data());
       if (options.alignments) append_alignment(out.alignment, r, h.src_len, h.alignment);
       bool done = tok == model.eos_id();
@@ -300,6 +305,7 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
                                                  const SearchOptions& options) {
   check_source(src, model.eos_id());
   options.validate();
+  ENGRAM_CHECK(!options.on_token, "search: token streaming is greedy or sampling only, not beam search");
   const int k = options.beam, b = src.batch;
   g.reset();
   std::unique_ptr<DecodeState> state = model.encode(g, src);

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "engram/core/graph.h"
@@ -61,6 +63,10 @@ struct SearchOptions {
   int block_ngram_repeat = 0;     // N: no N-gram twice in a hypothesis (0 = off)
   float coverage_penalty = 0.0f;  // β of GNMT's coverage penalty cp (0 = off)
   bool alignments = false;        // record α (one row per output token)
+  // Token streaming (greedy and sampling only; CTranslate2's token streaming): called as each
+  // sentence's next token is chosen, <eos> included, with that step's α over the sentence's
+  // source [S_b] (empty for a model without attention). Not a visited option; null = off.
+  std::function<void(int sentence, int32_t token, std::span<const float> alpha)> on_token;
 
   template <class V>
   void visit(V& v) {
@@ -115,7 +121,8 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
 std::vector<Hypothesis> sample_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
                                       const SearchOptions& options, float temperature, core::Rng& rng);
 
-// greedy_search when beam == 1 and n_best == 1 (as one-element lists), else beam_search.
+// greedy_search when beam == 1 and n_best == 1 (as one-element lists), else beam_search (which
+// refuses on_token: a beam's best prefix can change until the end).
 std::vector<std::vector<Hypothesis>> search(core::Graph& g, const StepModel& model, const SourceBatch& src,
                                             const SearchOptions& options);
 

@@ -68,15 +68,41 @@ void translate_stream(const Translator& tr, const TranslateOptions& o, const Str
   std::vector<std::string> lines, prefixes;
   std::string line;
   int64_t line_no = 0, index = 0;
+  TranslateOptions options = o;
+  std::vector<int32_t> ids;  // token streaming: the sentence's tokens so far
+  size_t shown = 0;          // ... and the bytes of their text printed
+  if (s.tokens) {
+    ENGRAM_CHECK(o.search.beam == 1 && o.search.n_best == 1 && !s.scores,
+                 "--stream prints greedy translations as they are decoded: not with a beam, --n-best or --scores");
+    options.batch_size = 1;
+    options.search.on_token = [&](int, int32_t token, std::span<const float>) {
+      if (token == tr.seq2seq().eos_id()) return;
+      ids.push_back(token);
+      const std::string text = tr.tgt.decode(std::vector<int32_t>(ids.begin(), ids.end() - 1));
+      if (text.size() > shown && text.compare(0, shown, text, 0, shown) == 0) {
+        std::fwrite(text.data() + shown, 1, text.size() - shown, stdout);
+        std::fflush(stdout);
+        shown = text.size();
+      }
+    };
+  }
   auto flush = [&] {
     if (lines.empty()) return;
-    std::vector<Translation> out =
-        tr.translate(lines, o, s.prefix_column ? std::span<const std::string>(prefixes) : std::span<const std::string>());
+    ids.clear();
+    shown = 0;
+    std::vector<Translation> out = tr.translate(
+        lines, options, s.prefix_column ? std::span<const std::string>(prefixes) : std::span<const std::string>());
     for (const Translation& t : out) {
       if (o.search.n_best > 1 || s.scores) {
         for (size_t k = 0; k < t.texts.size(); ++k)
           std::printf("%lld ||| %s ||| %.4f\n", static_cast<long long>(index), t.texts[k].c_str(), t.nbest[k].score);
         if (t.texts.empty()) std::printf("%lld |||  ||| 0\n", static_cast<long long>(index));
+      } else if (s.tokens) {  // the rest of the text after what was streamed (a tokenizer whose
+                              // decoding is not prefix-stable: the whole text on a line of its own)
+        const std::string& text = t.text();
+        std::printf("%s\n", text.compare(0, shown, text, 0, shown) == 0 && shown <= text.size()
+                                ? text.c_str() + shown
+                                : ("\n" + text).c_str());
       } else {
         std::printf("%s\n", t.text().c_str());
       }
@@ -104,7 +130,7 @@ void translate_stream(const Translator& tr, const TranslateOptions& o, const Str
       if (tab != std::string::npos) line.resize(tab);
     }
     lines.push_back(line);
-    if (static_cast<int>(lines.size()) >= o.batch_size || !in.ready()) flush();
+    if (static_cast<int>(lines.size()) >= options.batch_size || !in.ready()) flush();
   }
   flush();
 }

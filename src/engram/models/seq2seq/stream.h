@@ -36,6 +36,10 @@ struct StreamOptions {
   // Each line is "source<TAB>target prefix" (no tab: no prefix): the prefix's tokens are forced
   // first (translate_lines' prefixes).
   bool prefix_column = false;
+  // Token streaming (greedy only): each line is decoded alone and its translation printed as the
+  // tokens come (the text of all but the newest token, which may still join the next), the line
+  // ended when the sentence is.
+  bool tokens = false;
 };
 
 // Translates every line of `fd` (validated as UTF-8; errors name "<stdin>:LINE") and writes each
