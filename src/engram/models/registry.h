@@ -155,5 +155,10 @@ template <class Run, Run (*Recipe)(const Run&)>
 std::string dump_run_config(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   return io::dump_config(parse_run_config<Run>(node, source, sets, Recipe));
 }
+// The same over a family's own reader of its run config (one that applies its recipe and checks).
+template <class Run, Run (*Read)(const YAML::Node&, const std::string&, const std::vector<std::string>&)>
+std::string dump_read_config(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
+  return io::dump_config(Read(node, source, sets));
+}
 
 }  // namespace engram::models

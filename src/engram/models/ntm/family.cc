@@ -14,10 +14,6 @@ namespace engram::models {
 
 namespace {
 
-std::string dump_ntm(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
-  return io::dump_config(read_ntm_config(node, source, sets));
-}
-
 std::string train_ntm_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const NtmTrainConfig cfg = read_ntm_config(node, source, sets);
   train::check_trainer_config(cfg.train);
@@ -35,7 +31,7 @@ std::unique_ptr<LoadedModel> load_ntm(const std::filesystem::path& dir) { return
 
 const Family& ntm_family() {
   static const Family f{NtmTaskModel::kName, "Neural Turing Machine (and LSTM baseline): copy, repeat copy, recall",
-                        &dump_ntm, &train_ntm_run, &load_ntm, "ntm"};
+                        &dump_read_config<NtmTrainConfig, &read_ntm_config>, &train_ntm_run, &load_ntm, "ntm"};
   return f;
 }
 

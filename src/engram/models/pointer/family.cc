@@ -32,17 +32,14 @@ std::string train_pointer(const YAML::Node& node, const std::string& source, con
                      task.primary_metric(), s.best_metric, cfg.train.run_dir);
 }
 
-std::string dump_pointer(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
-  return io::dump_config(read_pointer_config(node, source, sets));
-}
-
 std::unique_ptr<LoadedModel> load_pointer(const std::filesystem::path& dir) { return load_pointer_model(dir); }
 
 }  // namespace
 
 const Family& pointer_family() {
   static const Family f{PointerNet::kName, "Pointer Networks: sorting, convex hull, TSP (outputs point at inputs)",
-                        &dump_pointer, &train_pointer, &load_pointer, "pointer"};
+                        &dump_read_config<PointerTrainConfig, &read_pointer_config>, &train_pointer,
+                        &load_pointer, "pointer"};
   return f;
 }
 

@@ -32,17 +32,14 @@ std::string train_speech(const YAML::Node& node, const std::string& source, cons
                      task.primary_metric(), s.best_metric, cfg.train.run_dir);
 }
 
-std::string dump_speech(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
-  return io::dump_config(read_speech_config(node, source, sets));
-}
-
 std::unique_ptr<LoadedModel> load_speech(const std::filesystem::path& dir) { return load_speech_model(dir); }
 
 }  // namespace
 
 const Family& speech_family() {
   static const Family f{SpeechModel::kName, "attention-based speech recognition of spoken digits (FSDD)",
-                        &dump_speech, &train_speech, &load_speech, "transcribe"};
+                        &dump_read_config<SpeechTrainConfig, &read_speech_config>, &train_speech,
+                        &load_speech, "transcribe"};
   return f;
 }
 

@@ -170,11 +170,12 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
     float floor = 0;  // noise_floor(wave), for the pause after it
   };
   std::map<size_t, Recording> cache;
+  const bool noisy_gaps = gap_noise;  // clang 14 (make fuzz) cannot capture a structured binding
   const auto recording = [&](size_t i) -> const Recording& {
     auto it = cache.find(i);
     if (it == cache.end()) {
       audio::Waveform w = audio::read_wav(recs[i].path);
-      const float floor = gap_noise ? noise_floor(w, cfg.features) : 0.0f;
+      const float floor = noisy_gaps ? noise_floor(w, cfg.features) : 0.0f;
       it = cache.emplace(i, Recording{std::move(w), floor}).first;
     }
     return it->second;

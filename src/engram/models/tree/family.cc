@@ -9,10 +9,6 @@ namespace engram::models {
 
 namespace {
 
-std::string dump_tree(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
-  return io::dump_config(read_tree_config(node, source, sets));
-}
-
 std::string train_tree_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const TreeRunConfig cfg = read_tree_config(node, source, sets);
   const train::TrainSummary s = train_tree(cfg);
@@ -28,7 +24,7 @@ std::unique_ptr<LoadedModel> load_tree(const std::filesystem::path& dir) { retur
 
 const Family& tree_family() {
   static const Family f{TreeModel::kName, "Recursive nets and Tree-LSTMs: sentiment on the Stanford Sentiment Treebank",
-                        &dump_tree, &train_tree_run, &load_tree, "sentiment"};
+                        &dump_read_config<TreeRunConfig, &read_tree_config>, &train_tree_run, &load_tree, "sentiment"};
   return f;
 }
 
