@@ -238,5 +238,23 @@ TEST(ServeHardening, AnswerBytesServesPipelinedRequests) {
   EXPECT_EQ(statuses, (std::vector<int>{200, 200, 400})) << out;
 }
 
+// Found by fuzz/http_fuzz under AddressSanitizer: a Range header made httplib answer a slice of a
+// JSON reply ('ror":"' of an error's body) with 206. Ranges are ignored: whole bodies, 200 / 400.
+TEST(ServeHardening, RangeHeadersNeverSliceAReply) {
+  RunningServer s({"pointer"}, ServeOptions{});
+  const std::string body = "{\"points\": [0.5, 0.1, 0.9, 0.3]}";
+  const std::string out = s.server().answer_bytes(
+      "POST /v1/pointer HTTP/1.1\r\nRange: bytes=4-9\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body + "GET /health HTTP/1.1\r\nRange: bytes=0-3\r\n\r\n" +
+      "POST /v1/pointer HTTP/1.1\r\nRange: bytes=2-5\r\nContent-Length: 2\r\n\r\n{}");
+  size_t at = 0;
+  std::vector<int> statuses;
+  while ((at = out.find("HTTP/1.1 ", at)) != std::string::npos) statuses.push_back(std::atoi(out.c_str() + at + 9)), ++at;
+  EXPECT_EQ(statuses, (std::vector<int>{200, 200, 400})) << out;
+  EXPECT_EQ(out.find("206"), std::string::npos) << out;
+  EXPECT_NE(out.find("{\"attention\""), std::string::npos) << "the whole pointer reply: " << out;
+  EXPECT_NE(out.find("{\"error\":"), std::string::npos) << "the whole error reply: " << out;
+}
+
 }  // namespace
 }  // namespace engram::serve

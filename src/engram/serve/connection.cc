@@ -276,6 +276,10 @@ HttpServer::HttpServer(const ConnectionOptions& options) : o_(options) {
   set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     RequestState* r = current_request();
     start_body();
+    // Range headers are ignored: every answer is its whole body (RFC 9110 lets a server ignore
+    // Range), never a slice of a JSON reply. httplib would cut any response, errors included, to
+    // the ranges it parsed; the request is httplib's own non-const local, seen here through const.
+    const_cast<httplib::Request&>(req).ranges.clear();
     const size_t lengths = req.get_header_value_count("Content-Length");
     const size_t encodings = req.get_header_value_count("Transfer-Encoding");
     std::string length = lengths ? req.get_header_value("Content-Length") : "";
