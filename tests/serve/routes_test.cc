@@ -78,6 +78,40 @@ TEST(ServeRoutes, TranslateBeamNBestAndAlignmentsMatchTheLibrary) {
   }
 }
 
+// --precision bf16: the server decodes as the library does with set_precision(bf16) (the same
+// texts and scores), which is not fp32 (some score differs); a family without bf16 products
+// refuses it at start-up, naming the family.
+TEST(ServeRoutes, PrecisionBf16DecodesAsTheLibraryAndOtherFamiliesRefuseIt) {
+  ServeOptions o;
+  o.precision = decode::Precision::kBf16;
+  RunningServer s({"seq2seq"}, o);
+  httplib::Client c = s.client();
+  std::vector<std::string> src;
+  for (const auto& [in, out] : golden_cases("seq2seq")) src.push_back(in);
+  auto [status, body] = post(c, "/v1/translate", json{{"src", src}});
+  ASSERT_EQ(status, 200) << body.dump();
+  const auto bf16 = models::load_model_as<models::Translator>(golden_dir("seq2seq"), "seq2seq");
+  bf16->set_precision(decode::Precision::kBf16);
+  const auto fp32 = models::load_model_as<models::Translator>(golden_dir("seq2seq"), "seq2seq");
+  fp32->set_precision(decode::Precision::kFp32);
+  models::TranslateOptions one;
+  one.batch_size = 8;  // as the route: 8 sentences per product
+  const std::vector<models::Translation> want = bf16->translate(src, one), plain = fp32->translate(src, one);
+  bool differs = false;
+  for (size_t i = 0; i < src.size(); ++i) {
+    EXPECT_EQ(body["translations"][i][0]["tgt"], want[i].text()) << src[i];
+    EXPECT_NEAR(body["translations"][i][0]["score"].get<double>(), want[i].nbest[0].score, 1e-6) << src[i];
+    differs = differs || body["translations"][i][0]["score"].get<double>() != plain[i].nbest[0].score;
+  }
+  EXPECT_TRUE(differs) << "bf16 weights were read";
+  try {
+    load_models({golden_dir("memn2n")}, decode::Precision::kBf16);
+    ADD_FAILURE() << "memn2n loaded in bf16";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the memn2n family decodes in fp32 only"), std::string::npos) << e.what();
+  }
+}
+
 // target_prefix: each sentence's prefix forced first (the library's translate with prefixes), a
 // sentence without one decoded freely, in one batch.
 TEST(ServeRoutes, TranslateTargetPrefixIsForcedFirst) {

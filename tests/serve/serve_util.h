@@ -53,7 +53,7 @@ class RunningServer {
   RunningServer(ServeOptions options, const std::vector<std::string>& specs) {
     options.host = "127.0.0.1";
     options.port = 0;
-    server_ = std::make_unique<Server>(load_models(specs), options);
+    server_ = std::make_unique<Server>(load_models(specs, options.precision), options);
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->run(); });
   }
