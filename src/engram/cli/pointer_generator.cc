@@ -7,7 +7,6 @@
 // Each takes --ensemble DIR (repeatable): more models of the same vocabulary decoded with -m's
 // as one (their probabilities averaged); attention and p_gen are -m's.
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -79,32 +78,11 @@ void run_summarize(PgArgs& a) {
 
 void run_eval(PgArgs& a) {
   const models::LoadedPgEnsemble e = prepare(a);
-  const models::LoadedPointerGenerator& m = e.first();
-  std::string name;
-  const std::vector<data::SummaryPair> pairs =
-      models::pg_eval_pairs({.file = a.file, .bbc = a.bbc, .task = a.task, .bbc_dir = a.bbc_dir}, m.dir(), &name);
-  std::vector<models::Summary> sums;
-  const auto t0 = std::chrono::steady_clock::now();
-  const models::PgScores s = models::evaluate_pointer_generator(*m.model, *m.codec, pairs, a.options, &sums,
-                                                                {.use_stemmer = !a.no_stem});
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string more =
-      a.ensemble.empty() ? "" : fmt::format("; with {} more models as one ensemble", a.ensemble.size());
-  std::printf("pointer-generator (%s, copy %s, coverage %s%s) on %s, %s\n\n", m.dir().string().c_str(),
-              m.model->cfg().copy ? "on" : "off", m.model->cfg().coverage ? "on" : "off", more.c_str(), name.c_str(),
-              a.options.search.beam == 1 ? "greedy" : fmt::format("beam {}", a.options.search.beam).c_str());
-  std::fputs(models::pg_scores_table(s).c_str(), stdout);
-  std::printf("\n");
-  std::fputs(models::pg_rouge_table(s).c_str(), stdout);
-  std::vector<std::vector<std::string>> refs;
-  for (const data::SummaryPair& p : pairs) refs.push_back(p.target_sentences);
-  std::printf("\n");
-  std::fputs(models::pg_rouge_table(models::score_summaries(*m.codec, sums, refs, {.use_stemmer = a.no_stem})).c_str(),
-             stdout);
-  std::printf("\ndecoding: %zu articles in %.1f s (%.2f articles/s, batch %d)\n", pairs.size(), seconds,
-              seconds > 0 ? static_cast<double>(pairs.size()) / seconds : 0.0, a.options.batch_size);
-  std::fputs(models::pg_copy_examples(pairs, sums, s, a.examples).c_str(), stdout);
-  std::fputs(models::pg_missed_examples(pairs, sums, s, a.missed).c_str(), stdout);
+  const std::string report = models::pg_eval_report(
+      e.first(), a.options,
+      {.source = {.file = a.file, .bbc = a.bbc, .task = a.task, .bbc_dir = a.bbc_dir},
+       .use_stemmer = !a.no_stem, .examples = a.examples, .missed = a.missed});
+  std::fputs(report.c_str(), stdout);
 }
 
 void run_show(PgArgs& a) {

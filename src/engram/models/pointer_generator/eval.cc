@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <unordered_set>
@@ -180,6 +181,28 @@ std::string pg_missed_examples(const std::vector<data::SummaryPair>& pairs, cons
                                const PgScores& scores, int n) {
   return oov_examples(pairs, summaries, scores.missed_oovs, n,
                       "out-of-vocabulary source words of the reference the output leaves out", "missed");
+}
+
+std::string pg_eval_report(const LoadedPointerGenerator& m, const SummarizeOptions& options, const PgEvalReport& r) {
+  std::string name;
+  const std::vector<data::SummaryPair> pairs = pg_eval_pairs(r.source, m.dir(), &name);
+  std::vector<Summary> sums;
+  const auto t0 = std::chrono::steady_clock::now();
+  const PgScores s =
+      evaluate_pointer_generator(*m.model, *m.codec, pairs, options, &sums, {.use_stemmer = r.use_stemmer});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string more =
+      options.ensemble.empty() ? "" : fmt::format("; with {} more models as one ensemble", options.ensemble.size());
+  std::string out = fmt::format("pointer-generator ({}, copy {}, coverage {}{}) on {}, {}\n\n", m.dir().string(),
+                                m.model->cfg().copy ? "on" : "off", m.model->cfg().coverage ? "on" : "off", more, name,
+                                options.search.beam == 1 ? "greedy" : fmt::format("beam {}", options.search.beam));
+  out += pg_scores_table(s) + "\n" + pg_rouge_table(s);
+  std::vector<std::vector<std::string>> refs;
+  for (const data::SummaryPair& p : pairs) refs.push_back(p.target_sentences);
+  out += "\n" + pg_rouge_table(score_summaries(*m.codec, sums, refs, {.use_stemmer = !r.use_stemmer}));
+  out += fmt::format("\ndecoding: {} articles in {:.1f} s ({:.2f} articles/s, batch {})\n", pairs.size(), seconds,
+                     seconds > 0 ? static_cast<double>(pairs.size()) / seconds : 0.0, options.batch_size);
+  return out + pg_copy_examples(pairs, sums, s, r.examples) + pg_missed_examples(pairs, sums, s, r.missed);
 }
 
 }  // namespace engram::models

@@ -77,6 +77,17 @@ struct PgEvalSource {
 std::vector<data::SummaryPair> pg_eval_pairs(const PgEvalSource& source, const std::filesystem::path& model_dir,
                                              std::string* name);
 
+// `engram pointer-generator eval`'s report: the pairs of `source` summarised by `m` (with
+// options.ensemble as one), then what was scored, the F1 and copy table, ROUGE with and then
+// without rouge_score's stemmer (or the other way round), the decoding rate, and up to `examples`
+// / `missed` examples (pg_copy_examples, pg_missed_examples).
+struct PgEvalReport {
+  PgEvalSource source;
+  bool use_stemmer = true;
+  int examples = 5, missed = 0;
+};
+std::string pg_eval_report(const LoadedPointerGenerator& m, const SummarizeOptions& options, const PgEvalReport& r);
+
 // Up to n examples of outputs that reproduce source-only (out-of-vocabulary) reference words:
 // reference, output and the words, as text ("" when there are none).
 std::string pg_copy_examples(const std::vector<data::SummaryPair>& pairs, const std::vector<Summary>& summaries,
