@@ -28,11 +28,11 @@ inline CLI::Option* add_output_option(CLI::App* cmd, std::string& file, const ch
 }
 
 // --threads N; also sets the thread team (kernels::set_blas_threads) when parsed. One thread is the
-// default; a second helps decoding one input at a time (bench/results_pointer.md, 2026-12-03).
+// default; a second splits each product of one input's decoding over two cores (bench/RESULTS.md).
 inline CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
   return cmd
-      ->add_option("--threads", threads, "threads (a second one sped up decoding one input at a time "
-                                          "1.2-2x where a core was free; never more than the free cores)")
+      ->add_option("--threads", threads,
+                   "threads: the caller and its helpers, each product split over them (never more than the free cores)")
       ->check(CLI::Range(1, 256));
 }
 inline void use_threads(int threads) { core::kernels::set_blas_threads(threads); }

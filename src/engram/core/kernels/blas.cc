@@ -18,8 +18,8 @@ constexpr int64_t kTinyGemm = 32768;  // m*n*k at or below which Eigen's small p
 // they run on oneDNN's own threads.
 constexpr int kSplitMaxRows = 256;
 // x·Wᵀ with at most kSmallRowsFp32 rows and a weight matrix of at least this many entries: the
-// bandwidth-bound decoding products, streamed by gemv.cc (blas_bench few_rows, one thread:
-// 1 row x 8000 x 512 at 9.9 GMAC/s against oneDNN's 7.7; at 5 rows the two are even, 19.6 / 19.4).
+// bandwidth-bound decoding products, streamed by gemv.cc, which beats oneDNN up to 4 rows
+// (blas_bench few_rows; bench/RESULTS.md).
 constexpr int kSmallRowsFp32 = 4;
 constexpr int64_t kSmallMinWeights = 16384;
 }  // namespace

@@ -20,8 +20,8 @@ void sgemm_eigen(bool trans_a, bool trans_b, int m, int n, int k, float alpha, c
 
 // With several threads: products of at least kSplitWork multiply-adds are split over the calling
 // thread's team (kernels::sgemm, gemm_bf16); from kOpenmpWork on (several milliseconds of work)
-// oneDNN runs them on its own OpenMP threads instead (on_openmp, parallel.h), which did better than
-// two single-threaded halves there (a 2048^3 sgemm at 369 GFLOP/s against 225, AMD EPYC, 2026-12-03).
+// oneDNN runs them on its own OpenMP threads instead (on_openmp, parallel.h), which beat two
+// single-threaded halves there (bench/RESULTS.md).
 constexpr int64_t kSplitWork = int64_t{1} << 18;
 constexpr int64_t kOpenmpWork = int64_t{1} << 30;
 
@@ -57,10 +57,8 @@ void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, 
                               float beta, float* y, int ldy, const float* bias = nullptr);
 // Rows up to which weight_product (ops/matmul.h) multiplies by a packed fp32 copy of W instead of
 // sgemm(): each of W's 64-output blocks is read from memory once and reused from cache for every
-// group of 6 rows, so the kernel stays near the FMA peak well past kSmallRows. Measured with one
-// thread (Intel Xeon with AVX-512, 2 MiB L2 per core; bench/results_pointer.md): at 11 rows
-// x [11, 128] · W [1024, 128]ᵀ took 20 us packed against 51 us in oneDNN, at 51 rows 82 against 99,
-// at 128 rows the two are even.
+// group of 6 rows, so the kernel stays near the FMA peak well past kSmallRows; oneDNN catches up
+// around 128 rows (the crossover measured: bench/RESULTS.md).
 constexpr int kPackedRows = 64;
 // The few-row fp32 product on W packed by pack_f32 (packed_f32_size(n, k) values): blocks of
 // kPackCols outputs, each [k, kPackCols], so broadcast-x FMAs sum straight into the output lanes

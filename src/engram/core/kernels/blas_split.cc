@@ -1,8 +1,7 @@
 // The splits of kernels::sgemm on several threads. oneDNN runs on one thread inside engram
 // (parallel.cc); engram splits a product over the calling thread's team (on_team) and runs one
-// single-threaded oneDNN sgemm per block. Products with few rows are split by C's columns (oneDNN
-// parallelised them poorly anyway: bench/RESULTS.md, 64x512x1536 x·Wᵀ at 91 GFLOP/s on 2 threads
-// against 89 on one), taller ones by C's rows.
+// single-threaded oneDNN sgemm per block. Products with few rows are split by C's columns (oneDNN's
+// own threads gain little on them: bench/RESULTS.md), taller ones by C's rows.
 #include <algorithm>
 
 #include "engram/core/kernels/blas.h"

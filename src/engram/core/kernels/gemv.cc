@@ -1,10 +1,8 @@
 // y = x · Wᵀ for a few rows of x (decoding: one sentence, or K beams of one): fp32 W, fp32 W packed
 // in blocks of 64 outputs, bf16 W, and bf16 W packed for vdpbf16ps. Such products read every
 // weight once and do a handful of multiply-adds with it, so the bytes per weight and the layout
-// decide their speed. `build/bench/blas_bench --benchmark_filter=few_rows` (8000 x 512, one
-// thread, 2026-12-01, medians of 3): 1 row — oneDNN's sgemm 5.2 GMAC/s, the plain fp32 kernel here
-// 8.5, packed fp32 15.4, bf16 24.9, packed bf16 44.2; 5 rows — 19.8, 17.8, 54.5, 44.9, 108.5.
-// The plain kernels stream W a few rows at a time against all rows of x held in registers
+// decide their speed (`build/bench/blas_bench --benchmark_filter=few_rows`; figures in
+// bench/RESULTS.md). The plain kernels stream W a few rows at a time against all rows of x held in registers
 // (horizontal sums at the end); the packed ones sum straight into output lanes.
 // W's rows are split over the calling thread's team (on_team, parallel.h); no Eigen here.
 // Dims: M rows of x (<= kSmallRows), N rows of W (outputs), K the shared width.

@@ -7,10 +7,9 @@
 // on_team: the one way engram runs work on several threads (parallel.cc); parallel_for and the
 // kernels' own splits (blas_split.cc, gemv.cc, gemm_bf16.cc) all run through it. A team is the
 // calling thread's own helper threads, which spin between jobs for a while and then sleep: a job
-// is handed over in about 0.4 us, where an OpenMP region cost 3.2-3.6 us (an empty 2-thread
-// region, AMD EPYC Zen 5 virtual machine, 2026-12-03) — as long as a whole few-row product that
-// reads 0.5 MiB of weights, so one instance decoded on two threads through OpenMP ran slower than
-// on one. Part t of a job is always helper t's when it is awake, so a helper keeps re-reading the
+// is handed over in well under a microsecond, far less than an OpenMP region costs and less than
+// a whole few-row product that reads 0.5 MiB of weights takes (the figures: bench/RESULTS.md,
+// "Figures moved from source comments"), so splitting such a product pays. Part t of a job is always helper t's when it is awake, so a helper keeps re-reading the
 // same share of a weight matrix from its own L2 cache. OpenMP itself is left to oneDNN, at one
 // thread (parallel.cc), except for the largest products (on_openmp).
 #pragma once
@@ -27,8 +26,8 @@ void on_openmp_impl(int threads, void (*fn)(void*), void* ctx);
 
 // Runs fn() on the calling thread with oneDNN allowed `threads` OpenMP threads of its own, the
 // caller's helpers sent to sleep first so that OpenMP's threads have the cores: for the largest
-// products (kernels::sgemm), where two single-threaded oneDNN halves do worse than oneDNN's own
-// threads (a 2048^3 sgemm at 225 GFLOP/s against 369, AMD EPYC, 2026-12-03). fn may throw.
+// products (kernels::sgemm, from kOpenmpWork multiply-adds), where oneDNN's own threads beat two
+// single-threaded oneDNN halves (bench/RESULTS.md). fn may throw.
 template <class Fn>
 void on_openmp(int threads, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;

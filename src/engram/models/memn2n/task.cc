@@ -326,8 +326,8 @@ LoadedBabiModel load_babi_model(const fs::path& dir) {
   // Keys a checkpoint lacks (written before they existed) take the struct defaults, which keep
   // the model as it was trained (e.g. null_slots false), not the recipe's defaults.
   if (info.config.IsMap() && info.config["trainer"] && info.config["model"].IsMap()) {
-    // Written before the one config shape (2026-12-01): the whole run config, the model under
-    // `model:` and the data keys at the top.
+    // The older layout (before the one config shape of docs/families.md): the whole run config,
+    // the model under `model:` and the data keys at the top.
     io::from_yaml(info.config["model"], m.cfg.memn2n, where + ": model");
     YAML::Node d;
     for (const char* k : {"tasks", "joint", "batch_size", "valid_fraction", "split_seed", "random_noise"})

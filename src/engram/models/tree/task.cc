@@ -174,8 +174,8 @@ train::TrainSummary train_tree(const TreeRunConfig& cfg) {
   train::write_run_config(run_dir, io::dump_config(cfg));
   const Prepared p = prepare(cfg, run_dir);
   // Written once, before the first checkpoint; a resumed run never rewrites the file it resumes
-  // from (Vocab::save truncates first: a kill during that write left a short vocabulary that the
-  // next resume read against the checkpoint's embedding, fault_test.sh, 2026-12-03).
+  // from (Vocab::save truncates first, so a kill during that write would leave a short vocabulary
+  // for the next resume to read against the checkpoint's embedding: tests/train/fault_test.sh).
   if (root && !p.resumed) p.data.vocab.save((run_dir / "vocab.txt").string());
   TreeDataConfig used = cfg.data;  // what the model was trained on, for sentiment eval's defaults
   used.dir = sst_data_dir(cfg.data);
