@@ -57,6 +57,10 @@ TEST(ServeRequestJson, PrintableEscapesControlBytesAndInvalidUtf8) {
   EXPECT_EQ(printable(std::string("a\x01\n\x7f", 4)), "a\\x01\\x0A\\x7F");
   EXPECT_EQ(printable("\xff\xc3\x28\xed\xa0\x80"), "\\xFF\\xC3(\\xED\\xA0\\x80") << "invalid, overlong-free, no surrogates";
   EXPECT_EQ(printable(std::string(200, 'x'), 10), "xxxxxxxxxx...");
+  // One function for the CLI's error lines, the server's bodies and the options' messages
+  // (core::printable): C1 controls (U+0085) are escaped; a cut never splits a character.
+  EXPECT_EQ(printable("a\xc2\x85" "b"), "a\\xC2\\x85b");
+  EXPECT_EQ(printable("ab日", 3), "ab\\xE6...");
 }
 
 // Deep nesting in a field the route reads and in one it ignores: a 400 naming the limit, and the

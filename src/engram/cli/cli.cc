@@ -17,49 +17,15 @@
 
 #include "engram/cli/commands.h"
 #include "engram/core/error.h"
+#include "engram/core/printable.h"
 
 namespace engram::cli {
 
 namespace {
 
-// `text` made safe for one line of a terminal: control characters (newlines included), DEL and
-// bytes that are not valid UTF-8 become \n, \t, \r or \xHH; valid UTF-8 (a Chinese file name)
-// is kept as it is. A file name or token quoted into an error can then neither break the line
-// nor send escape sequences to the terminal.
-std::string printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto b = static_cast<unsigned char>(text[i]);
-    size_t n = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
-    if (n > 1) {  // a multi-byte sequence: whole, shortest form, a scalar value
-      uint32_t cp = b & (0x7F >> n);
-      for (size_t k = 1; k < n && n != 0; ++k) {
-        const auto c = i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
-        if ((c & 0xC0) != 0x80) n = 0;
-        else cp = (cp << 6) | (c & 0x3F);
-      }
-      static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-      if (n != 0 && (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp < 0xA0)))
-        n = 0;  // overlong, out of range, a surrogate, or a C1 control
-    }
-    if (n == 1 && b >= 0x20 && b != 0x7F) {
-      out += static_cast<char>(b);
-    } else if (n > 1) {
-      out.append(text.substr(i, n));
-    } else {
-      n = 1;
-      out += b == '\n' ? "\\n" : b == '\t' ? "\\t" : b == '\r' ? "\\r" : fmt::format("\\x{:02X}", b);
-    }
-    i += n;
-  }
-  return out;
-}
-
 // Prints the one error line: "engram: error: MESSAGE[SUFFIX]" with MESSAGE made printable.
 void print_error(std::string_view message, const char* suffix = "") {
-  std::fprintf(stderr, "engram: error: %s%s\n", printable(message).c_str(), suffix);
+  std::fprintf(stderr, "engram: error: %s%s\n", core::printable(message).c_str(), suffix);
 }
 
 // CLI11 2.1 reads an integer option with strtoll / strtoull and no overflow check: a number past

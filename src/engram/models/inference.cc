@@ -5,21 +5,9 @@
 
 #include <fmt/ranges.h>
 
+#include "engram/core/printable.h"
+
 namespace engram::models {
-
-namespace {
-
-// A request's key as shown in a message: at most 64 bytes, bytes outside printable ASCII as \xHH.
-std::string shown_key(const std::string& key) {
-  std::string out;
-  for (size_t i = 0; i < key.size() && i < 64; ++i) {
-    const unsigned char c = static_cast<unsigned char>(key[i]);
-    out += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
-  }
-  return key.size() > 64 ? out + "..." : out;
-}
-
-}  // namespace
 
 void check_request_caps(const decode::DecodeOptions& o, const std::vector<std::string>& given,
                         const ServeLimits& limits) {
@@ -50,7 +38,7 @@ void check_request_fields(const nlohmann::json& body, const InferenceSpec& spec,
     std::vector<std::string> known = spec.inputs;
     for (const std::string& f : spec.options.fields)
       if (!server_option(f)) known.push_back(f);
-    throw Error(fmt::format("unknown field '{}' for a {} model (its fields: model, {})", shown_key(key),
+    throw Error(fmt::format("unknown field '{}' for a {} model (its fields: model, {})", core::printable(key, 64),
                             family, fmt::join(known, ", ")));
   }
 }

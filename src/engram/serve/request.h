@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engram/core/printable.h"
+
 namespace engram::serve {
 
 // The deepest nesting of arrays and objects in `text`, counted outside JSON strings (a '[' or '{'
@@ -28,8 +30,9 @@ struct ParsedBody {
 // twice (named, quoted with printable()).
 ParsedBody parse_body(std::string_view body, int max_depth);
 
-// `text` quoted for an error message: printable ASCII and valid UTF-8 as they are; control bytes,
-// DEL and bytes that are not valid UTF-8 as \xNN; cut after `max_bytes` of input with "...".
-std::string printable(std::string_view text, size_t max_bytes = 120);
+// `text` quoted for an error message (core::printable), cut after `max_bytes` of input.
+inline std::string printable(std::string_view text, size_t max_bytes = 120) {
+  return core::printable(text, max_bytes);
+}
 
 }  // namespace engram::serve
