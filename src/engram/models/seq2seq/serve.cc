@@ -1,5 +1,5 @@
 // The translate route of the server over the inference contract (inference.h): a request holds
-// one or more sentences, each with an optional target prefix; requests asking for the same options are decoded as one batch by
+// one or more sentences, each with an optional target prefix, encoded once when parsed; requests asking for the same options are decoded as one batch by
 // translate_lines; each response gets its own rows.
 #include <algorithm>
 
@@ -12,11 +12,6 @@ namespace engram::models {
 namespace {
 
 using nlohmann::json;
-
-// One sentence of a request: its source and its target prefix ("" = none).
-struct Sentence {
-  std::string src, prefix;
-};
 
 json alignment_rows(const decode::Hypothesis& h) {
   json rows = json::array();
@@ -34,7 +29,7 @@ const InferenceSpec& Translator::inference() const {
 }
 
 std::unique_ptr<Request> Translator::parse_request(const json& body, const ServeLimits& limits) const {
-  return models::parse_request<Sentence>(body, inference(), family(), limits, [&](const json& r) {
+  return models::parse_request<EncodedInput>(body, inference(), family(), limits, [&](const json& r) {
     const std::vector<std::string> lines = serve_json::strings_field(r, "src", limits.max_items, kMaxLineBytes);
     std::vector<std::string> prefixes(lines.size());
     if (serve_json::find(r, "target_prefix")) {
@@ -42,35 +37,28 @@ std::unique_ptr<Request> Translator::parse_request(const json& body, const Serve
       ENGRAM_CHECK(prefixes.size() == lines.size(), "'target_prefix' holds {} prefixes for {} sentences of 'src'",
                    prefixes.size(), lines.size());
     }
-    std::vector<Sentence> out;
+    std::vector<EncodedInput> out;
     for (size_t i = 0; i < lines.size(); ++i) {
-      const size_t n = src.encode(lines[i]).size(), m = tgt.encode(prefixes[i]).size();
-      ENGRAM_CHECK(n <= static_cast<size_t>(limits.max_tokens), "'src'[{}] has {} tokens, more than the limit of {}",
-                   i, n, limits.max_tokens);
-      ENGRAM_CHECK(m <= static_cast<size_t>(limits.max_tokens),
-                   "'target_prefix'[{}] has {} tokens, more than the limit of {}", i, m, limits.max_tokens);
-      out.push_back({lines[i], prefixes[i]});
+      EncodedInput e = encode_input(src, tgt, lines[i], prefixes[i], i);
+      ENGRAM_CHECK(e.ids.size() <= static_cast<size_t>(limits.max_tokens),
+                   "'src'[{}] has {} tokens, more than the limit of {}", i, e.ids.size(), limits.max_tokens);
+      ENGRAM_CHECK(e.prefix.size() <= static_cast<size_t>(limits.max_tokens),
+                   "'target_prefix'[{}] has {} tokens, more than the limit of {}", i, e.prefix.size(),
+                   limits.max_tokens);
+      out.push_back(std::move(e));
     }
     return out;
   });
 }
 
 std::vector<json> Translator::run_requests(std::span<const Request* const> requests) const {
-  auto run = [&](std::span<const Sentence* const> sentences, const decode::DecodeOptions& options) {
-    std::vector<std::string> batch, prefixes;
-    bool any_prefix = false;
-    for (const Sentence* x : sentences) {
-      batch.push_back(x->src);
-      prefixes.push_back(x->prefix);
-      any_prefix = any_prefix || !x->prefix.empty();
-    }
+  auto run = [&](std::span<const EncodedInput* const> inputs, const decode::DecodeOptions& options) {
     TranslateOptions o;
     o.search = options.search();
     // Decoded kSmallRows sentences at a time (sorted by length over the whole batch): those
     // products run on the packed few-row kernel; a beam multiplies the rows anyway.
-    o.batch_size = std::min(static_cast<int>(batch.size()), core::kernels::kSmallRows);
-    const std::vector<Translation> ts =
-        translate(batch, o, any_prefix ? std::span<const std::string>(prefixes) : std::span<const std::string>());
+    o.batch_size = std::min(static_cast<int>(inputs.size()), core::kernels::kSmallRows);
+    const std::vector<Translation> ts = translate(inputs, o);
     std::vector<json> out;
     for (const Translation& t : ts) {
       json hyps = json::array();
@@ -88,7 +76,7 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
     return out;
   };
   auto respond = [](std::vector<json> sentences) { return json{{"translations", std::move(sentences)}}; };
-  return models::run_requests<Sentence>(requests, run, respond);
+  return models::run_requests<EncodedInput>(requests, run, respond);
 }
 
 void Translator::set_precision(decode::Precision p) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -24,50 +25,69 @@ const std::string& Translation::text() const {
   return texts.empty() ? kEmpty : texts[0];
 }
 
+EncodedInput encode_input(const TextCodec& src, const TextCodec& tgt, const std::string& line,
+                          const std::string& prefix, size_t index) {
+  ENGRAM_CHECK(line.size() <= kMaxLineBytes, "translate: input {} is {} bytes, more than the limit of {}", index + 1,
+               line.size(), kMaxLineBytes);
+  ENGRAM_CHECK(prefix.size() <= kMaxLineBytes, "translate: the target prefix of input {} is {} bytes, more than the "
+               "limit of {}", index + 1, prefix.size(), kMaxLineBytes);
+  EncodedInput e;
+  e.ids = src.encode(line);
+  ENGRAM_CHECK(e.ids.size() <= kMaxSourceTokens, "translate: input {} has {} tokens, more than the limit of {}",
+               index + 1, e.ids.size(), kMaxSourceTokens);
+  e.tokens = src.tokens(line);
+  if (!prefix.empty()) e.prefix = tgt.encode(prefix);
+  ENGRAM_CHECK(e.prefix.size() <= kMaxSourceTokens, "translate: the target prefix of input {} has {} tokens, more "
+               "than the limit of {}", index + 1, e.prefix.size(), kMaxSourceTokens);
+  return e;
+}
+
 std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
                                          const std::vector<std::string>& lines, const TranslateOptions& options,
                                          std::span<const std::string> prefixes) {
-  ENGRAM_CHECK(options.batch_size >= 1, "translate: batch_size {} must be >= 1", options.batch_size);
   ENGRAM_CHECK(prefixes.empty() || prefixes.size() == lines.size(), "translate: {} target prefixes for {} inputs",
                prefixes.size(), lines.size());
-  std::vector<std::vector<int32_t>> forced(prefixes.size());  // [lines] target prefix ids
-  for (size_t i = 0; i < prefixes.size(); ++i) {
-    ENGRAM_CHECK(prefixes[i].size() <= kMaxLineBytes, "translate: the target prefix of input {} is {} bytes, more "
-                 "than the limit of {}", i + 1, prefixes[i].size(), kMaxLineBytes);
-    forced[i] = tgt.encode(prefixes[i]);
-    ENGRAM_CHECK(forced[i].size() <= kMaxSourceTokens, "translate: the target prefix of input {} has {} tokens, more "
-                 "than the limit of {}", i + 1, forced[i].size(), kMaxSourceTokens);
-  }
+  std::vector<EncodedInput> inputs;
+  for (size_t i = 0; i < lines.size(); ++i)
+    inputs.push_back(encode_input(src, tgt, lines[i], prefixes.empty() ? std::string() : prefixes[i], i));
+  std::vector<const EncodedInput*> pointers;
+  for (const EncodedInput& e : inputs) pointers.push_back(&e);
+  return translate_encoded(model, tgt, pointers, options);
+}
+
+std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec& tgt,
+                                           std::span<const EncodedInput* const> inputs,
+                                           const TranslateOptions& options) {
+  ENGRAM_CHECK(options.batch_size >= 1, "translate: batch_size {} must be >= 1", options.batch_size);
   options.search.validate();
-  std::vector<Translation> out(lines.size());
-  std::vector<std::vector<int32_t>> ids(lines.size());
-  std::vector<size_t> order;  // the non-empty lines
-  for (size_t i = 0; i < lines.size(); ++i) {
-    ENGRAM_CHECK(lines[i].size() <= kMaxLineBytes, "translate: input {} is {} bytes, more than the limit of {}", i + 1,
-                 lines[i].size(), kMaxLineBytes);
-    ids[i] = src.encode(lines[i]);
-    ENGRAM_CHECK(ids[i].size() <= kMaxSourceTokens, "translate: input {} has {} tokens, more than the limit of {}",
-                 i + 1, ids[i].size(), kMaxSourceTokens);
-    out[i].src_tokens = src.tokens(lines[i]);
-    if (!ids[i].empty()) order.push_back(i);
+  std::vector<Translation> out(inputs.size());
+  std::vector<size_t> order;  // the non-empty inputs
+  bool prefixed = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    out[i].src_tokens = inputs[i]->tokens;
+    if (!inputs[i]->ids.empty()) order.push_back(i);
+    prefixed = prefixed || !inputs[i]->prefix.empty();
   }
   core::Graph g(false);
   g.use_bf16_weights(options.bf16_weights);
   g.use_packed_weights(options.packed_weights);
   // -m's model alone, or with the ensemble's members as one (their probabilities averaged).
-  std::vector<const decode::StepModel*> members = {&model};
-  for (const Seq2Seq* m : options.ensemble) members.push_back(m);
-  const decode::EnsembleStepModel ensemble(members);
-  const decode::StepModel& decoder = members.size() == 1 ? static_cast<const decode::StepModel&>(model) : ensemble;
+  std::optional<decode::EnsembleStepModel> ensemble;
+  if (!options.ensemble.empty()) {
+    std::vector<const decode::StepModel*> members = {&model};
+    members.insert(members.end(), options.ensemble.begin(), options.ensemble.end());
+    ensemble.emplace(members);
+  }
+  const decode::StepModel& decoder = ensemble ? static_cast<const decode::StepModel&>(*ensemble) : model;
   std::vector<int> lengths;
-  for (size_t i : order) lengths.push_back(static_cast<int>(ids[i].size()));
+  for (size_t i : order) lengths.push_back(static_cast<int>(inputs[i]->ids.size()));
   auto results = decode::run_batched(g, decoder, lengths, options.batch_size, options.search,
                                      [&](std::span<const size_t> chunk) {
                                        std::vector<std::vector<int32_t>> part;
-                                       for (size_t k : chunk) part.push_back(ids[order[k]]);
+                                       for (size_t k : chunk) part.push_back(inputs[order[k]]->ids);
                                        decode::SourceBatch b = decode::SourceBatch::from_ids(part);
-                                       if (!forced.empty())
-                                         for (size_t k : chunk) b.prefixes.push_back(forced[order[k]]);
+                                       if (prefixed)
+                                         for (size_t k : chunk) b.prefixes.push_back(inputs[order[k]]->prefix);
                                        return b;
                                      });
   for (size_t k = 0; k < order.size(); ++k) {

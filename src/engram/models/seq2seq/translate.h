@@ -53,6 +53,21 @@ struct Translation {
 
 // Translates `lines` in batches of options.batch_size (decode::run_batched: sorted by length,
 // results in input order). Empty or whitespace-only lines give an empty translation.
+// One input encoded once (the route parses it so, translate_lines does): its source ids and
+// display tokens, and its target prefix's ids. Errors on an input over the limits, naming input
+// `index` + 1.
+struct EncodedInput {
+  std::vector<int32_t> ids;          // [S] source ids (empty: an empty translation)
+  std::vector<std::string> tokens;   // [S] display tokens
+  std::vector<int32_t> prefix;       // target prefix ids, forced first (empty: none)
+};
+EncodedInput encode_input(const TextCodec& src, const TextCodec& tgt, const std::string& line,
+                          const std::string& prefix, size_t index);
+// Translations of encoded inputs (batched as translate_lines says), in their order.
+std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec& tgt,
+                                           std::span<const EncodedInput* const> inputs,
+                                           const TranslateOptions& options);
+
 // `prefixes`: none, or one target prefix per line (text in the target vocabulary, "" = none):
 // its tokens are forced first, then decoding is free (decode/search.h); the translation holds them.
 std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
@@ -80,6 +95,11 @@ struct Translator : LoadedModel {
     if (bf16) o.bf16_weights = bf16.get();
     if (packed) o.packed_weights = packed.get();
     return translate_lines(seq2seq(), src, tgt, lines, o, prefixes);
+  }
+  std::vector<Translation> translate(std::span<const EncodedInput* const> inputs, TranslateOptions o) const {
+    if (bf16) o.bf16_weights = bf16.get();
+    if (packed) o.packed_weights = packed.get();
+    return translate_encoded(seq2seq(), tgt, inputs, o);
   }
 
   std::string family() const override { return Seq2Seq::kName; }
