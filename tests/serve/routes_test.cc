@@ -185,6 +185,48 @@ TEST(ServeRoutes, BabiAnswersWithTheAttentionOfEveryHop) {
   }
 }
 
+// Requests run together (one forward pass of a batch: memn2n stories of different lengths, tree
+// sentences, pointer instances, summaries) answer as each does alone: same answers and labels,
+// the same numbers up to the summation order of a batched product.
+TEST(ServeRoutes, ABatchAnswersAsEachRequestAlone) {
+  const std::vector<std::pair<std::string, std::vector<json>>> families = {
+      {"memn2n",
+       {json{{"story", {"Mary moved to the bathroom.", "John went to the hallway."}}, {"question", "Where is Mary?"}},
+        json{{"story", {"Daniel went back to the kitchen."}}, {"question", "Where is Daniel?"}},
+        json{{"story", {"Sandra journeyed to the garden.", "Daniel travelled to the office.", "John went home."}},
+             {"question", "Where is Sandra?"}}}},
+      {"tree", {json{{"text", "It rocks"}}, json{{"text", "(1 (2 The) (1 (1 movie) (0 (0 stinks))))"}},
+                json{{"text", "a gorgeous , witty , seductive movie ."}}}},
+      {"pointer", {json{{"points", {0.5, 0.1, 0.9, 0.3}}}, json{{"points", {0.25, 0.75, 0.5, 0.125, 0.875}}},
+                   json{{"points", {0.9, 0.8}}}}},
+      {"pointer_generator", {json{{"article", "reports say Zisi won the race in Seritof today"}},
+                             json{{"article", "crowds in Pelu cheered as Tamiros spoke"}}}}};
+  // Every number in `a` within 1e-4 of `b`'s, everything else equal.
+  std::function<void(const json&, const json&, const std::string&)> near = [&](const json& a, const json& b,
+                                                                              const std::string& where) {
+    if (a.is_number_float() || b.is_number_float()) {
+      EXPECT_NEAR(a.get<double>(), b.get<double>(), 1e-4) << where;
+    } else if (a.is_structured()) {
+      ASSERT_EQ(a.size(), b.size()) << where;
+      for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) near(*ia, *ib, where);
+    } else {
+      EXPECT_EQ(a, b) << where;
+    }
+  };
+  for (const auto& [family, bodies] : families) {
+    const std::unique_ptr<models::LoadedModel> m = models::load_model(golden_dir(family));
+    std::vector<std::unique_ptr<models::Request>> parsed;
+    std::vector<const models::Request*> all;
+    for (const json& b : bodies) parsed.push_back(m->parse_request(b, models::ServeLimits{})), all.push_back(parsed.back().get());
+    const std::vector<json> together = m->run_requests(all);
+    ASSERT_EQ(together.size(), bodies.size()) << family;
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      const json alone = m->run_requests(std::vector<const models::Request*>{all[i]}).at(0);
+      near(together[i], alone, family + " request " + std::to_string(i));
+    }
+  }
+}
+
 TEST(ServeRoutes, BabiRefusesAnEmptyQuestionAtTheCheck) {
   // Found by fuzz/serve_fuzz (its input is a seed in fuzz/corpus/serve/babi-empty-question): the
   // check passed and answer() threw. parse_request must refuse what run_requests cannot answer.
