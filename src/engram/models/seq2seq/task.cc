@@ -7,8 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 
 #include "engram/core/ops.h"
+#include "engram/data/cedict.h"
 #include "engram/data/parallel.h"
 #include "engram/data/paths.h"
 #include "engram/data/tasks/dates.h"
@@ -120,6 +123,19 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
       train_text.tgt.resize(d.max_pairs);
     }
   }
+  // ---- dictionary pairs (data.dictionary): training only
+  TextPairs dict_text;
+  if (!d.dictionary.empty()) {
+    ENGRAM_CHECK(std::isfinite(d.dictionary_weight) && d.dictionary_weight >= 0 && d.dictionary_weight <= 1000,
+                 "seq2seq data: dictionary_weight {} must be in [0, 1000]", d.dictionary_weight);
+    const data::DictionaryPairs dp = data::cedict_pairs(
+        data::read_cedict(data::resolve_data_path(d.dictionary)),
+        {.max_chars = d.dictionary_max_chars, .max_words = d.dictionary_max_words});
+    note(log, fmt::format("data: dictionary {}: {}", d.dictionary, data::to_string(dp.stats)));
+    ENGRAM_CHECK(dp.size() > 0, "seq2seq data: dictionary {} gives no pairs", d.dictionary);
+    dict_text.src = d.dictionary_reverse ? dp.en : dp.zh;
+    dict_text.tgt = d.dictionary_reverse ? dp.zh : dp.en;
+  }
   // ---- vocabularies: kept in the run directory, so a resumed run reuses them
   const std::string run = cfg_.train.run_dir;
   if (train::world().root()) fs::create_directories(run);
@@ -130,14 +146,18 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     src_ = TextCodec::load(tok, Side::kSource, run);
     tgt_ = TextCodec::load(tok, Side::kTarget, run);
     note(log, fmt::format("vocab: loaded from {}", run));
-  } else if (tok.unit == TokenUnit::kSpm && tok.joint) {
-    std::vector<std::string> both = train_text.src;
-    both.insert(both.end(), train_text.tgt.begin(), train_text.tgt.end());
-    src_ = TextCodec::build(tok, Side::kSource, both, run);
-    tgt_ = TextCodec::load(tok, Side::kTarget, run);
-  } else {
-    src_ = TextCodec::build(tok, Side::kSource, train_text.src, run);
-    tgt_ = TextCodec::build(tok, Side::kTarget, train_text.tgt, run);
+  } else {  // from the training text, each dictionary pair once
+    std::vector<std::string> src_text = train_text.src, tgt_text = train_text.tgt;
+    src_text.insert(src_text.end(), dict_text.src.begin(), dict_text.src.end());
+    tgt_text.insert(tgt_text.end(), dict_text.tgt.begin(), dict_text.tgt.end());
+    if (tok.unit == TokenUnit::kSpm && tok.joint) {
+      src_text.insert(src_text.end(), tgt_text.begin(), tgt_text.end());
+      src_ = TextCodec::build(tok, Side::kSource, src_text, run);
+      tgt_ = TextCodec::load(tok, Side::kTarget, run);
+    } else {
+      src_ = TextCodec::build(tok, Side::kSource, src_text, run);
+      tgt_ = TextCodec::build(tok, Side::kTarget, tgt_text, run);
+    }
   }
   cfg_.seq2seq.src_vocab = src_->size();
   cfg_.seq2seq.tgt_vocab = tgt_->size();
@@ -150,6 +170,19 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                         d.max_length));
   valid_ = encode_pairs(valid_text, *src_, *tgt_, d.max_length, &valid_text_, &dropped);
   note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
+  int64_t dict_dropped = 0;
+  if (!dict_text.src.empty()) {
+    dict_ = encode_pairs(dict_text, *src_, *tgt_, d.max_length, nullptr, &dict_dropped);
+    // Groups of equal batching lengths, each in a fixed seeded order (the cycle begin_epoch walks).
+    std::map<std::tuple<int64_t, size_t, size_t>, std::vector<int64_t>> groups;
+    for (size_t i = 0; i < dict_.size(); ++i)
+      groups[{data::example_steps(dict_[i]), dict_[i].tgt.size(), dict_[i].src.size()}].push_back(static_cast<int64_t>(i));
+    core::Rng order(train::epoch_seed(cfg_.train.seed, -1));
+    for (auto& [key, members] : groups) {
+      order.shuffle(members.begin(), members.end());
+      dict_groups_.push_back(std::move(members));
+    }
+  }
   ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
   train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
@@ -161,6 +194,15 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                         cfg_.seq2seq.hidden, cfg_.seq2seq.decoder_layers, model_->params().numel()));
   begin_epoch(0, cfg_.train.seed);
   batches_ = plan_.size();
+  if (!dict_.empty()) {
+    int64_t main_tokens = 0, dict_tokens = 0;
+    for (size_t i = 0; i < epoch_examples_.size(); ++i)
+      (i < train_.size() ? main_tokens : dict_tokens) += static_cast<int64_t>(epoch_examples_[i].tgt.size()) + 1;
+    note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} of them in each epoch (weight {}): {:.1f}% of "
+                          "an epoch's {} target tokens", dict_.size(), dict_dropped, epoch_examples_.size() - train_.size(),
+                          d.dictionary_weight, 100.0 * dict_tokens / std::max<int64_t>(main_tokens + dict_tokens, 1),
+                          main_tokens + dict_tokens));
+  }
 }
 
 std::vector<std::filesystem::path> Seq2SeqTask::checkpoint_files() const {
@@ -177,8 +219,27 @@ void Seq2SeqTask::begin_epoch(int epoch, uint64_t seed) {
   epoch_ = epoch;
   seed_ = seed;
   core::Rng rng(train::epoch_seed(seed, epoch));
-  plan_ = data::plan_batches(train_, {.max_tokens = cfg_.data.max_tokens, .max_sentences = cfg_.data.max_sentences},
+  epoch_examples_ = train_;
+  if (!dict_.empty()) {
+    const double w = cfg_.data.dictionary_weight;
+    const int64_t whole = static_cast<int64_t>(std::floor(w));
+    const double frac = w - static_cast<double>(whole);
+    for (int64_t r = 0; r < whole; ++r) epoch_examples_.insert(epoch_examples_.end(), dict_.begin(), dict_.end());
+    if (frac > 0) {
+      for (const std::vector<int64_t>& group : dict_groups_) {
+        // Epoch e takes positions [e*c, e*c + c) of the group's cycle (mod its size).
+        const int64_t n = static_cast<int64_t>(group.size());
+        const int64_t c = std::min<int64_t>(n, static_cast<int64_t>(std::ceil(frac * static_cast<double>(n))));
+        const int64_t start = (static_cast<int64_t>(epoch) % n) * c % n;
+        for (int64_t k = 0; k < c; ++k) epoch_examples_.push_back(dict_[static_cast<size_t>(group[(start + k) % n])]);
+      }
+    }
+  }
+  plan_ = data::plan_batches(epoch_examples_, {.max_tokens = cfg_.data.max_tokens, .max_sentences = cfg_.data.max_sentences},
                              &rng);
+  // Every epoch holds the same lengths, so the same number of batches.
+  ENGRAM_CHECK(batches_ == 0 || plan_.size() == batches_, "seq2seq: epoch {} has {} batches, epoch 0 had {}", epoch,
+               plan_.size(), batches_);
 }
 
 train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
@@ -189,9 +250,9 @@ train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
   const auto [lo, hi] = train::shard_range(static_cast<int64_t>(all.size()), shard());
   if (lo == hi) return {0, 0};
   int64_t batch_tokens = 0;
-  for (int64_t i : all) batch_tokens += static_cast<int64_t>(train_[static_cast<size_t>(i)].tgt.size()) + 1;  // + <eos>
+  for (int64_t i : all) batch_tokens += static_cast<int64_t>(epoch_examples_[static_cast<size_t>(i)].tgt.size()) + 1;  // + <eos>
   const std::vector<int64_t> mine(all.begin() + lo, all.begin() + hi);
-  const data::Batch batch = data::collate(train_, mine);
+  const data::Batch batch = data::collate(epoch_examples_, mine);
   // Dropout masks are a pure function of (seed, epoch, batch): a resumed run draws the same ones.
   core::Rng dropout(train::shard_seed(train::batch_seed(seed_, epoch_, index), shard()));
   graph_.reset();
