@@ -135,6 +135,15 @@ TEST(Seq2SeqTask, DictionaryPairsJoinTrainingOnly) {
   EXPECT_EQ(task.valid_text().src, without.valid_text().src);
   EXPECT_EQ(task.valid_text().tgt, without.valid_text().tgt);
   EXPECT_EQ(task.main_examples(), 16);
+  // The held-out pairs are written into the run directory, one a line.
+  std::string src, tgt;
+  for (size_t i = 0; i < task.valid_text().src.size(); ++i) {
+    src += task.valid_text().src[i] + "\n";
+    tgt += task.valid_text().tgt[i] + "\n";
+  }
+  EXPECT_EQ(task.valid_text().src.size(), 4u);
+  EXPECT_EQ(read_file(dir / "run-2/valid.src"), src);
+  EXPECT_EQ(read_file(dir / "run-2/valid.tgt"), tgt);
   EXPECT_EQ(without.model().cfg().src_vocab + 16, task.model().cfg().src_vocab);  // 北京欢迎朋友故宫博物院参观上海东
   // Weight 2: the 8 glossed entries (张 has only a surname) twice in every epoch.
   task.begin_epoch(3, 1);

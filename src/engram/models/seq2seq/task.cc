@@ -76,6 +76,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                d.max_tokens, d.decode_batch);
   // ---- text
   TextPairs train_text, valid_text;
+  bool held_out = false;  // validation pairs held out of the training file
   if (!d.generator.empty()) {
     ENGRAM_CHECK(d.generator == "dates", "seq2seq data: unknown generator '{}' (known: dates)", d.generator);
     core::Rng rng(cfg_.train.seed * 7919 + 17);
@@ -117,6 +118,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
         to.tgt.push_back(std::move(tr.tgt[i]));
       }
       note(log, fmt::format("data: {} pairs held out for validation (seeded)", d.valid_size));
+      held_out = true;
     }
     if (d.max_pairs > 0 && static_cast<int64_t>(train_text.src.size()) > d.max_pairs) {
       train_text.src.resize(d.max_pairs);
@@ -170,6 +172,15 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                         d.max_length));
   valid_ = encode_pairs(valid_text, *src_, *tgt_, d.max_length, &valid_text_, &dropped);
   note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
+  if (held_out && train::world().root()) {  // the held-out pairs validation scores, for scoring runs elsewhere
+    auto joined = [](const std::vector<std::string>& lines) {
+      std::string text;
+      for (const std::string& l : lines) text += l + "\n";
+      return text;
+    };
+    io::write_file_atomic(fs::path(run) / "valid.src", joined(valid_text_.src));
+    io::write_file_atomic(fs::path(run) / "valid.tgt", joined(valid_text_.tgt));
+  }
   int64_t dict_dropped = 0;
   if (!dict_text.src.empty()) {
     dict_ = encode_pairs(dict_text, *src_, *tgt_, d.max_length, nullptr, &dict_dropped);

@@ -5,8 +5,9 @@
 // and the train::TrainTask adapter: token-budget batches with length bucketing in an order that
 // is a pure function of (seed, epoch), teacher-forced label-smoothed loss, and validation by dev
 // perplexity, greedy BLEU and exact match.
-// Run directory: RUN/train.yaml (the effective config), RUN/{src,tgt}.vocab.txt or *.spm, and the
-// Trainer's RUN/last/, RUN/best/, RUN/metrics.jsonl.
+// Run directory: RUN/train.yaml (the effective config), RUN/{src,tgt}.vocab.txt or *.spm,
+// RUN/valid.{src,tgt} (the validation pairs, one a line, when they are held out of the training
+// file), and the Trainer's RUN/last/, RUN/best/, RUN/metrics.jsonl.
 #pragma once
 
 #include <cstdint>
