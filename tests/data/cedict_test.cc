@@ -140,6 +140,7 @@ TEST(Cedict, PairsFiltersAndCounts) {
   EXPECT_EQ(d.en, (std::vector<std::string>{"to open up", "Hangzhou", "Hangzhou", "Palace Museum", "to finish",
                                             "Terracotta Army"}));
   EXPECT_EQ(d.line, (std::vector<int64_t>{3, 4, 5, 8, 11, 14}));
+  EXPECT_EQ(d.name, (std::vector<bool>{false, true, true, true, false, false}));
   const DictionaryStats& s = d.stats;
   EXPECT_EQ(s.entries, 14);
   EXPECT_EQ(s.not_hanzi, 1);
@@ -149,6 +150,7 @@ TEST(Cedict, PairsFiltersAndCounts) {
   EXPECT_EQ(s.duplicate, 1);
   EXPECT_EQ(s.kept, 6);
   EXPECT_EQ(s.see_followed, 1);
+  EXPECT_EQ(s.names, 3);
   EXPECT_EQ(s.not_hanzi + s.no_gloss + s.too_long_zh + s.too_long_en + s.duplicate + s.kept, s.entries);
   EXPECT_EQ(s.senses, 14);  // the senses of the 13 all-Han entries
   EXPECT_EQ(s.senses_surname, 1);

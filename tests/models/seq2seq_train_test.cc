@@ -116,6 +116,7 @@ Seq2SeqTrainConfig with_dictionary(const TempDir& dir, double weight) {
   c.data.max_tokens = 16;
   c.data.dictionary = dir / "dict.u8";
   c.data.dictionary_weight = weight;
+  c.data.dictionary_name_weight = weight;
   c.seq2seq.tokenizer.unit = TokenUnit::kChar;
   c.seq2seq.tokenizer.vocab_size = 0;
   c.seq2seq.embed_dim = 4;
@@ -155,9 +156,50 @@ TEST(Seq2SeqTask, DictionaryPairsJoinTrainingOnly) {
   for (const auto& [src, n] : seen) EXPECT_EQ(n, 2);
 }
 
+TEST(Seq2SeqTask, NamesHaveAWeightOfTheirOwn) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  c.data.dictionary_name_weight = 3;  // 北京 故宫博物院 上海 东京 three times, 欢迎 来 朋友 参观 never
+  Seq2SeqTask task(c, nullptr);
+  task.begin_epoch(1, 1);
+  const auto& ex = task.epoch_examples();
+  ASSERT_EQ(ex.size(), 16u + 3 * 4);
+  std::map<std::vector<int32_t>, int> seen;
+  for (size_t i = 16; i < ex.size(); ++i) ++seen[ex[i].src];
+  for (const char* name : {"北京", "故宫博物院", "上海", "东京"}) EXPECT_EQ(seen[task.src_codec().encode(name)], 3) << name;
+  EXPECT_EQ(seen.count(task.src_codec().encode("欢迎")), 0u);
+}
+
+TEST(Seq2SeqTask, UnpunctuatedShareStripsTrainingPairsOnly) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  c.data.dictionary.clear();
+  c.data.unpunctuated_share = 1;
+  Seq2SeqTask all(c, nullptr);
+  EXPECT_EQ(all.src_codec().encode("。")[0], data::kUnkId);  // no training source keeps its full stop
+  EXPECT_EQ(all.tgt_codec().encode(".")[0], data::kUnkId);
+  for (const std::string& s : all.valid_text().src) EXPECT_EQ(s.substr(s.size() - 3), "。") << s;
+  c.data.unpunctuated_share = 0;
+  c.train.run_dir = dir / "none";
+  Seq2SeqTask none(c, nullptr);
+  EXPECT_NE(none.src_codec().encode("。")[0], data::kUnkId);
+  c.data.unpunctuated_share = 1.5;
+  c.train.run_dir = dir / "bad";
+  try {
+    Seq2SeqTask bad(c, nullptr);
+    FAIL() << "unpunctuated_share 1.5 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "seq2seq data: unpunctuated_share 1.5 must be in [0, 1]");
+  }
+}
+
 TEST(Seq2SeqTask, FractionalDictionaryWeightCyclesWithAFixedBatchCount) {
   TempDir dir;
-  Seq2SeqTask task(with_dictionary(dir, 0.5), nullptr);
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0.5);
+  // Words: 北京 上海 东京 (1 -> 1 word) and 欢迎 来 参观 (1 -> 2 words) are groups of three, each
+  // two pairs an epoch; 故宫博物院 and 朋友 are groups of one, every epoch.
+  c.seq2seq.tokenizer.unit = TokenUnit::kWord;
+  Seq2SeqTask task(c, nullptr);
   const int64_t batches = task.batches_per_epoch();
   std::map<std::vector<int32_t>, int> seen;
   size_t per_epoch = 0;
@@ -170,15 +212,15 @@ TEST(Seq2SeqTask, FractionalDictionaryWeightCyclesWithAFixedBatchCount) {
     for (size_t i = 16; i < ex.size(); ++i) ++seen[ex[i].src];
     EXPECT_GT(task.train_batch(batches - 1).units, 0);
   }
-  // Half of each group of equal lengths per epoch, at least one pair of each: 4-8 of the 8.
-  EXPECT_GE(per_epoch, 4u);
-  EXPECT_LT(per_epoch, 8u);
-  // Over 8 epochs every pair comes round, each as often as the others of its group (+-1 here).
+  EXPECT_EQ(per_epoch, 2u + 2u + 1u + 1u);
+  // Over 8 epochs each pair of a group of three comes round 5 or 6 times (2 of 3 per epoch).
   ASSERT_EQ(seen.size(), 8u);
-  int lo = 1 << 20, hi = 0;
-  for (const auto& [src, n] : seen) lo = std::min(lo, n), hi = std::max(hi, n);
-  EXPECT_GE(lo, 4);
-  EXPECT_LE(hi, 8);
+  for (const char* w : {"北京", "上海", "东京", "欢迎", "来", "参观"}) {
+    EXPECT_GE(seen[task.src_codec().encode(w)], 5) << w;
+    EXPECT_LE(seen[task.src_codec().encode(w)], 6) << w;
+  }
+  EXPECT_EQ(seen[task.src_codec().encode("朋友")], 8);
+  EXPECT_EQ(seen[task.src_codec().encode("故宫博物院")], 8);
 }
 
 TEST(Seq2SeqTask, BadDictionaryLineNamesFileAndLine) {
@@ -196,7 +238,8 @@ TEST(Seq2SeqTask, BadDictionaryLineNamesFileAndLine) {
     Seq2SeqTask bad(c, nullptr);
     FAIL() << "a negative weight was accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "seq2seq data: dictionary_weight -1 must be in [0, 1000]");
+    EXPECT_EQ(std::string(e.what()),
+              "seq2seq data: dictionary_weight and dictionary_name_weight must be in [0, 1000], got -1");
   }
 }
 

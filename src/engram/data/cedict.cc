@@ -218,15 +218,15 @@ DictionaryPairs cedict_pairs(const std::vector<CedictEntry>& entries, const Dict
   // Pass 1: each entry's own gloss (its first kept sense of at most max_words words; "" when
   // none), whether it has a kept sense at all, and the first gloss of every headword.
   std::vector<std::string> gloss(entries.size());
-  std::vector<bool> han(entries.size()), usable(entries.size());
+  std::vector<bool> han(entries.size()), usable(entries.size()), proper(entries.size());
   std::unordered_map<std::string, std::string> by_headword;
   for (size_t k = 0; k < entries.size(); ++k) {
     const CedictEntry& e = entries[k];
     han[k] = all_han(e.simplified);
     if (!han[k]) continue;
-    const bool proper = !e.pinyin.empty() && e.pinyin[0] >= 'A' && e.pinyin[0] <= 'Z';
+    proper[k] = !e.pinyin.empty() && e.pinyin[0] >= 'A' && e.pinyin[0] <= 'Z';
     for (const std::string& s : e.senses) {
-      const SenseGloss g = cedict_gloss(s, proper);
+      const SenseGloss g = cedict_gloss(s, proper[k]);
       ++st.senses;
       switch (g.reject) {
         case SenseReject::kNone: break;
@@ -278,8 +278,10 @@ DictionaryPairs cedict_pairs(const std::vector<CedictEntry>& entries, const Dict
       out.zh.push_back(e.simplified);
       out.en.push_back(std::move(g));
       out.line.push_back(e.line);
+      out.name.push_back(proper[k]);
       ++st.kept;
       if (followed) ++st.see_followed;
+      if (proper[k]) ++st.names;
     }
   }
   return out;
@@ -287,11 +289,11 @@ DictionaryPairs cedict_pairs(const std::vector<CedictEntry>& entries, const Dict
 
 std::string to_string(const DictionaryStats& s) {
   return fmt::format(
-      "{} entries: {} pairs kept ({} through 'see X'); dropped: {} headwords not all Han, {} without a usable "
+      "{} entries: {} pairs kept ({} names, {} through 'see X'); dropped: {} headwords not all Han, {} without a usable "
       "sense, {} headwords over max_chars, {} glosses over max_words, {} repeated headwords (senses: {} read, "
       "{} register-marked, {} cross-references, {} surnames, {} classifiers, {} 'lit.', {} with Chinese left, "
       "{} empty, {} proper nouns without a name)",
-      s.entries, s.kept, s.see_followed, s.not_hanzi, s.no_gloss, s.too_long_zh, s.too_long_en, s.duplicate, s.senses,
+      s.entries, s.kept, s.names, s.see_followed, s.not_hanzi, s.no_gloss, s.too_long_zh, s.too_long_en, s.duplicate, s.senses,
       s.senses_register, s.senses_cross_reference, s.senses_surname, s.senses_classifier, s.senses_literal,
       s.senses_chinese, s.senses_empty, s.senses_no_name);
 }

@@ -71,7 +71,8 @@ struct DictionaryOptions {
 };
 
 // Every entry is counted in exactly one of not_hanzi, no_gloss, too_long_zh, too_long_en,
-// duplicate, kept; see_followed counts kept entries whose gloss came from a "see X" entry.
+// duplicate, kept; see_followed counts kept entries whose gloss came from a "see X" entry, names
+// kept proper nouns.
 // The sense counters count senses (of all entries that reach step 2).
 struct DictionaryStats {
   int64_t entries = 0;
@@ -82,6 +83,7 @@ struct DictionaryStats {
   int64_t duplicate = 0;
   int64_t kept = 0;
   int64_t see_followed = 0;
+  int64_t names = 0;
   int64_t senses = 0;
   int64_t senses_register = 0, senses_cross_reference = 0, senses_surname = 0, senses_classifier = 0,
           senses_literal = 0, senses_chinese = 0, senses_empty = 0, senses_no_name = 0;
@@ -91,6 +93,7 @@ struct DictionaryPairs {
   std::vector<std::string> zh;  // [N] simplified headwords
   std::vector<std::string> en;  // [N] glosses
   std::vector<int64_t> line;    // [N] the entry's line in the file
+  std::vector<bool> name;       // [N] a proper noun: the entry's pinyin starts with a capital letter
   DictionaryStats stats;
   size_t size() const { return zh.size(); }
 };

@@ -125,18 +125,45 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
       train_text.tgt.resize(d.max_pairs);
     }
   }
-  // ---- dictionary pairs (data.dictionary): training only
+  // ---- training pairs without their final punctuation (data.unpunctuated_share)
+  ENGRAM_CHECK(std::isfinite(d.unpunctuated_share) && d.unpunctuated_share >= 0 && d.unpunctuated_share <= 1,
+               "seq2seq data: unpunctuated_share {} must be in [0, 1]", d.unpunctuated_share);
+  if (d.unpunctuated_share > 0) {
+    std::vector<size_t> idx(train_text.src.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    core::Rng pick(train::epoch_seed(cfg_.train.seed, -2));
+    pick.shuffle(idx.begin(), idx.end());
+    const size_t n = static_cast<size_t>(std::llround(d.unpunctuated_share * static_cast<double>(idx.size())));
+    int64_t stripped = 0;
+    for (size_t k = 0; k < n; ++k) {
+      std::string src = train_text.src[idx[k]], tgt = train_text.tgt[idx[k]];
+      if (!data::strip_final_punctuation(&src) || !data::strip_final_punctuation(&tgt)) continue;
+      train_text.src[idx[k]] = std::move(src);
+      train_text.tgt[idx[k]] = std::move(tgt);
+      ++stripped;
+    }
+    note(log, fmt::format("data: {} of {} chosen training pairs without their final punctuation", stripped, n));
+  }
+  // ---- dictionary pairs (data.dictionary): training only; names first, then the other entries
   TextPairs dict_text;
+  size_t dict_names = 0;
   if (!d.dictionary.empty()) {
-    ENGRAM_CHECK(std::isfinite(d.dictionary_weight) && d.dictionary_weight >= 0 && d.dictionary_weight <= 1000,
-                 "seq2seq data: dictionary_weight {} must be in [0, 1000]", d.dictionary_weight);
+    for (double w : {d.dictionary_weight, d.dictionary_name_weight})
+      ENGRAM_CHECK(std::isfinite(w) && w >= 0 && w <= 1000,
+                   "seq2seq data: dictionary_weight and dictionary_name_weight must be in [0, 1000], got {}", w);
     const data::DictionaryPairs dp = data::cedict_pairs(
         data::read_cedict(data::resolve_data_path(d.dictionary)),
         {.max_chars = d.dictionary_max_chars, .max_words = d.dictionary_max_words});
     note(log, fmt::format("data: dictionary {}: {}", d.dictionary, data::to_string(dp.stats)));
     ENGRAM_CHECK(dp.size() > 0, "seq2seq data: dictionary {} gives no pairs", d.dictionary);
-    dict_text.src = d.dictionary_reverse ? dp.en : dp.zh;
-    dict_text.tgt = d.dictionary_reverse ? dp.zh : dp.en;
+    for (bool names : {true, false}) {
+      for (size_t i = 0; i < dp.size(); ++i) {
+        if (dp.name[i] != names) continue;
+        dict_text.src.push_back(d.dictionary_reverse ? dp.en[i] : dp.zh[i]);
+        dict_text.tgt.push_back(d.dictionary_reverse ? dp.zh[i] : dp.en[i]);
+      }
+      if (names) dict_names = dict_text.src.size();
+    }
   }
   // ---- vocabularies: kept in the run directory, so a resumed run reuses them
   const std::string run = cfg_.train.run_dir;
@@ -183,15 +210,24 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   }
   int64_t dict_dropped = 0;
   if (!dict_text.src.empty()) {
-    dict_ = encode_pairs(dict_text, *src_, *tgt_, d.max_length, nullptr, &dict_dropped);
-    // Groups of equal batching lengths, each in a fixed seeded order (the cycle begin_epoch walks).
-    std::map<std::tuple<int64_t, size_t, size_t>, std::vector<int64_t>> groups;
-    for (size_t i = 0; i < dict_.size(); ++i)
-      groups[{data::example_steps(dict_[i]), dict_[i].tgt.size(), dict_[i].src.size()}].push_back(static_cast<int64_t>(i));
+    // Groups of equal weight and batching lengths, each in a fixed seeded order (the cycle
+    // begin_epoch walks). Names are dict_text's first dict_names pairs.
+    std::map<std::tuple<bool, int64_t, size_t, size_t>, std::vector<int64_t>> groups;
+    for (size_t i = 0; i < dict_text.src.size(); ++i) {
+      data::Example e{src_->encode(dict_text.src[i]), tgt_->encode(dict_text.tgt[i])};
+      if (e.src.empty() || e.tgt.empty() || static_cast<int>(e.src.size()) > d.max_length ||
+          static_cast<int>(e.tgt.size()) > d.max_length) {
+        ++dict_dropped;
+        continue;
+      }
+      groups[{i < dict_names, data::example_steps(e), e.tgt.size(), e.src.size()}].push_back(
+          static_cast<int64_t>(dict_.size()));
+      dict_.push_back(std::move(e));
+    }
     core::Rng order(train::epoch_seed(cfg_.train.seed, -1));
     for (auto& [key, members] : groups) {
       order.shuffle(members.begin(), members.end());
-      dict_groups_.push_back(std::move(members));
+      dict_groups_.push_back({std::get<0>(key) ? d.dictionary_name_weight : d.dictionary_weight, std::move(members)});
     }
   }
   ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
@@ -209,10 +245,10 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     int64_t main_tokens = 0, dict_tokens = 0;
     for (size_t i = 0; i < epoch_examples_.size(); ++i)
       (i < train_.size() ? main_tokens : dict_tokens) += static_cast<int64_t>(epoch_examples_[i].tgt.size()) + 1;
-    note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} of them in each epoch (weight {}): {:.1f}% of "
-                          "an epoch's {} target tokens", dict_.size(), dict_dropped, epoch_examples_.size() - train_.size(),
-                          d.dictionary_weight, 100.0 * dict_tokens / std::max<int64_t>(main_tokens + dict_tokens, 1),
-                          main_tokens + dict_tokens));
+    note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} in each epoch (weights: names {}, others {}): "
+                          "{:.1f}% of an epoch's {} target tokens", dict_.size(), dict_dropped,
+                          epoch_examples_.size() - train_.size(), d.dictionary_name_weight, d.dictionary_weight,
+                          100.0 * dict_tokens / std::max<int64_t>(main_tokens + dict_tokens, 1), main_tokens + dict_tokens));
   }
 }
 
@@ -231,19 +267,16 @@ void Seq2SeqTask::begin_epoch(int epoch, uint64_t seed) {
   seed_ = seed;
   core::Rng rng(train::epoch_seed(seed, epoch));
   epoch_examples_ = train_;
-  if (!dict_.empty()) {
-    const double w = cfg_.data.dictionary_weight;
-    const int64_t whole = static_cast<int64_t>(std::floor(w));
-    const double frac = w - static_cast<double>(whole);
-    for (int64_t r = 0; r < whole; ++r) epoch_examples_.insert(epoch_examples_.end(), dict_.begin(), dict_.end());
-    if (frac > 0) {
-      for (const std::vector<int64_t>& group : dict_groups_) {
-        // Epoch e takes positions [e*c, e*c + c) of the group's cycle (mod its size).
-        const int64_t n = static_cast<int64_t>(group.size());
-        const int64_t c = std::min<int64_t>(n, static_cast<int64_t>(std::ceil(frac * static_cast<double>(n))));
-        const int64_t start = (static_cast<int64_t>(epoch) % n) * c % n;
-        for (int64_t k = 0; k < c; ++k) epoch_examples_.push_back(dict_[static_cast<size_t>(group[(start + k) % n])]);
-      }
+  for (const DictGroup& g : dict_groups_) {
+    const int64_t whole = static_cast<int64_t>(std::floor(g.weight));
+    const double frac = g.weight - static_cast<double>(whole);
+    for (int64_t r = 0; r < whole; ++r)
+      for (int64_t i : g.members) epoch_examples_.push_back(dict_[static_cast<size_t>(i)]);
+    if (frac > 0) {  // epoch e takes positions [e*c, e*c + c) of the group's cycle (mod its size)
+      const int64_t n = static_cast<int64_t>(g.members.size());
+      const int64_t c = std::min<int64_t>(n, static_cast<int64_t>(std::ceil(frac * static_cast<double>(n))));
+      const int64_t start = (static_cast<int64_t>(epoch) % n) * c % n;
+      for (int64_t k = 0; k < c; ++k) epoch_examples_.push_back(dict_[static_cast<size_t>(g.members[(start + k) % n])]);
     }
   }
   plan_ = data::plan_batches(epoch_examples_, {.max_tokens = cfg_.data.max_tokens, .max_sentences = cfg_.data.max_sentences},

@@ -39,13 +39,19 @@ struct Seq2SeqDataConfig {
   int64_t max_sentences = 0;         // and at most this many pairs per batch (0 = no cap)
   int64_t bleu_sentences = 1000;     // validation BLEU / exact match on at most this many pairs
   int decode_batch = 64;             // sentences decoded together in validation
+  // A share of the training pairs (a fixed seeded choice, never validation pairs) loses its
+  // final punctuation on both sides (data::strip_final_punctuation; pairs where either side has
+  // none are left as they are): a sentence typed without its full stop is still a sentence.
+  double unpunctuated_share = 0;
   // CC-CEDICT entries as extra training pairs (headword -> gloss, data/cedict.h); never in
-  // validation. An epoch holds floor(w) copies of every dictionary pair and, of each group of
-  // pairs with the same batching lengths (example_steps, target, source), the next
-  // ceil(frac(w) * group size) pairs of a fixed seeded cycle through the group: so every epoch
-  // has the same lengths (the same number of batches) and each pair comes round equally often.
-  std::string dictionary;            // CC-CEDICT file ("" = none)
-  double dictionary_weight = 1.0;    // w >= 0: dictionary pairs per epoch, in copies of the dictionary
+  // validation. Names (proper nouns) and other entries have weights of their own. For weight w,
+  // an epoch holds floor(w) copies of each pair and, of each group of pairs with the same weight
+  // and batching lengths (example_steps, target, source), the next ceil(frac(w) * group size)
+  // pairs of a fixed seeded cycle through the group: so every epoch has the same lengths (the
+  // same number of batches) and each pair of a group comes round equally often.
+  std::string dictionary;              // CC-CEDICT file ("" = none)
+  double dictionary_weight = 1.0;      // w >= 0 of entries that are not names
+  double dictionary_name_weight = 1.0;  // w >= 0 of names (the entry's pinyin is capitalised)
   int64_t dictionary_max_chars = 8;  // headwords of at most this many characters
   int64_t dictionary_max_words = 6;  // glosses of at most this many words
   bool dictionary_reverse = false;   // gloss -> headword (for an English-to-Chinese model)
@@ -72,8 +78,12 @@ struct Seq2SeqDataConfig {
     v("decode_batch", decode_batch, "sentences decoded together in validation");
     v("dictionary", dictionary, "CC-CEDICT file whose entries are extra training pairs (Chinese headword -> "
       "English gloss); empty = none");
-    v("dictionary_weight", dictionary_weight, "dictionary pairs per epoch, in copies of the filtered dictionary "
-      "(0.25: a quarter of it each epoch, in a cycle)");
+    v("unpunctuated_share", unpunctuated_share, "share of the training pairs (fixed seeded choice) whose final "
+      "punctuation is removed on both sides, so that input without a full stop translates as a sentence");
+    v("dictionary_weight", dictionary_weight, "dictionary entries that are not names: pairs per epoch, in copies of "
+      "them (0.25: a quarter each epoch, in a cycle)");
+    v("dictionary_name_weight", dictionary_name_weight, "dictionary names (capitalised pinyin: places, people): "
+      "pairs per epoch, in copies of them");
     v("dictionary_max_chars", dictionary_max_chars, "dictionary: headwords of at most this many characters");
     v("dictionary_max_words", dictionary_max_words, "dictionary: glosses of at most this many words");
     v("dictionary_reverse", dictionary_reverse, "dictionary pairs as English gloss -> Chinese headword");
@@ -134,7 +144,11 @@ class Seq2SeqTask final : public train::TrainTask {
   std::unique_ptr<Seq2Seq> model_;
   std::vector<data::Example> train_, valid_;       // encoded, length-filtered
   std::vector<data::Example> dict_;                // encoded dictionary pairs (data.dictionary)
-  std::vector<std::vector<int64_t>> dict_groups_;  // dict_ indices of equal batching lengths, seeded order
+  struct DictGroup {
+    double weight = 0;
+    std::vector<int64_t> members;  // dict_ indices of equal weight and batching lengths, seeded order
+  };
+  std::vector<DictGroup> dict_groups_;
   std::vector<data::Example> epoch_examples_;     // this epoch's examples: train_, then the dictionary's
   TextPairs valid_text_;                           // raw validation text (BLEU references)
   std::vector<std::vector<int64_t>> plan_;         // this epoch's batches (example indices)
