@@ -12,6 +12,7 @@
 #   BEAM=5              beam size of the beam columns (length penalty 0, as `engram attention --beam 5`)
 #   BUCKETS=6,10,15     source-length bucket bounds in characters
 #   THREADS=1           threads for decoding
+#   PLOT=FILE.svg       also draw every run's dev BLEU per update in one chart (engram plot)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -156,6 +157,20 @@ for run in "$@"; do
     --buckets "$buckets" | tail -n +3
   echo
 done
+if [ -n "${PLOT:-}" ]; then  # one series per run: its validation BLEU by update
+  for run in "$@"; do
+    python3 - "$run/metrics.jsonl" "$(basename "$run")" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    if j.get("event") == "valid":
+        print(json.dumps({"event": sys.argv[2], "step": j["step"], "dev BLEU": j["bleu"]}))
+EOF
+  done > "$tmp/curves.jsonl"
+  "$bin" plot "$tmp/curves.jsonl" --metrics "dev BLEU" --columns 1 --chart-width 560 --title "dev BLEU (greedy, 1,000 held-out Tatoeba pairs) by update" -o "$PLOT"
+  echo "Drawn: $PLOT (\`$bin plot\` of the runs' validation lines)."
+  echo
+fi
 echo "Commands: \`$bin translate -m RUN [--beam $beam] < SRC > hyp\`; \`$bin eval bleu|chrf hyp REF\`;" \
      "\`$bin eval bleu hyp REF --by-length SRC --length-unit chars --buckets $buckets\`;" \
      "\`echo SENTENCE | $bin translate -m RUN --beam B --alignments FILE\`"
