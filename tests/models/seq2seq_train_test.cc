@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engram/io/config.h"
 #include "engram/models/seq2seq/task.h"
@@ -170,6 +171,29 @@ TEST(Seq2SeqTask, NamesHaveAWeightOfTheirOwn) {
   EXPECT_EQ(seen.count(task.src_codec().encode("欢迎")), 0u);
 }
 
+TEST(Seq2SeqTask, NamesPutIntoTrainingSentences) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  // A training pair with a name on both sides: 东京 / Tokyo is the one slot.
+  write_file(dir / "pairs.tsv", "I come.\t我来。\tx\nYou come.\t你来。\tx\nHe comes.\t他来。\tx\n"
+                                    "We come.\t我们来。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在东京。\tx\n"
+                                    "I come.\t我来。\tx\nYou come.\t你来。\tx\n");
+  c.data.valid_size = 1;
+  c.data.max_tokens = 64;
+  c.data.dictionary_context_weight = 1;
+  c.data.dictionary_name_weight = 0;
+  Seq2SeqTask task(c, nullptr);
+  task.begin_epoch(0, 1);
+  const auto& ex = task.epoch_examples();
+  std::set<std::string> sentences;
+  for (size_t i = static_cast<size_t>(task.main_examples()); i < ex.size(); ++i)
+    sentences.insert(task.src_codec().decode(ex[i].src) + " / " + task.tgt_codec().decode(ex[i].tgt));
+  ASSERT_NE(task.valid_text().tgt[0], "I live in Tokyo.");  // the seeded split keeps the slot for training
+  // One sentence per name (北京 故宫博物院 上海 东京), each in the slot's place.
+  EXPECT_EQ(sentences, (std::set<std::string>{"我住在北京。 / I live in Beijing.", "我住在故宫博物院。 / I live in Palace Museum.",
+                                              "我住在上海。 / I live in Shanghai.", "我住在东京。 / I live in Tokyo."}));
+}
+
 TEST(Seq2SeqTask, UnpunctuatedShareStripsTrainingPairsOnly) {
   TempDir dir;
   Seq2SeqTrainConfig c = with_dictionary(dir, 0);
@@ -239,7 +263,7 @@ TEST(Seq2SeqTask, BadDictionaryLineNamesFileAndLine) {
     FAIL() << "a negative weight was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "seq2seq data: dictionary_weight and dictionary_name_weight must be in [0, 1000], got -1");
+              "seq2seq data: dictionary weights must be in [0, 1000], got -1");
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "engram/core/ops.h"
 #include "engram/data/cedict.h"
+#include "engram/data/name_swap.h"
 #include "engram/data/parallel.h"
 #include "engram/data/paths.h"
 #include "engram/data/tasks/dates.h"
@@ -144,13 +145,14 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     }
     note(log, fmt::format("data: {} of {} chosen training pairs without their final punctuation", stripped, n));
   }
-  // ---- dictionary pairs (data.dictionary): training only; names first, then the other entries
-  TextPairs dict_text;
+  // ---- dictionary pairs (data.dictionary): training only; names first, then the other entries,
+  // then names in sentences (not in the vocabularies' text: their pieces are the others')
+  TextPairs dict_text, context_text;
   size_t dict_names = 0;
   if (!d.dictionary.empty()) {
-    for (double w : {d.dictionary_weight, d.dictionary_name_weight})
+    for (double w : {d.dictionary_weight, d.dictionary_name_weight, d.dictionary_context_weight})
       ENGRAM_CHECK(std::isfinite(w) && w >= 0 && w <= 1000,
-                   "seq2seq data: dictionary_weight and dictionary_name_weight must be in [0, 1000], got {}", w);
+                   "seq2seq data: dictionary weights must be in [0, 1000], got {}", w);
     const data::DictionaryPairs dp = data::cedict_pairs(
         data::read_cedict(data::resolve_data_path(d.dictionary)),
         {.max_chars = d.dictionary_max_chars, .max_words = d.dictionary_max_words});
@@ -163,6 +165,35 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
         dict_text.tgt.push_back(d.dictionary_reverse ? dp.zh[i] : dp.en[i]);
       }
       if (names) dict_names = dict_text.src.size();
+    }
+    if (d.dictionary_context_weight > 0) {
+      const std::vector<std::string>& zh = d.dictionary_reverse ? train_text.tgt : train_text.src;
+      const std::vector<std::string>& en = d.dictionary_reverse ? train_text.src : train_text.tgt;
+      std::vector<std::string> name_zh, name_en;
+      for (size_t i = 0; i < dp.size(); ++i) {
+        if (!dp.name[i]) continue;
+        name_zh.push_back(dp.zh[i]);
+        name_en.push_back(dp.en[i]);
+      }
+      // Slots grouped by their name: a name is drawn uniformly, then one of its pairs.
+      std::map<size_t, std::vector<size_t>> by_name;
+      for (const data::NameSlot& slot : data::find_name_slots(zh, en, name_zh, name_en)) by_name[slot.name].push_back(slot.pair);
+      ENGRAM_CHECK(!by_name.empty(), "seq2seq data: no training pair holds a dictionary name on both sides, so "
+                   "dictionary_context_weight has nothing to build on");
+      std::vector<size_t> slot_names;
+      int64_t slot_pairs = 0;
+      for (const auto& [name, pairs] : by_name) slot_names.push_back(name), slot_pairs += static_cast<int64_t>(pairs.size());
+      core::Rng pick(train::epoch_seed(cfg_.train.seed, -3));
+      for (size_t k = 0; k < name_zh.size(); ++k) {
+        const size_t slot = slot_names[pick.below(slot_names.size())];
+        const std::vector<size_t>& pairs = by_name[slot];
+        const size_t p = pairs[pick.below(pairs.size())];
+        auto [z, e] = data::swap_name(zh[p], en[p], name_zh[slot], name_en[slot], name_zh[k], name_en[k]);
+        context_text.src.push_back(d.dictionary_reverse ? std::move(e) : std::move(z));
+        context_text.tgt.push_back(d.dictionary_reverse ? std::move(z) : std::move(e));
+      }
+      note(log, fmt::format("data: {} names put into training sentences ({} training pairs hold one of {} names)",
+                            context_text.src.size(), slot_pairs, slot_names.size()));
     }
   }
   // ---- vocabularies: kept in the run directory, so a resumed run reuses them
@@ -210,24 +241,27 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   }
   int64_t dict_dropped = 0;
   if (!dict_text.src.empty()) {
-    // Groups of equal weight and batching lengths, each in a fixed seeded order (the cycle
-    // begin_epoch walks). Names are dict_text's first dict_names pairs.
-    std::map<std::tuple<bool, int64_t, size_t, size_t>, std::vector<int64_t>> groups;
-    for (size_t i = 0; i < dict_text.src.size(); ++i) {
-      data::Example e{src_->encode(dict_text.src[i]), tgt_->encode(dict_text.tgt[i])};
+    // Groups of equal weight class (0 names, 1 other entries, 2 names in sentences) and batching
+    // lengths, each in a fixed seeded order (the cycle begin_epoch walks). Names are dict_text's
+    // first dict_names pairs.
+    std::map<std::tuple<int, int64_t, size_t, size_t>, std::vector<int64_t>> groups;
+    auto add = [&](const std::string& src, const std::string& tgt, int kind) {
+      data::Example e{src_->encode(src), tgt_->encode(tgt)};
       if (e.src.empty() || e.tgt.empty() || static_cast<int>(e.src.size()) > d.max_length ||
           static_cast<int>(e.tgt.size()) > d.max_length) {
         ++dict_dropped;
-        continue;
+        return;
       }
-      groups[{i < dict_names, data::example_steps(e), e.tgt.size(), e.src.size()}].push_back(
-          static_cast<int64_t>(dict_.size()));
+      groups[{kind, data::example_steps(e), e.tgt.size(), e.src.size()}].push_back(static_cast<int64_t>(dict_.size()));
       dict_.push_back(std::move(e));
-    }
+    };
+    for (size_t i = 0; i < dict_text.src.size(); ++i) add(dict_text.src[i], dict_text.tgt[i], i < dict_names ? 0 : 1);
+    for (size_t i = 0; i < context_text.src.size(); ++i) add(context_text.src[i], context_text.tgt[i], 2);
+    const double weights[] = {d.dictionary_name_weight, d.dictionary_weight, d.dictionary_context_weight};
     core::Rng order(train::epoch_seed(cfg_.train.seed, -1));
     for (auto& [key, members] : groups) {
       order.shuffle(members.begin(), members.end());
-      dict_groups_.push_back({std::get<0>(key) ? d.dictionary_name_weight : d.dictionary_weight, std::move(members)});
+      dict_groups_.push_back({weights[std::get<0>(key)], std::move(members)});
     }
   }
   ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
@@ -245,9 +279,10 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     int64_t main_tokens = 0, dict_tokens = 0;
     for (size_t i = 0; i < epoch_examples_.size(); ++i)
       (i < train_.size() ? main_tokens : dict_tokens) += static_cast<int64_t>(epoch_examples_[i].tgt.size()) + 1;
-    note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} in each epoch (weights: names {}, others {}): "
-                          "{:.1f}% of an epoch's {} target tokens", dict_.size(), dict_dropped,
+    note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} in each epoch (weights: names {}, others {}, "
+                          "names in sentences {}): {:.1f}% of an epoch's {} target tokens", dict_.size(), dict_dropped,
                           epoch_examples_.size() - train_.size(), d.dictionary_name_weight, d.dictionary_weight,
+                          d.dictionary_context_weight,
                           100.0 * dict_tokens / std::max<int64_t>(main_tokens + dict_tokens, 1), main_tokens + dict_tokens));
   }
 }
