@@ -149,7 +149,14 @@ cut -f1 "$golden/seq2seq/cases.tsv" > "$tmp/stream-in"
 "$bin" translate -m "$golden/seq2seq" < "$tmp/stream-in" > "$tmp/plain-out"
 "$bin" translate -m "$golden/seq2seq" --stream < "$tmp/stream-in" > "$tmp/stream-out"
 cmp -s "$tmp/plain-out" "$tmp/stream-out" || { echo "FAIL: translate --stream differs from translate"; fails=$((fails + 1)); }
-expect 1 "--stream prints greedy translations" -- "$bin" translate -m "$golden/seq2seq" --stream --beam 2
+expect 2 "stream: tokens are streamed from greedy decoding or sampling, not from a beam" -- "$bin" translate -m "$golden/seq2seq" --stream --beam 2
+expect 2 "sampling \(sampling_topk 5\) draws one output: beam and n_best must be 1" -- "$bin" translate -m "$golden/seq2seq" --sampling-topk 5 --beam 2
+expect 2 "sampling_topp 1.5 must be in \(0, 1\]" -- "$bin" translate -m "$golden/seq2seq" --sampling-topk 0 --sampling-topp 1.5
+# Sampling with a seed: the same seed gives the same output.
+checks=$((checks + 1))
+s1=$("$bin" translate -m "$golden/seq2seq" --sampling-topk 0 --temperature 2 --seed 7 < "$tmp/stream-in")
+s2=$("$bin" translate -m "$golden/seq2seq" --sampling-topk 0 --temperature 2 --seed 7 < "$tmp/stream-in")
+[ -n "$s1" ] && [ "$s1" = "$s2" ] || { echo "FAIL: sampling with one seed gave two outputs"; fails=$((fails + 1)); }
 expect 1 "views are readings of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
 
 # Training and the task readers: a clear error, never an internal message or a score of nothing.
