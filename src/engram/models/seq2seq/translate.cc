@@ -106,8 +106,9 @@ std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec
 
 const decode::OptionSet& translate_option_set() {
   static const decode::OptionSet set{{"beam", "n_best", "alpha", "coverage_penalty", "min_length", "max_length",
-                                      "max_length_ratio", "max_length_offset", "block_ngram_repeat", "precision",
-                                      "batch", "alignments"},
+                                      "max_length_ratio", "max_length_offset", "block_ngram_repeat", "sampling_topk",
+                                      "sampling_topp", "temperature", "seed", "precision", "batch", "alignments",
+                                      "stream"},
                                      {}};
   return set;
 }
