@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 
 const decode::OptionSet& summarize_option_set() {
   static const decode::OptionSet set = [] {
-    decode::OptionSet s{{"beam", "alpha", "coverage_penalty", "min_length", "max_length", "block_ngram_repeat", "batch"},
+    decode::OptionSet s{{"beam", "alpha", "coverage_penalty", "min_length", "max_length", "block_ngram_repeat",
+                         "sampling_topk", "sampling_topp", "temperature", "seed", "batch", "stream"},
                         {}};
     s.defaults.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
     s.defaults.batch = 32;
@@ -72,8 +73,11 @@ void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool c
 }  // namespace
 
 std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCodec& codec,
-                                     const std::vector<std::string>& lines, const SummarizeOptions& options) {
+                                     const std::vector<std::string>& lines, const SummarizeOptions& options,
+                                     std::span<const std::string> prefixes) {
   options.validate();
+  ENGRAM_CHECK(prefixes.empty() || prefixes.size() == lines.size(), "summarize: {} prefixes for {} articles",
+               prefixes.size(), lines.size());
   ENGRAM_CHECK(codec.size() == model.vocab(), "summarize: vocabulary of {} tokens for a model of {}", codec.size(),
                model.vocab());
   std::vector<Summary> out(lines.size());
@@ -107,13 +111,17 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
   core::Graph g(false);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);
-    std::vector<std::vector<int32_t>> chunk;
+    std::vector<std::vector<int32_t>> chunk, forced;
     std::vector<Summary*> sums;
     for (size_t k = begin; k < end; ++k) {
       chunk.push_back(out[order[k]].source.ids);
       sums.push_back(&out[order[k]]);
+      if (!prefixes.empty())
+        forced.push_back(extend_target(codec, codec.tokens(prefixes[order[k]]), out[order[k]].source));
     }
-    auto results = decode::search(g, stepper, decode::SourceBatch::from_ids(chunk), options.search);
+    decode::SourceBatch batch = decode::SourceBatch::from_ids(chunk);
+    batch.prefixes = std::move(forced);
+    auto results = decode::search(g, stepper, batch, options.search);
     for (size_t k = 0; k < sums.size(); ++k) {
       Summary& s = *sums[k];
       const decode::Hypothesis& h = results[k].front();

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,9 +62,14 @@ struct Summary {
   bool copied(size_t r) const { return p_gen[r] < 0.5f; }  // 1 − p_gen > 0.5
 };
 
-// Summaries of `lines`, in input order (empty lines give an empty summary).
+// Summaries of `lines`, in input order (empty lines give an empty summary). `prefixes`: none, or
+// one per line (text, "" = none): its tokens (in the article's extended ids: a word outside the
+// vocabulary is copied from the article, else <unk>) are forced first, then decoding is free
+// (decode/search.h); the summary holds them. options.search.on_token is called with the row of
+// the sentence in its chunk (streaming: batch_size 1).
 std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCodec& codec,
-                                     const std::vector<std::string>& lines, const SummarizeOptions& options);
+                                     const std::vector<std::string>& lines, const SummarizeOptions& options,
+                                     std::span<const std::string> prefixes = {});
 
 // A loaded pointer-generator directory: the model and its vocabulary.
 struct LoadedPointerGenerator : LoadedModel {

@@ -18,7 +18,7 @@ namespace engram::models {
 
 const decode::OptionSet& speech_option_set() {
   static const decode::OptionSet set = [] {
-    decode::OptionSet s{{"beam", "max_length", "batch"}, {}};
+    decode::OptionSet s{{"beam", "max_length", "batch", "stream"}, {}};
     s.defaults.max_length = SpeechDecodeOptions{}.max_length;
     return s;
   }();
