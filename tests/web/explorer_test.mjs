@@ -198,6 +198,33 @@ async function testTranslate(page, base) {
   check(JSON.stringify(listed) === JSON.stringify(nbest.map((h) => h.tgt)), `translate: n-best 3 lists ${JSON.stringify(listed)}`);
   await page.click('#translate-hyps li:nth-child(2)');
   sameMatrix(await cellValues(page, '#translate-picture'), nbest[1].alignment, 'translate, the second hypothesis');
+
+  // Watching the decoder: the greedy stream replayed a token at a time. Paused and stepped, each
+  // step shows one more output token, the α bars and the c_t formula of that step's α row (the
+  // route's alignment row); played on, it reaches the whole translation.
+  await page.click('#translate-watch');
+  await page.waitForSelector('#translate-decode:not([hidden])', {timeout: 30_000});
+  await page.waitForFunction(() => document.getElementById('decode-play').textContent === 'Pause', {timeout: 30_000});
+  await page.click('#decode-play');  // pause
+  await page.waitForFunction(() => !/decoding/.test(document.getElementById('decode-progress').textContent), {timeout: 60_000});
+  const shownBefore = await page.$$eval('#decode-out .decode-out', (t) => t.length);
+  await page.click('#decode-step');
+  const steps = await page.$$eval('#decode-out .decode-out', (t) => t.map((x) => x.textContent));
+  check(steps.length === shownBefore + 1, `decode: a step adds one output token (${shownBefore} -> ${steps.length})`);
+  const last = steps.length - 1;
+  const terms = await page.$$eval('#decode-formula .term', (x) => x.map((e) => Number(e.dataset.alpha)));
+  check(terms.length === hyp.src_tokens.length && terms.every((a, i) => near(a, hyp.alignment[last][i])),
+      `decode: step ${last + 1}'s formula has one term per source token with the route's α row (${JSON.stringify(terms)})`);
+  const bars = await page.$$eval('#decode-src .decode-src', (x) => x.map((e) => Number(e.dataset.alpha)));
+  check(bars.every((a, i) => near(a, hyp.alignment[last][i])), 'decode: the α bars over the source tokens are the step\'s α row');
+  const formula = await page.$eval('#decode-formula', (e) => e.textContent);
+  check(formula.startsWith(`c${last + 1} = `) && formula.includes('·h1'), `decode: the formula reads "${formula}"`);
+  await page.screenshot({path: path.join(outDir, 'translate-decode-step.png'), fullPage: true});
+  await page.click('#decode-play');  // play on to the end
+  await page.waitForFunction(() => document.getElementById('page-translate').dataset.decode === 'done', {timeout: 60_000});
+  const written = await page.$$eval('#decode-out .decode-out', (x) => x.map((e) => e.textContent));
+  check(written.length === hyp.tgt_tokens.length, `decode: the animation writes all ${hyp.tgt_tokens.length} tokens (${written.length})`);
+  await page.screenshot({path: path.join(outDir, 'translate-decode.png'), fullPage: true});
 }
 
 async function testBabi(page, base) {
