@@ -149,6 +149,15 @@ cut -f1 "$golden/seq2seq/cases.tsv" > "$tmp/stream-in"
 "$bin" translate -m "$golden/seq2seq" < "$tmp/stream-in" > "$tmp/plain-out"
 "$bin" translate -m "$golden/seq2seq" --stream < "$tmp/stream-in" > "$tmp/stream-out"
 cmp -s "$tmp/plain-out" "$tmp/stream-out" || { echo "FAIL: translate --stream differs from translate"; fails=$((fails + 1)); }
+# summarize --stream prints what summarize prints; --prefix-column forces the prefix first.
+checks=$((checks + 1))
+cut -f1 "$golden/pointer_generator/cases.tsv" > "$tmp/pg-in"
+"$bin" summarize -m "$golden/pointer_generator" < "$tmp/pg-in" > "$tmp/pg-plain"
+"$bin" summarize -m "$golden/pointer_generator" --stream < "$tmp/pg-in" > "$tmp/pg-stream"
+[ -s "$tmp/pg-plain" ] && cmp -s "$tmp/pg-plain" "$tmp/pg-stream" || { echo "FAIL: summarize --stream differs from summarize"; fails=$((fails + 1)); }
+checks=$((checks + 1))
+out=$(printf 'officials said the minister Kovaletu arrived in Bramido for talks\tBramido talks\n' | "$bin" summarize -m "$golden/pointer_generator" --prefix-column)
+case "$out" in "Bramido talks"*) ;; *) echo "FAIL: summarize --prefix-column gave '$out'"; fails=$((fails + 1)) ;; esac
 expect 2 "stream: tokens are streamed from greedy decoding or sampling, not from a beam" -- "$bin" translate -m "$golden/seq2seq" --stream --beam 2
 expect 2 "sampling \(sampling_topk 5\) draws one output: beam and n_best must be 1" -- "$bin" translate -m "$golden/seq2seq" --sampling-topk 5 --beam 2
 expect 2 "sampling_topp 1.5 must be in \(0, 1\]" -- "$bin" translate -m "$golden/seq2seq" --sampling-topk 0 --sampling-topp 1.5
