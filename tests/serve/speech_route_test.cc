@@ -62,7 +62,7 @@ TEST(ServeSpeech, TranscribeMatchesTheLibraryWithAttention) {
   const std::string golden = std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/audio/";
   const std::string wav = golden + "synth8k.wav";
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(path, "speech");
-  const models::SpeechShow show = models::show_speech(*loaded, wav, 1);
+  const models::SpeechShow show = models::show_speech(*loaded, wav);
   auto [status, body] = post(c, "/v1/transcribe", json{{"wav_base64", base64(read_bytes(wav))}});
   ASSERT_EQ(status, 200) << body.dump();
   EXPECT_EQ(body["text"], show.text);

@@ -133,7 +133,7 @@ LoadedSpeechEnsemble::LoadedSpeechEnsemble(const std::string& dir, const std::ve
   decoder = speech_ensemble(*first, others);
 }
 
-SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch,
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& o,
                            const std::vector<std::string>& sets,
                            std::span<const LoadedSpeechModel* const> ensemble) {
   namespace fs = std::filesystem;
@@ -148,8 +148,8 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   const SpeechTrainConfig run = read_speech_config(io::load_yaml_file(e.train_yaml), e.train_yaml.string(), sets);
   run.data.validate();
   e.set = set;
-  e.beam = beam;
-  e.batch = batch;
+  e.beam = o.beam;
+  e.batch = o.batch_size;
   e.models = loaded.dir().string();
   for (const LoadedSpeechModel* m : ensemble) e.models += " + " + m->dir().string();
   e.split = run.data.test_speaker.empty() ? "upstream split" : "test speaker " + run.data.test_speaker;
@@ -163,9 +163,6 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
     e.paths.push_back(u.path);
     e.audio_seconds += u.seconds;
   }
-  SpeechDecodeOptions o;
-  o.beam = beam;
-  o.batch_size = batch;
   t0 = std::chrono::steady_clock::now();
   const std::unique_ptr<decode::StepModel> model = speech_ensemble(loaded, ensemble);
   e.hyps = transcribe(*model, feats, o);
@@ -201,12 +198,13 @@ std::string LoadedSpeechModel::input_help() const {
                      model->cfg().features.sample_rate);
 }
 
-std::string LoadedSpeechModel::transcribe_file(const std::string& path, int beam,
+std::string LoadedSpeechModel::transcribe_file(const std::string& path, const SpeechDecodeOptions& o,
                                                const decode::StepModel* decoder) const {
-  return transcribe_speaker(std::span(&path, 1), beam, decoder)[0];
+  return transcribe_speaker(std::span(&path, 1), o, decoder)[0];
 }
 
-std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const std::string> paths, int beam,
+std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const std::string> paths,
+                                                              const SpeechDecodeOptions& o,
                                                               const decode::StepModel* decoder) const {
   std::vector<data::audio::Features> feats;
   feats.reserve(paths.size());
@@ -221,14 +219,12 @@ std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const s
   std::vector<data::audio::Features*> all;
   for (auto& f : feats) all.push_back(&f);
   finish_speaker_features(model->cfg(), all);
-  SpeechDecodeOptions o;
-  o.beam = beam;
   std::vector<std::string> out;
   for (const auto& digits : transcribe(decoder ? *decoder : *model, feats, o)) out.push_back(digits_text(digits));
   return out;
 }
 
-SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, int beam) {
+SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, const SpeechDecodeOptions& o) {
   const SpeechModel& model = *loaded.model;
   const SpeechConfig& cfg = model.cfg();
   const data::audio::Waveform wave = data::audio::read_wav(wav_path);
@@ -242,8 +238,6 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   const std::vector<const data::audio::Features*> one = {&stacked};
   const decode::SourceBatch src = speech_source(one);
   core::Graph g(false);
-  SpeechDecodeOptions o;
-  o.beam = beam;
   decode::SearchOptions so = speech_search(o);
   so.alignments = true;
   const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];
@@ -282,7 +276,7 @@ std::string LoadedSpeechModel::run_line(const std::string& line) {
   while (!path.empty() && std::isspace(static_cast<unsigned char>(path.back()))) path.pop_back();
   while (!path.empty() && std::isspace(static_cast<unsigned char>(path.front()))) path.erase(path.begin());
   ENGRAM_CHECK(!path.empty(), "speech: run_line takes the path of a WAV file");
-  return transcribe_file(path, 1);
+  return transcribe_file(path);
 }
 
 }  // namespace engram::models

@@ -67,11 +67,12 @@ struct LoadedSpeechModel : LoadedModel {
   std::string run_line(const std::string& line) override;
   std::string input_help() const override;
   // The same with a beam; `model` (default: this one) may be an ensemble with this front end.
-  std::string transcribe_file(const std::string& path, int beam = 1, const decode::StepModel* model = nullptr) const;
+  std::string transcribe_file(const std::string& path, const SpeechDecodeOptions& options = {},
+                              const decode::StepModel* model = nullptr) const;
   // Files of one speaker, transcribed in order: a model with features.cmvn_scope speaker
   // normalises them by statistics pooled over all of them (one file: its own, which is
   // transcribe_file), any other model each by its own.
-  std::vector<std::string> transcribe_speaker(std::span<const std::string> paths, int beam = 1,
+  std::vector<std::string> transcribe_speaker(std::span<const std::string> paths, const SpeechDecodeOptions& options = {},
                                               const decode::StepModel* model = nullptr) const;
   // POST /v1/transcribe (serve.cc, docs/serve.md): {"wav_base64": a WAV file in base64, "beam"?}
   // -> {"text", "digits", "score", "frames_per_step", "attention": [[α per encoder step] per
@@ -90,7 +91,8 @@ struct SpeechShow {
   std::string svg;
   std::string text;
 };
-SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, int beam = 1);
+SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path,
+                       const SpeechDecodeOptions& options = {});
 
 std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir);
 
@@ -133,9 +135,9 @@ std::string speech_errors_tsv(const SpeechEval& e);
 // `engram speech eval`'s report: what was scored, the digit error rate, the sequence accuracy and
 // the time taken (reading + features, decoding), one line each.
 std::string speech_eval_report(const SpeechEval& e);
-// `batch`: utterances decoded together (1 = one file at a time). `ensemble`: further models
-// decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
-SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch = 64,
+// options.batch_size: utterances decoded together (1 = one file at a time). `ensemble`: further
+// models decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& options,
                            const std::vector<std::string>& sets = {},
                            std::span<const LoadedSpeechModel* const> ensemble = {});
 
