@@ -10,6 +10,7 @@
 #include "engram/decode/ensemble.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
+#include "engram/models/loading.h"
 
 namespace engram::models {
 
@@ -136,21 +137,14 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
 }
 
 std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const fs::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == PointerGenerator::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
-               info.model_name, PointerGenerator::kName);
-  PointerGeneratorConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
   auto m = std::make_unique<LoadedPointerGenerator>();
   m->model_dir = dir;
-  m->model = std::make_unique<PointerGenerator>(cfg, rng);
-  io::load_checkpoint(dir, m->model->params());
-  const std::string name = PgCodec::file_name(cfg);
-  const fs::path vocab_dir = fs::exists(dir / name) || !fs::exists(dir.parent_path() / name) ? dir : dir.parent_path();
-  m->codec = std::make_unique<PgCodec>(PgCodec::load(cfg, vocab_dir.string()));
-  ENGRAM_CHECK(m->codec->size() == cfg.vocab, "{}: a vocabulary of {} tokens for a model of {}",
-               (vocab_dir / name).string(), m->codec->size(), cfg.vocab);
+  m->model = load_checkpoint_model<PointerGenerator, PointerGeneratorConfig>(dir);
+  const PointerGeneratorConfig& cfg = m->model->cfg();
+  const fs::path vocab = model_file(dir, PgCodec::file_name(cfg));
+  m->codec = std::make_unique<PgCodec>(PgCodec::load(cfg, vocab.parent_path().string()));
+  ENGRAM_CHECK(m->codec->size() == cfg.vocab, "{}: a vocabulary of {} tokens for a model of {}", vocab.string(),
+               m->codec->size(), cfg.vocab);
   return m;
 }
 

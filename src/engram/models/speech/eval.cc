@@ -11,6 +11,7 @@
 #include "engram/decode/runner.h"
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
+#include "engram/models/loading.h"
 #include "engram/models/speech/task.h"
 #include "engram/viz/heatmap.h"
 
@@ -97,17 +98,10 @@ std::string digits_text(std::span<const int> digits) {
 }
 
 std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == SpeechModel::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
-               info.model_name, SpeechModel::kName);
-  SpeechConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
   auto m = std::make_unique<LoadedSpeechModel>();
   m->model_dir = dir;
-  m->model = std::make_unique<SpeechModel>(cfg, rng);
-  m->fbank = std::make_unique<data::audio::FbankComputer>(cfg.features);
-  io::load_checkpoint(dir, m->model->params());
+  m->model = load_checkpoint_model<SpeechModel, SpeechConfig>(dir);
+  m->fbank = std::make_unique<data::audio::FbankComputer>(m->model->cfg().features);
   return m;
 }
 
