@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The Python package's overhead: engram.Model.translate_batch over N sentences against
+# `engram translate` on the same model, options and input (docs/python.md), each as a whole
+# process (start, load, decode, write the translations), interleaved A B A B, REPS times. Prints
+# the medians and the ratio python / CLI (the goal: at most 1.05).
+#
+# Usage: bench/python_speed.sh
+# Environment (all optional):
+#   BUILD=dir    build directory with the engram binary and python/ (default build)
+#   MODEL=dir    a seq2seq model directory (default the golden dates model)
+#   N=1000       sentences (the model's golden cases repeated, or INPUT's lines)
+#   INPUT=file   source sentences, one a line (default: the golden cases)
+#   BEAM=1       beam size on both sides
+#   REPS=5
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+build=${BUILD:-build}
+model=${MODEL:-tests/golden/models/seq2seq}
+n=${N:-1000}
+beam=${BEAM:-1}
+reps=${REPS:-5}
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ -n "${INPUT:-}" ]; then
+  head -n "$n" "$INPUT" > "$tmp/in"
+else
+  cut -f1 tests/golden/models/seq2seq/cases.tsv > "$tmp/cases"
+  while [ "$(wc -l < "$tmp/in" 2>/dev/null || echo 0)" -lt "$n" ]; do cat "$tmp/cases" >> "$tmp/in"; done
+  head -n "$n" "$tmp/in" > "$tmp/in.n" && mv "$tmp/in.n" "$tmp/in"
+fi
+cat > "$tmp/run.py" <<'PY'
+import sys
+import engram
+model, beam, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+lines = open(path, encoding="utf-8").read().splitlines()
+m = engram.load(model)
+out = m.translate_batch(lines, beam=beam)
+sys.stdout.write("".join((h[0]["tgt"] if h else "") + "\n" for h in out))
+PY
+now() { date +%s.%N; }
+cli=() pyt=()
+for r in $(seq "$reps"); do
+  t0=$(now); "$build/engram" translate -m "$model" --beam "$beam" < "$tmp/in" > "$tmp/cli.out"; t1=$(now)
+  PYTHONPATH="$build/python" "$py" "$tmp/run.py" "$model" "$beam" "$tmp/in" > "$tmp/py.out"; t2=$(now)
+  cli+=("$(echo "$t1 - $t0" | bc)") pyt+=("$(echo "$t2 - $t1" | bc)")
+done
+cmp -s "$tmp/cli.out" "$tmp/py.out" || { echo "the translations differ between the CLI and Python"; exit 1; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+mc=$(median "${cli[@]}") mp=$(median "${pyt[@]}")
+echo "CPU: $(lscpu | sed -n 's/^Model name: *//p')"
+echo "command: BUILD=$build MODEL=$model N=$n BEAM=$beam REPS=$reps bench/python_speed.sh"
+echo "engram translate: median $mc s (${cli[*]})"
+echo "python translate_batch: median $mp s (${pyt[*]})"
+echo "python / CLI: $(echo "scale=3; $mp / $mc" | bc)"
