@@ -168,6 +168,28 @@ s2=$("$bin" translate -m "$golden/seq2seq" --sampling-topk 0 --temperature 2 --s
 [ -n "$s1" ] && [ "$s1" = "$s2" ] || { echo "FAIL: sampling with one seed gave two outputs"; fails=$((fails + 1)); }
 expect 1 "views are readings of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
 
+# --ensemble and --precision of `engram run` and of the pointer, memn2n, ntm and tree verbs: a model
+# with itself answers as alone, in bf16 too; a member of another family, a family without
+# ensembles or without bf16, and an unknown precision are refused in one line.
+printf '0.5 0.1 0.9 0.3\n' > "$tmp/points"
+for p in fp32 bf16; do
+  stdin=$tmp/points expect 0 "" -- "$bin" run -m "$golden/pointer" --ensemble "$golden/pointer" --precision $p
+  checks=$((checks + 1))
+  [ "$(cat "$tmp/out")" = "2 4 1 3" ] || { echo "FAIL: run --ensemble --precision $p gave '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
+done
+stdin=$tmp/points expect 1 "golden/models/tree holds a 'tree' model and .*golden/models/pointer a 'pointer' model" -- \
+  "$bin" run -m "$golden/pointer" --ensemble "$golden/tree"
+stdin=$tmp/in expect 1 "the seq2seq family takes no ensemble members" -- "$bin" run -m "$golden/seq2seq" --ensemble "$golden/seq2seq"
+stdin=$tmp/article expect 1 "the pointer_generator family decodes in fp32 only" -- "$bin" run -m "$pg" --precision bf16
+expect 2 "--precision: .*'int8' is not one of fp32\|bf16" -- "$bin" run -m "$golden/tree" --precision int8
+expect 0 "" -- "$bin" pointer eval -m "$golden/pointer" --n 5 --instances 20 --ensemble "$golden/pointer" --precision bf16
+expect 0 "" -- "$bin" ntm eval -m "$golden/ntm" --lengths 5 --sequences 4 --ensemble "$golden/ntm" --precision bf16
+expect 1 "holds a 'memn2n' model and .* a 'ntm' model" -- "$bin" ntm eval -m "$golden/ntm" --lengths 5 --ensemble "$golden/memn2n"
+expect 1 "holds a 'pointer' model and .* a 'tree' model" -- "$bin" sentiment show -m "$golden/tree" "It rocks" \
+  --ensemble "$golden/pointer" -o "$tmp/t.svg"
+mkdir -p "$tmp/tree-of-tasks/task-1" && cp -r "$golden/memn2n" "$tmp/tree-of-tasks/task-1/model"
+expect 1 "--ensemble: $tmp/nowhere has no task-1/model" -- "$bin" babi eval -m "$tmp/tree-of-tasks" --ensemble "$tmp/nowhere"
+
 # Training and the task readers: a clear error, never an internal message or a score of nothing.
 mkdir -p "$tmp/babi"
 printf '1 Mary went home.\n2 Where is Mary?\n' > "$tmp/babi/qa1_single-supporting-fact_train.txt"

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engram/io/checkpoint.h"
+#include "engram/models/ntm/ensemble.h"
 
 namespace engram::models {
 
@@ -34,6 +35,19 @@ std::unique_ptr<LoadedNtmModel> load_ntm_model(const std::filesystem::path& dir)
   return m;
 }
 
+void LoadedNtmModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) {
+  setup.set_members(*this, std::move(members), [&](const LoadedModel& member) {
+    const NtmTaskConfig& a = model->model_config().task;
+    const NtmTaskConfig& b = dynamic_cast<const LoadedNtmModel&>(member).model->model_config().task;
+    const bool repeats = a.task != NtmTaskKind::kRepeatCopy || (a.min_repeat == b.min_repeat && a.max_repeat == b.max_repeat);
+    ENGRAM_CHECK(a.task == b.task && a.bits == b.bits && a.item_len == b.item_len && repeats,
+                 "--ensemble: {} is trained on {} ({} bits, items of {}, repeats {}-{}) and {} on {} ({} bits, items of "
+                 "{}, repeats {}-{}) (an ensemble shares its task)",
+                 member.dir().string(), task_name(b.task), b.bits, b.item_len, b.min_repeat, b.max_repeat,
+                 dir().string(), task_name(a.task), a.bits, a.item_len, a.min_repeat, a.max_repeat);
+  });
+}
+
 std::string LoadedNtmModel::run_line(const std::string& line) {
   std::istringstream in(line);
   long long length = 0, repeat = 0, seed = 1;
@@ -51,7 +65,7 @@ std::string LoadedNtmModel::run_line(const std::string& line) {
   const data::tasks::SeqBatch b =
       make_task_batch_at(task, static_cast<int>(length), static_cast<int>(repeat), 1, rng);
   core::Graph g(false, size_t{1} << 24);
-  const SeqLoss l = sequence_loss(g, model->seq(), b);
+  const SeqLoss l = sequence_loss_of(g, models(), b);
   ENGRAM_CHECK(!l.non_finite, "ntm: non-finite {} weighting at step {}", l.non_finite ? l.non_finite->head : "",
                l.non_finite ? l.non_finite->step : 0);
   const int64_t k = b.out_width;

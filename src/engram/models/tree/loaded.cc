@@ -53,6 +53,16 @@ std::unique_ptr<LoadedTreeModel> load_tree_model(const fs::path& dir) {
   return m;
 }
 
+void LoadedTreeModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) {
+  setup.set_members(*this, std::move(members), [&](const LoadedModel& member) {
+    const auto& m = dynamic_cast<const LoadedTreeModel&>(member);
+    check_same_vocab(vocab, m.vocab, *this, m);
+    const int c = model->tree_config().classes, mc = m.model->tree_config().classes;
+    ENGRAM_CHECK(mc == c, "--ensemble: {} predicts {} classes and {} {} (an ensemble shares its classes)",
+                 m.dir().string(), mc, dir().string(), c);
+  });
+}
+
 data::Tree LoadedTreeModel::read_input(const std::string& text) const {
   size_t start = 0;
   while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
@@ -70,7 +80,7 @@ data::Tree LoadedTreeModel::read_input(const std::string& text) const {
 
 std::pair<data::Tree, TreePrediction> LoadedTreeModel::predict(const std::string& text) const {
   data::Tree t = read_input(text);
-  std::vector<TreePrediction> p = predict_trees(*model, std::span<const data::Tree>(&t, 1));
+  std::vector<TreePrediction> p = predict_trees(models(), std::span<const data::Tree>(&t, 1));
   return {std::move(t), std::move(p[0])};
 }
 
@@ -97,7 +107,7 @@ SentimentEval evaluate_sentiment(const LoadedTreeModel& m, const std::string& sp
   // No accuracy or loss of nothing: 0 / 0 is an error, not a score.
   ENGRAM_CHECK(e.trees > 0, "{}/{}.txt: no trees{}", e.dir, split,
                view == data::SentimentView::kBinary ? " with a non-neutral root (the binary view)" : "");
-  e.score = score_trees(*m.model, trees, view, d.valid_batch);
+  e.score = score_trees(m.models(), trees, view, d.valid_batch);
   ENGRAM_CHECK(e.score.roots > 0, "{}/{}.txt: no tree has a labelled root in the {} view", e.dir, split,
                data::sentiment_view_name(view));
   return e;
