@@ -147,24 +147,29 @@ def test_train_reports_progress_stops_on_request_and_resumes(tmp_path):
     run_dir = str(tmp_path / "run")
     events = []
 
-    def on_progress(e):
-        events.append(e)
-        if e.get("event") == "train" and e.get("step", 0) >= 10:
-            engram.request_stop()  # what Ctrl-C does
+    def stop_after(first):
+        def on_progress(e):
+            events.append(e)
+            if e.get("event") == "train" and e.get("step", 0) >= first:
+                engram.request_stop()  # what Ctrl-C does
+        return on_progress
 
-    overrides = {"train.max_steps": 20, "train.run_dir": run_dir, "train.log_every": 5, "train.valid_every": 0,
+    limit = 5000  # far more updates than the test waits for: only the stop ends the runs
+    overrides = {"train.max_steps": limit, "train.run_dir": run_dir, "train.log_every": 5, "train.valid_every": 0,
                  "data.generate_train": 2000, "data.generate_valid": 50, "data.bleu_sentences": 0,
-                 "train.max_minutes": 0, "train.max_epochs": 100}
-    out = engram.train(os.path.join(SOURCE, "configs", "dates.yaml"), overrides, on_progress=on_progress)
+                 "train.max_minutes": 0, "train.max_epochs": 1000}
+    config = os.path.join(SOURCE, "configs", "dates.yaml")
+    out = engram.train(config, overrides, on_progress=stop_after(10), poll_seconds=0.02)
     assert out == run_dir
     steps = [e["step"] for e in events if e.get("event") == "train"]
-    assert steps and steps[-1] < 20, f"stopped on request after step 10: {steps}"
+    assert steps and steps[0] == 5 and 10 <= steps[-1] < limit, steps
     assert os.path.isdir(os.path.join(run_dir, "last"))
-    # Resumed: the run goes on from its last checkpoint to 20 updates.
+    stopped = steps[-1]
+    # Resumed: the run goes on from its last checkpoint (saved at the stop), then stops again.
     events.clear()
-    engram.train(os.path.join(SOURCE, "configs", "dates.yaml"), overrides, on_progress=events.append)
+    engram.train(config, overrides, on_progress=stop_after(stopped + 10), poll_seconds=0.02)
     steps = [e["step"] for e in events if e.get("event") == "train"]
-    assert steps and steps[0] > 10 and steps[-1] == 20, steps
+    assert steps and steps[0] > stopped and steps[-1] < limit, (stopped, steps)
     m = engram.load(run_dir)
     assert isinstance(m.translate("29 November 2026"), str)
 

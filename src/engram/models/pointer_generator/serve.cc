@@ -58,7 +58,7 @@ std::unique_ptr<Request> LoadedPointerGenerator::parse_request(const json& body,
 
 std::vector<json> LoadedPointerGenerator::run_requests(std::span<const Request* const> requests) const {
   auto run = [&](std::span<const PgInput* const> inputs, const decode::DecodeOptions& options, const Emit& emit) {
-    SummarizeOptions o = summarize_options(options);
+    SummarizeOptions o = with_setup(summarize_options(options));
     o.batch_size = std::min(o.batch_size, static_cast<int>(inputs.size()));
     o.validate();
     std::vector<json> out;

@@ -11,6 +11,7 @@
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
 #include "engram/models/loading.h"
+#include "engram/nn/param_store.h"
 
 namespace engram::models {
 
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 const decode::OptionSet& summarize_option_set() {
   static const decode::OptionSet set = [] {
     decode::OptionSet s{{"beam", "alpha", "coverage_penalty", "min_length", "max_length", "block_ngram_repeat",
-                         "sampling_topk", "sampling_topp", "temperature", "seed", "batch", "stream"},
+                         "sampling_topk", "sampling_topp", "temperature", "seed", "precision", "batch", "stream"},
                         {}};
     s.defaults.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
     s.defaults.batch = 32;
@@ -48,13 +49,15 @@ void SummarizeOptions::validate() const {
 namespace {
 
 // α [R, S] and p_gen [R] of each summary's output by teacher forcing (one batch).
-void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool coverage_active) {
+void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool coverage_active,
+             const core::Bf16Weights* bf16) {
   std::vector<data::Example> ex;
   for (const Summary* s : batch) ex.push_back({s->source.ids, s->ids});
   std::vector<int64_t> idx(ex.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int64_t>(k);
   const data::Batch b = data::collate(ex, idx);
   core::Graph g(false);
+  g.use_bf16_weights(bf16);
   const PgForward f = model.forward(g, b, {.coverage_active = coverage_active});
   const int64_t nb = b.batch_size, s = b.src_steps;
   for (size_t k = 0; k < batch.size(); ++k) {
@@ -110,6 +113,7 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
   const decode::EnsembleStepModel ensemble(members);
   const decode::StepModel& stepper = members.size() == 1 ? static_cast<const decode::StepModel&>(first) : ensemble;
   core::Graph g(false);
+  g.use_bf16_weights(options.bf16_weights);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);
     std::vector<std::vector<int32_t>> chunk, forced;
@@ -131,7 +135,7 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
       s.tokens = output_tokens(codec, s.ids, s.source);
       s.text = codec.join(s.tokens);
     }
-    explain(model, sums, options.coverage_active);
+    explain(model, sums, options.coverage_active, options.bf16_weights);
   }
   return out;
 }
@@ -148,6 +152,33 @@ std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const fs::path& d
   return m;
 }
 
+SummarizeOptions LoadedPointerGenerator::with_setup(SummarizeOptions o) const {
+  o.bf16_weights = bf16.get();
+  for (const auto& m : members) {
+    const auto& pg = static_cast<const LoadedPointerGenerator&>(*m);
+    o.ensemble.push_back({pg.model.get(), pg.codec.get()});
+  }
+  return o;
+}
+
+void LoadedPointerGenerator::set_precision(decode::Precision p) {
+  bf16 = p == decode::Precision::kBf16 ? std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()))
+                                       : nullptr;
+}
+
+void LoadedPointerGenerator::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
+  ENGRAM_CHECK(ms.size() < static_cast<size_t>(decode::kMaxEnsemble), "ensemble: {} models (at most {})",
+               ms.size() + 1, decode::kMaxEnsemble);
+  for (const auto& m : ms) {
+    const auto* pg = dynamic_cast<const LoadedPointerGenerator*>(m.get());
+    ENGRAM_CHECK(pg != nullptr, "--ensemble: {} holds a '{}' model and {} a 'pointer_generator' model (an ensemble is of one family)",
+                 m->dir().string(), m->family(), model_dir.string());
+    ENGRAM_CHECK(same_vocabulary(*pg->codec, *codec) && pg->model->cfg().copy == model->cfg().copy,
+                 "ensemble: {} has another vocabulary or copy setting than {}", m->dir().string(), model_dir.string());
+  }
+  members = std::move(ms);
+}
+
 std::vector<SummarizeOptions::Member> LoadedPgEnsemble::members() const {
   std::vector<SummarizeOptions::Member> out;
   for (size_t m = 1; m < models.size(); ++m) out.push_back({models[m]->model.get(), models[m]->codec.get()});
@@ -162,7 +193,7 @@ LoadedPgEnsemble load_pg_ensemble(const fs::path& dir, const std::vector<std::st
 }
 
 std::string LoadedPointerGenerator::run_line(const std::string& line) {
-  return summarize_lines(*model, *codec, {line}, SummarizeOptions{}).front().text;
+  return summarize_lines(*model, *codec, {line}, with_setup(SummarizeOptions{})).front().text;
 }
 
 }  // namespace engram::models

@@ -93,6 +93,18 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
   return models::run_requests<EncodedInput>(requests, run, respond);
 }
 
+void Translator::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
+  ENGRAM_CHECK(ms.size() < static_cast<size_t>(decode::kMaxEnsemble), "ensemble: {} models (at most {})",
+               ms.size() + 1, decode::kMaxEnsemble);
+  for (const auto& m : ms) {
+    const auto* t = dynamic_cast<const Translator*>(m.get());
+    ENGRAM_CHECK(t != nullptr, "--ensemble: {} holds a '{}' model and {} a 'seq2seq' model (an ensemble is of one family)",
+                 m->dir().string(), m->family(), model_dir.string());
+    check_same_codecs(*this, *t);
+  }
+  members = std::move(ms);
+}
+
 void Translator::set_precision(decode::Precision p) {
   if (p == decode::Precision::kBf16) use_bf16();
   else use_packed();

@@ -12,6 +12,7 @@
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/loading.h"
+#include "engram/nn/param_store.h"
 #include "engram/models/speech/task.h"
 #include "engram/viz/heatmap.h"
 
@@ -19,7 +20,7 @@ namespace engram::models {
 
 const decode::OptionSet& speech_option_set() {
   static const decode::OptionSet set = [] {
-    decode::OptionSet s{{"beam", "max_length", "batch", "stream"}, {}};
+    decode::OptionSet s{{"beam", "max_length", "precision", "batch", "stream"}, {}};
     s.defaults.max_length = SpeechDecodeOptions{}.max_length;
     return s;
   }();
@@ -49,6 +50,7 @@ std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::sp
                "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
                options.max_length);
   core::Graph g(false);
+  g.use_bf16_weights(options.bf16_weights);
   const decode::SearchOptions so = speech_search(options);
   std::vector<int> lengths;
   for (const data::audio::Features& f : utts) lengths.push_back(static_cast<int>(f.frames));
@@ -103,6 +105,27 @@ std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path
   m->model = load_checkpoint_model<SpeechModel, SpeechConfig>(dir);
   m->fbank = std::make_unique<data::audio::FbankComputer>(m->model->cfg().features);
   return m;
+}
+
+const decode::StepModel& LoadedSpeechModel::decoder() const {
+  return ensemble ? *ensemble : static_cast<const decode::StepModel&>(*model);
+}
+
+void LoadedSpeechModel::set_precision(decode::Precision p) {
+  bf16 = p == decode::Precision::kBf16 ? std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()))
+                                       : nullptr;
+}
+
+void LoadedSpeechModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
+  std::vector<const LoadedSpeechModel*> others;
+  for (const auto& m : ms) {
+    const auto* sp = dynamic_cast<const LoadedSpeechModel*>(m.get());
+    ENGRAM_CHECK(sp != nullptr, "--ensemble: {} holds a '{}' model and {} a 'speech' model (an ensemble is of one family)",
+                 m->dir().string(), m->family(), model_dir.string());
+    others.push_back(sp);
+  }
+  ensemble = others.empty() ? nullptr : speech_ensemble(*this, others);  // checks the front ends
+  members = std::move(ms);
 }
 
 std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& first,
@@ -232,6 +255,7 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   const std::vector<const data::audio::Features*> one = {&stacked};
   const decode::SourceBatch src = speech_source(one);
   core::Graph g(false);
+  g.use_bf16_weights(o.bf16_weights);
   decode::SearchOptions so = speech_search(o);
   so.alignments = true;
   const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];
@@ -270,7 +294,7 @@ std::string LoadedSpeechModel::run_line(const std::string& line) {
   while (!path.empty() && std::isspace(static_cast<unsigned char>(path.back()))) path.pop_back();
   while (!path.empty() && std::isspace(static_cast<unsigned char>(path.front()))) path.erase(path.begin());
   ENGRAM_CHECK(!path.empty(), "speech: run_line takes the path of a WAV file");
-  return transcribe_file(path);
+  return transcribe_file(path, with_setup({}), &decoder());
 }
 
 }  // namespace engram::models

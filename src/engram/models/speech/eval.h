@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engram/core/weights_bf16.h"
 #include "engram/decode/options.h"
 #include "engram/models/registry.h"
 #include "engram/models/speech/model.h"
@@ -21,6 +22,8 @@ struct SpeechDecodeOptions {
   int beam = 1;          // 1 = greedy
   int batch_size = 64;   // utterances decoded together
   int max_length = 16;   // output digits at most
+  // bf16 copy of the model's parameters (its products read it); nullptr = fp32.
+  const core::Bf16Weights* bf16_weights = nullptr;
 };
 
 // The decode options the family honours (decode/options.h) with its defaults, the
@@ -59,7 +62,17 @@ struct LoadedSpeechModel : LoadedModel {
   std::filesystem::path model_dir;
   std::unique_ptr<SpeechModel> model;
   std::unique_ptr<data::audio::FbankComputer> fbank;
+  std::unique_ptr<core::Bf16Weights> bf16;                // set_precision(kBf16)
+  std::vector<std::unique_ptr<LoadedModel>> members;    // set_ensemble: more speech models
+  std::unique_ptr<decode::StepModel> ensemble;          // this model and the members as one
 
+  // What this model decodes with: the ensemble when it has members, else its own model.
+  const decode::StepModel& decoder() const;
+  // `o` with this model's bf16 copy.
+  SpeechDecodeOptions with_setup(SpeechDecodeOptions o) const {
+    o.bf16_weights = bf16.get();
+    return o;
+  }
   std::string family() const override { return SpeechModel::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }
   nn::ParamStore& params() override { return model->params(); }
@@ -81,6 +94,9 @@ struct LoadedSpeechModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
+  void set_precision(decode::Precision p) override;
+  // Members with this model's front end (speech_ensemble's check).
+  void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 
 // `engram speech show`: one recording's log-mel spectrogram (frames as columns, the highest mel
