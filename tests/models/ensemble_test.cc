@@ -29,6 +29,7 @@
 #include "engram/models/pointer/rules.h"
 #include "engram/models/registry.h"
 #include "engram/models/tree/task.h"
+#include "io/expect_error.h"
 
 namespace engram::models {
 namespace {
@@ -64,16 +65,7 @@ std::vector<std::unique_ptr<LoadedModel>> members_of(std::unique_ptr<T> m) {
   return v;
 }
 
-// The error message of f(), or "" when it does not throw engram::Error.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using io::testing::error_of;  // the message of f()'s engram::Error
 
 // The largest |a_i - b_i|.
 double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
