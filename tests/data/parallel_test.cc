@@ -88,6 +88,24 @@ TEST(Parallel, TsvFieldsAndErrors) {
   EXPECT_THROW(read_tsv_pairs(p, swapped), Error);  // same field twice
 }
 
+TEST(Parallel, StripFinalPunctuation) {
+  const std::vector<std::pair<std::string, std::string>> kept = {
+      {"欢迎来北京。", "欢迎来北京"}, {"Welcome to Beijing.", "Welcome to Beijing"}, {"你好吗？", "你好吗"},
+      {"Really?!", "Really"},       {"Wait ... ", "Wait"},                      {"好！", "好"},
+      {"然后呢…", "然后呢"},
+  };
+  for (const auto& [in, out] : kept) {
+    std::string t = in;
+    EXPECT_TRUE(strip_final_punctuation(&t)) << in;
+    EXPECT_EQ(t, out) << in;
+  }
+  for (std::string t : {"欢迎来北京", "Mr. Smith", "\"Go.\"", "?!", "", "3.5 km"}) {
+    const std::string before = t;
+    EXPECT_FALSE(strip_final_punctuation(&t)) << before;
+    EXPECT_EQ(t, before);
+  }
+}
+
 // shared/data/tatoeba-zh-en/README.md: 26,388 lines, exactly 3 fields, first two non-empty;
 // line 1000 is "We need to go.<TAB>我们必须走了。".
 TEST_F(CorpusTest, TatoebaChineseEnglish) {

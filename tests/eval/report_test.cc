@@ -41,6 +41,38 @@ TEST(MetricReport, BleuLineAndTable) {
                                            "| 1-3 | 1 | 0.0 |\n| 4+ | 1 | 100.0 |");
 }
 
+// Unsegmented Chinese: one whitespace "word" per line, so buckets count characters instead.
+TEST(MetricReport, ByLengthInCharacters) {
+  const std::map<std::string, std::vector<std::string>> files = {
+      {"hyp", {"Welcome to Beijing .", "I like it"}},
+      {"ref", {"Welcome to Beijing .", "I like tea"}},
+      {"src", {"欢迎 来北京。", "我喜欢"}},  // 6 characters (the space is not one), 3
+  };
+  auto from = [&](const std::string& path) { return files.at(path); };
+  MetricReportOptions o = options("bleu");
+  o.by_length = "src";
+  o.buckets = "5";
+  o.length_unit = "chars";
+  const std::string table = metric_report(o, from);
+  EXPECT_NE(table.find("| source characters | segments | BLEU |\n|---|---|---|\n| 1-5 | 1 | 0.0 |\n| 6+ | 1 | 100.0 |"),
+            std::string::npos) << table;
+  o.length_unit = "words";  // both sources are short in words: 2 and 1
+  EXPECT_NE(metric_report(o, from).find("| 1-5 | 2 |"), std::string::npos);
+  auto error_of = [&](const MetricReportOptions& bad) -> std::string {
+    try {
+      metric_report(bad, from);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  o.length_unit = "bytes";
+  EXPECT_EQ(error_of(o), "eval: --length-unit 'bytes' must be words or chars");
+  o = options("bleu");
+  o.length_unit = "chars";
+  EXPECT_EQ(error_of(o), "eval: --length-unit applies to --by-length only, not to bleu");
+}
+
 TEST(MetricReport, ScoreOnlyJsonRouge) {
   MetricReportOptions chrf = options("chrf");
   chrf.score_only = true;

@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engram/io/config.h"
 #include "engram/models/seq2seq/task.h"
@@ -70,6 +72,198 @@ TEST(TextCodec, CharactersWordsAndPieces) {
     FAIL() << "a missing vocabulary file was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("src.vocab.txt"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TextCodec, SourceVocabularySizeOfItsOwn) {
+  TempDir dir;
+  TokenizerConfig words{.unit = TokenUnit::kWord, .vocab_size = 0, .src_vocab_size = data::kNumSpecial + 2};
+  const std::vector<std::string> lines = {"a a a b b c", "d e"};
+  EXPECT_EQ(TextCodec::build(words, Side::kSource, lines, dir / "w").size(), data::kNumSpecial + 2);  // a, b
+  EXPECT_EQ(TextCodec::build(words, Side::kTarget, lines, dir / "w").size(), data::kNumSpecial + 5);
+  TokenizerConfig joint{.unit = TokenUnit::kSpm, .joint = true, .vocab_size = 28, .src_vocab_size = 40};
+  try {
+    TextCodec::build(joint, Side::kSource, lines, dir / "j");
+    FAIL() << "src_vocab_size with a joint model was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "tokenizer: src_vocab_size 40 must be >= 0, and 0 with a joint model");
+  }
+}
+
+// Tatoeba-like pairs ("English<TAB>Chinese<TAB>attribution") and a CC-CEDICT file beside them.
+Seq2SeqTrainConfig with_dictionary(const TempDir& dir, double weight) {
+  std::string tsv;
+  const std::vector<std::string> en = {"I come.", "You come.", "He comes.", "We come.", "They come."};
+  const std::vector<std::string> zh = {"我来。", "你来。", "他来。", "我们来。", "他们来。"};
+  for (int r = 0; r < 4; ++r)
+    for (size_t i = 0; i < en.size(); ++i) tsv += fmt::format("{}\t{}\tCC-BY 2.0\n", en[i], zh[i]);
+  write_file(dir / "pairs.tsv", tsv);
+  write_file(dir / "dict.u8",
+             "# CC-CEDICT\n"
+             "北京 北京 [Bei3 jing1] /Beijing municipality, capital of the PRC/\n"
+             "歡迎 欢迎 [huan1 ying2] /to welcome/welcome/\n"
+             "來 来 [lai2] /to come/\n"
+             "朋友 朋友 [peng2 you5] /friend/\n"
+             "故宮博物院 故宫博物院 [Gu4 gong1 Bo2 wu4 yuan4] /Palace Museum, in the Forbidden City, Beijing/\n"
+             "參觀 参观 [can1 guan1] /to visit (a place); to tour/\n"
+             "上海 上海 [Shang4 hai3] /Shanghai municipality/\n"
+             "東京 东京 [Dong1 jing1] /Tokyo, capital of Japan/\n"
+             "張 张 [Zhang1] /surname Zhang/\n");
+  Seq2SeqTrainConfig c;
+  c.data.train_tsv = dir / "pairs.tsv";
+  c.data.src_field = 1;
+  c.data.tgt_field = 0;
+  c.data.valid_size = 4;
+  c.data.max_tokens = 16;
+  c.data.dictionary = dir / "dict.u8";
+  c.data.dictionary_weight = weight;
+  c.data.dictionary_name_weight = weight;
+  c.seq2seq.tokenizer.unit = TokenUnit::kChar;
+  c.seq2seq.tokenizer.vocab_size = 0;
+  c.seq2seq.embed_dim = 4;
+  c.seq2seq.hidden = 8;
+  c.train.run_dir = dir / fmt::format("run-{}", weight);
+  return c;
+}
+
+TEST(Seq2SeqTask, DictionaryPairsJoinTrainingOnly) {
+  TempDir dir;
+  Seq2SeqTrainConfig plain = with_dictionary(dir, 1);
+  plain.data.dictionary.clear();
+  plain.train.run_dir = dir / "plain";
+  Seq2SeqTask without(plain, nullptr);
+  Seq2SeqTask task(with_dictionary(dir, 2), nullptr);
+  // The same pairs are held out; the dictionary's characters are in the source vocabulary.
+  EXPECT_EQ(task.valid_text().src, without.valid_text().src);
+  EXPECT_EQ(task.valid_text().tgt, without.valid_text().tgt);
+  EXPECT_EQ(task.main_examples(), 16);
+  // The held-out pairs are written into the run directory, one a line.
+  std::string src, tgt;
+  for (size_t i = 0; i < task.valid_text().src.size(); ++i) {
+    src += task.valid_text().src[i] + "\n";
+    tgt += task.valid_text().tgt[i] + "\n";
+  }
+  EXPECT_EQ(task.valid_text().src.size(), 4u);
+  EXPECT_EQ(read_file(dir / "run-2/valid.src"), src);
+  EXPECT_EQ(read_file(dir / "run-2/valid.tgt"), tgt);
+  EXPECT_EQ(without.model().cfg().src_vocab + 16, task.model().cfg().src_vocab);  // 北京欢迎朋友故宫博物院参观上海东
+  // Weight 2: the 8 glossed entries (张 has only a surname) twice in every epoch.
+  task.begin_epoch(3, 1);
+  const auto& ex = task.epoch_examples();
+  ASSERT_EQ(ex.size(), 16u + 2 * 8);
+  std::map<std::vector<int32_t>, int> seen;
+  for (size_t i = 16; i < ex.size(); ++i) ++seen[ex[i].src];
+  EXPECT_EQ(seen.size(), 8u);
+  for (const auto& [src, n] : seen) EXPECT_EQ(n, 2);
+}
+
+TEST(Seq2SeqTask, NamesHaveAWeightOfTheirOwn) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  c.data.dictionary_name_weight = 3;  // 北京 故宫博物院 上海 东京 three times, 欢迎 来 朋友 参观 never
+  Seq2SeqTask task(c, nullptr);
+  task.begin_epoch(1, 1);
+  const auto& ex = task.epoch_examples();
+  ASSERT_EQ(ex.size(), 16u + 3 * 4);
+  std::map<std::vector<int32_t>, int> seen;
+  for (size_t i = 16; i < ex.size(); ++i) ++seen[ex[i].src];
+  for (const char* name : {"北京", "故宫博物院", "上海", "东京"}) EXPECT_EQ(seen[task.src_codec().encode(name)], 3) << name;
+  EXPECT_EQ(seen.count(task.src_codec().encode("欢迎")), 0u);
+}
+
+TEST(Seq2SeqTask, NamesPutIntoTrainingSentences) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  // A training pair with a name on both sides: 东京 / Tokyo is the one slot.
+  write_file(dir / "pairs.tsv", "I come.\t我来。\tx\nYou come.\t你来。\tx\nHe comes.\t他来。\tx\n"
+                                    "We come.\t我们来。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在东京。\tx\n"
+                                    "I come.\t我来。\tx\nYou come.\t你来。\tx\n");
+  c.data.valid_size = 1;
+  c.data.max_tokens = 64;
+  c.data.dictionary_context_weight = 1;
+  c.data.dictionary_name_weight = 0;
+  Seq2SeqTask task(c, nullptr);
+  task.begin_epoch(0, 1);
+  const auto& ex = task.epoch_examples();
+  std::set<std::string> sentences;
+  for (size_t i = static_cast<size_t>(task.main_examples()); i < ex.size(); ++i)
+    sentences.insert(task.src_codec().decode(ex[i].src) + " / " + task.tgt_codec().decode(ex[i].tgt));
+  ASSERT_NE(task.valid_text().tgt[0], "I live in Tokyo.");  // the seeded split keeps the slot for training
+  // One sentence per name (北京 故宫博物院 上海 东京), each in the slot's place.
+  EXPECT_EQ(sentences, (std::set<std::string>{"我住在北京。 / I live in Beijing.", "我住在故宫博物院。 / I live in Palace Museum.",
+                                              "我住在上海。 / I live in Shanghai.", "我住在东京。 / I live in Tokyo."}));
+}
+
+TEST(Seq2SeqTask, UnpunctuatedShareStripsTrainingPairsOnly) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  c.data.dictionary.clear();
+  c.data.unpunctuated_share = 1;
+  Seq2SeqTask all(c, nullptr);
+  EXPECT_EQ(all.src_codec().encode("。")[0], data::kUnkId);  // no training source keeps its full stop
+  EXPECT_EQ(all.tgt_codec().encode(".")[0], data::kUnkId);
+  for (const std::string& s : all.valid_text().src) EXPECT_EQ(s.substr(s.size() - 3), "。") << s;
+  c.data.unpunctuated_share = 0;
+  c.train.run_dir = dir / "none";
+  Seq2SeqTask none(c, nullptr);
+  EXPECT_NE(none.src_codec().encode("。")[0], data::kUnkId);
+  c.data.unpunctuated_share = 1.5;
+  c.train.run_dir = dir / "bad";
+  try {
+    Seq2SeqTask bad(c, nullptr);
+    FAIL() << "unpunctuated_share 1.5 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "seq2seq data: unpunctuated_share 1.5 must be in [0, 1]");
+  }
+}
+
+TEST(Seq2SeqTask, FractionalDictionaryWeightCyclesWithAFixedBatchCount) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0.5);
+  // Words: 北京 上海 东京 (1 -> 1 word) and 欢迎 来 参观 (1 -> 2 words) are groups of three, each
+  // two pairs an epoch; 故宫博物院 and 朋友 are groups of one, every epoch.
+  c.seq2seq.tokenizer.unit = TokenUnit::kWord;
+  Seq2SeqTask task(c, nullptr);
+  const int64_t batches = task.batches_per_epoch();
+  std::map<std::vector<int32_t>, int> seen;
+  size_t per_epoch = 0;
+  for (int epoch = 0; epoch < 8; ++epoch) {
+    task.begin_epoch(epoch, 1);  // throws if an epoch had another number of batches
+    EXPECT_EQ(task.batches_per_epoch(), batches);
+    const auto& ex = task.epoch_examples();
+    if (epoch == 0) per_epoch = ex.size() - 16;
+    EXPECT_EQ(ex.size() - 16, per_epoch);
+    for (size_t i = 16; i < ex.size(); ++i) ++seen[ex[i].src];
+    EXPECT_GT(task.train_batch(batches - 1).units, 0);
+  }
+  EXPECT_EQ(per_epoch, 2u + 2u + 1u + 1u);
+  // Over 8 epochs each pair of a group of three comes round 5 or 6 times (2 of 3 per epoch).
+  ASSERT_EQ(seen.size(), 8u);
+  for (const char* w : {"北京", "上海", "东京", "欢迎", "来", "参观"}) {
+    EXPECT_GE(seen[task.src_codec().encode(w)], 5) << w;
+    EXPECT_LE(seen[task.src_codec().encode(w)], 6) << w;
+  }
+  EXPECT_EQ(seen[task.src_codec().encode("朋友")], 8);
+  EXPECT_EQ(seen[task.src_codec().encode("故宫博物院")], 8);
+}
+
+TEST(Seq2SeqTask, BadDictionaryLineNamesFileAndLine) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 1);
+  write_file(dir / "dict.u8", "來 来 [lai2] /to come/\n北京 北京 Bei3 jing1 /Beijing/\n");
+  try {
+    Seq2SeqTask bad(c, nullptr);
+    FAIL() << "a malformed dictionary line was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(dir / "dict.u8:2: CC-CEDICT entry without '[pinyin]'", 0), 0u) << e.what();
+  }
+  c = with_dictionary(dir, -1);
+  try {
+    Seq2SeqTask bad(c, nullptr);
+    FAIL() << "a negative weight was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "seq2seq data: dictionary weights must be in [0, 1000], got -1");
   }
 }
 

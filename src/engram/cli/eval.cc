@@ -46,6 +46,10 @@ void register_eval(CLI::App& app) {
                   "source file aligned with HYP: also print the score of each source-length bucket (Markdown)");
   cmd->add_option("--buckets", a->buckets, "bucket upper bounds in source words, e.g. 10,20,30 (last bucket open)")
       ->capture_default_str();
+  cmd->add_option("--length-unit", a->length_unit,
+                  "--by-length counts source words, or chars (characters other than spaces: Chinese, Japanese)")
+      ->check(CLI::IsMember({"words", "chars"}))
+      ->capture_default_str();
   cmd->callback([a] {
     const std::string out = eval::metric_report(*a, data::read_lines_or_stdin);
     std::fwrite(out.data(), 1, out.size(), stdout);

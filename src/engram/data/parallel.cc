@@ -2,6 +2,7 @@
 #include "engram/data/parallel.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "engram/core/error.h"
 #include "engram/data/text.h"
@@ -48,6 +49,31 @@ std::vector<std::string> split_tabs(const std::string& line) {
 }
 
 }  // namespace
+
+bool strip_final_punctuation(std::string* text) {
+  static constexpr std::string_view kMarks[] = {".", "!", "?", "\xE3\x80\x82" /* 。 */, "\xEF\xBC\x81" /* ！ */,
+                                                "\xEF\xBC\x9F" /* ？ */, "\xE2\x80\xA6" /* … */};
+  std::string_view t = *text;
+  auto trim_spaces = [&] {
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+  };
+  trim_spaces();
+  bool removed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (std::string_view m : kMarks) {
+      if (t.size() >= m.size() && t.substr(t.size() - m.size()) == m) {
+        t.remove_suffix(m.size());
+        trim_spaces();
+        removed = again = true;
+        break;
+      }
+    }
+  }
+  if (!removed || t.empty()) return false;
+  text->resize(t.size());
+  return true;
+}
 
 int64_t text_length(const std::string& text, LengthUnit unit) {
   if (unit == LengthUnit::kChars) return utf8_length(text);

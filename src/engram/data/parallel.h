@@ -53,4 +53,9 @@ ParallelCorpus read_tsv_pairs(const std::string& path, const ParallelOptions& op
 // Length of text in the given unit.
 int64_t text_length(const std::string& text, LengthUnit unit);
 
+// Removes a sentence's final punctuation: the trailing run of . ! ? and their full-width forms
+// 。！？ and …, with the spaces around it. Returns whether anything was removed; text that is
+// nothing but punctuation is left as it is.
+bool strip_final_punctuation(std::string* text);
+
 }  // namespace engram::data

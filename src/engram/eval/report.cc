@@ -15,6 +15,7 @@
 #include "engram/eval/bleu.h"
 #include "engram/eval/chrf.h"
 #include "engram/eval/rouge.h"
+#include "engram/eval/unicode.h"
 
 namespace engram::eval {
 
@@ -198,9 +199,12 @@ int word_count(const std::string& line) {
   return n;
 }
 
+// Code points of a line other than Python whitespace (unsegmented text's length).
+int char_count(const std::string& line) { return static_cast<int>(char_boundaries(remove_python_space(line)).size()) - 1; }
+
 // The metric on each source-length bucket, as a Markdown table (bucket, segments, score): the
 // seeds' claim that a fixed context loses information on long inputs, measured.
-constexpr long kMaxBucketBound = 1'000'000;  // source words; a bucket bound beyond is never reached
+constexpr long kMaxBucketBound = 1'000'000;  // source words or characters; a bound beyond is never reached
 
 std::string by_length_table(const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
                             const MetricReportOptions& a, const SegmentReader& read) {
@@ -225,13 +229,17 @@ std::string by_length_table(const std::vector<std::string>& hyps, const std::vec
   MetricReportOptions quiet = a;
   quiet.score_only = true;
   quiet.json = false;
-  std::string out = fmt::format("| source words | segments | {} |\n|---|---|---|\n", a.metric == "bleu" ? "BLEU" : a.metric);
+  ENGRAM_CHECK(a.length_unit == "words" || a.length_unit == "chars", "eval: --length-unit '{}' must be words or chars",
+               a.length_unit);
+  const bool chars = a.length_unit == "chars";
+  std::string out = fmt::format("| source {} | segments | {} |\n|---|---|---|\n", chars ? "characters" : "words",
+                                a.metric == "bleu" ? "BLEU" : a.metric);
   for (size_t b = 0; b <= bounds.size(); ++b) {
     const int lo = b == 0 ? 1 : bounds[b - 1] + 1, hi = b < bounds.size() ? bounds[b] : 0;
     std::vector<std::string> h;
     std::vector<std::vector<std::string>> r(refs.size());
     for (size_t i = 0; i < hyps.size(); ++i) {
-      const int n = word_count(src[i]);
+      const int n = chars ? char_count(src[i]) : word_count(src[i]);
       if (n < lo || (hi > 0 && n > hi)) continue;
       h.push_back(hyps[i]);
       for (size_t k = 0; k < refs.size(); ++k) r[k].push_back(refs[k][i]);
@@ -281,6 +289,7 @@ std::string metric_report(const MetricReportOptions& a, const SegmentReader& rea
   only(a.normalize, "--normalize", a.metric == "acc", "acc");
   only(a.stem, "--stem", a.metric == "rouge", "rouge");
   only(a.buckets != defaults.buckets && a.by_length.empty(), "--buckets", false, "--by-length");
+  only(a.length_unit != defaults.length_unit && a.by_length.empty(), "--length-unit", false, "--by-length");
   if (a.metric == "bleu") out = eval_bleu(hyps, refs, a);
   else if (a.metric == "chrf" || a.metric == "chrf++") out = eval_chrf(hyps, refs, a);
   else if (a.metric == "rouge") out = eval_rouge(hyps, refs, a);

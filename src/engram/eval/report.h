@@ -30,6 +30,8 @@ struct MetricReportOptions {
   bool stem = false;              // rouge: Porter-stem tokens longer than 3 letters (rouge_score's use_stemmer)
   std::string by_length;          // source file aligned with hyp: also score each source-length bucket
   std::string buckets = "10,20,30";  // bucket upper bounds in source words (last bucket open)
+  std::string length_unit = "words";  // by_length: words (whitespace-separated) | chars (code points
+                                      // other than whitespace: unsegmented Chinese or Japanese)
 };
 
 // The lines of one file (one segment each; "-" = stdin). The caller supplies it (data::
@@ -38,7 +40,7 @@ using SegmentReader = std::function<std::vector<std::string>(const std::string& 
 
 // The report, without a final newline. Throws engram::Error on empty hypotheses, files of
 // different lengths, stdin named twice, --by-length with a metric other than bleu / chrf, bad
-// --buckets, and a smoothing value that is not finite, is negative or is given for a method
+// --buckets or --length-unit, and a smoothing value that is not finite, is negative or is given for a method
 // without one (exp, none).
 std::string metric_report(const MetricReportOptions& options, const SegmentReader& read);
 

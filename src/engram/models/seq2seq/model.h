@@ -83,6 +83,7 @@ struct TokenizerConfig {
   TokenUnit unit = TokenUnit::kSpm;
   bool joint = false;          // spm: one model for both sides (src.spm == tgt.spm)
   int vocab_size = 8000;       // spm: pieces per model; word: max size (0 = no limit)
+  int src_vocab_size = 0;      // the source side's vocab_size when not joint (0 = vocab_size)
   int min_count = 1;           // word/char: rarer tokens become <unk>
   bool lowercase = false;      // lowercase (ASCII + simple Unicode) before tokenizing
   float character_coverage = 1.0f;  // spm: 0.9995 for CJK-heavy text
@@ -92,6 +93,8 @@ struct TokenizerConfig {
     v("unit", unit, "word | char | spm (SentencePiece trained by engram)");
     v("joint", joint, "spm: one model for source and target");
     v("vocab_size", vocab_size, "spm: pieces per model; word/char: max vocabulary size (0 = all)");
+    v("src_vocab_size", src_vocab_size, "the source side's vocab_size when not joint (0 = vocab_size), e.g. "
+      "more pieces for a Chinese source than an English target");
     v("min_count", min_count, "word/char: tokens seen fewer times become <unk>");
     v("lowercase", lowercase, "lowercase text before tokenizing");
     v("character_coverage", character_coverage, "spm: character coverage (0.9995 for CJK)");

@@ -7,8 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 
 #include "engram/core/ops.h"
+#include "engram/data/cedict.h"
+#include "engram/data/name_swap.h"
 #include "engram/data/parallel.h"
 #include "engram/data/paths.h"
 #include "engram/data/tasks/dates.h"
@@ -73,6 +77,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                d.max_tokens, d.decode_batch);
   // ---- text
   TextPairs train_text, valid_text;
+  bool held_out = false;  // validation pairs held out of the training file
   if (!d.generator.empty()) {
     ENGRAM_CHECK(d.generator == "dates", "seq2seq data: unknown generator '{}' (known: dates)", d.generator);
     core::Rng rng(cfg_.train.seed * 7919 + 17);
@@ -114,10 +119,81 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
         to.tgt.push_back(std::move(tr.tgt[i]));
       }
       note(log, fmt::format("data: {} pairs held out for validation (seeded)", d.valid_size));
+      held_out = true;
     }
     if (d.max_pairs > 0 && static_cast<int64_t>(train_text.src.size()) > d.max_pairs) {
       train_text.src.resize(d.max_pairs);
       train_text.tgt.resize(d.max_pairs);
+    }
+  }
+  // ---- training pairs without their final punctuation (data.unpunctuated_share)
+  ENGRAM_CHECK(std::isfinite(d.unpunctuated_share) && d.unpunctuated_share >= 0 && d.unpunctuated_share <= 1,
+               "seq2seq data: unpunctuated_share {} must be in [0, 1]", d.unpunctuated_share);
+  if (d.unpunctuated_share > 0) {
+    std::vector<size_t> idx(train_text.src.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    core::Rng pick(train::epoch_seed(cfg_.train.seed, -2));
+    pick.shuffle(idx.begin(), idx.end());
+    const size_t n = static_cast<size_t>(std::llround(d.unpunctuated_share * static_cast<double>(idx.size())));
+    int64_t stripped = 0;
+    for (size_t k = 0; k < n; ++k) {
+      std::string src = train_text.src[idx[k]], tgt = train_text.tgt[idx[k]];
+      if (!data::strip_final_punctuation(&src) || !data::strip_final_punctuation(&tgt)) continue;
+      train_text.src[idx[k]] = std::move(src);
+      train_text.tgt[idx[k]] = std::move(tgt);
+      ++stripped;
+    }
+    note(log, fmt::format("data: {} of {} chosen training pairs without their final punctuation", stripped, n));
+  }
+  // ---- dictionary pairs (data.dictionary): training only; names first, then the other entries,
+  // then names in sentences (not in the vocabularies' text: their pieces are the others')
+  TextPairs dict_text, context_text;
+  size_t dict_names = 0;
+  if (!d.dictionary.empty()) {
+    for (double w : {d.dictionary_weight, d.dictionary_name_weight, d.dictionary_context_weight})
+      ENGRAM_CHECK(std::isfinite(w) && w >= 0 && w <= 1000,
+                   "seq2seq data: dictionary weights must be in [0, 1000], got {}", w);
+    const data::DictionaryPairs dp = data::cedict_pairs(
+        data::read_cedict(data::resolve_data_path(d.dictionary)),
+        {.max_chars = d.dictionary_max_chars, .max_words = d.dictionary_max_words});
+    note(log, fmt::format("data: dictionary {}: {}", d.dictionary, data::to_string(dp.stats)));
+    ENGRAM_CHECK(dp.size() > 0, "seq2seq data: dictionary {} gives no pairs", d.dictionary);
+    for (bool names : {true, false}) {
+      for (size_t i = 0; i < dp.size(); ++i) {
+        if (dp.name[i] != names) continue;
+        dict_text.src.push_back(d.dictionary_reverse ? dp.en[i] : dp.zh[i]);
+        dict_text.tgt.push_back(d.dictionary_reverse ? dp.zh[i] : dp.en[i]);
+      }
+      if (names) dict_names = dict_text.src.size();
+    }
+    if (d.dictionary_context_weight > 0) {
+      const std::vector<std::string>& zh = d.dictionary_reverse ? train_text.tgt : train_text.src;
+      const std::vector<std::string>& en = d.dictionary_reverse ? train_text.src : train_text.tgt;
+      std::vector<std::string> name_zh, name_en;
+      for (size_t i = 0; i < dp.size(); ++i) {
+        if (!dp.name[i]) continue;
+        name_zh.push_back(dp.zh[i]);
+        name_en.push_back(dp.en[i]);
+      }
+      // Slots grouped by their name: a name is drawn uniformly, then one of its pairs.
+      std::map<size_t, std::vector<size_t>> by_name;
+      for (const data::NameSlot& slot : data::find_name_slots(zh, en, name_zh, name_en)) by_name[slot.name].push_back(slot.pair);
+      ENGRAM_CHECK(!by_name.empty(), "seq2seq data: no training pair holds a dictionary name on both sides, so "
+                   "dictionary_context_weight has nothing to build on");
+      std::vector<size_t> slot_names;
+      int64_t slot_pairs = 0;
+      for (const auto& [name, pairs] : by_name) slot_names.push_back(name), slot_pairs += static_cast<int64_t>(pairs.size());
+      core::Rng pick(train::epoch_seed(cfg_.train.seed, -3));
+      for (size_t k = 0; k < name_zh.size(); ++k) {
+        const size_t slot = slot_names[pick.below(slot_names.size())];
+        const std::vector<size_t>& pairs = by_name[slot];
+        const size_t p = pairs[pick.below(pairs.size())];
+        auto [z, e] = data::swap_name(zh[p], en[p], name_zh[slot], name_en[slot], name_zh[k], name_en[k]);
+        context_text.src.push_back(d.dictionary_reverse ? std::move(e) : std::move(z));
+        context_text.tgt.push_back(d.dictionary_reverse ? std::move(z) : std::move(e));
+      }
+      note(log, fmt::format("data: {} names put into training sentences ({} training pairs hold one of {} names)",
+                            context_text.src.size(), slot_pairs, slot_names.size()));
     }
   }
   // ---- vocabularies: kept in the run directory, so a resumed run reuses them
@@ -130,14 +206,18 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     src_ = TextCodec::load(tok, Side::kSource, run);
     tgt_ = TextCodec::load(tok, Side::kTarget, run);
     note(log, fmt::format("vocab: loaded from {}", run));
-  } else if (tok.unit == TokenUnit::kSpm && tok.joint) {
-    std::vector<std::string> both = train_text.src;
-    both.insert(both.end(), train_text.tgt.begin(), train_text.tgt.end());
-    src_ = TextCodec::build(tok, Side::kSource, both, run);
-    tgt_ = TextCodec::load(tok, Side::kTarget, run);
-  } else {
-    src_ = TextCodec::build(tok, Side::kSource, train_text.src, run);
-    tgt_ = TextCodec::build(tok, Side::kTarget, train_text.tgt, run);
+  } else {  // from the training text, each dictionary pair once
+    std::vector<std::string> src_text = train_text.src, tgt_text = train_text.tgt;
+    src_text.insert(src_text.end(), dict_text.src.begin(), dict_text.src.end());
+    tgt_text.insert(tgt_text.end(), dict_text.tgt.begin(), dict_text.tgt.end());
+    if (tok.unit == TokenUnit::kSpm && tok.joint) {
+      src_text.insert(src_text.end(), tgt_text.begin(), tgt_text.end());
+      src_ = TextCodec::build(tok, Side::kSource, src_text, run);
+      tgt_ = TextCodec::load(tok, Side::kTarget, run);
+    } else {
+      src_ = TextCodec::build(tok, Side::kSource, src_text, run);
+      tgt_ = TextCodec::build(tok, Side::kTarget, tgt_text, run);
+    }
   }
   cfg_.seq2seq.src_vocab = src_->size();
   cfg_.seq2seq.tgt_vocab = tgt_->size();
@@ -150,6 +230,40 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                         d.max_length));
   valid_ = encode_pairs(valid_text, *src_, *tgt_, d.max_length, &valid_text_, &dropped);
   note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
+  if (held_out && train::world().root()) {  // the held-out pairs validation scores, for scoring runs elsewhere
+    auto joined = [](const std::vector<std::string>& lines) {
+      std::string text;
+      for (const std::string& l : lines) text += l + "\n";
+      return text;
+    };
+    io::write_file_atomic(fs::path(run) / "valid.src", joined(valid_text_.src));
+    io::write_file_atomic(fs::path(run) / "valid.tgt", joined(valid_text_.tgt));
+  }
+  int64_t dict_dropped = 0;
+  if (!dict_text.src.empty()) {
+    // Groups of equal weight class (0 names, 1 other entries, 2 names in sentences) and batching
+    // lengths, each in a fixed seeded order (the cycle begin_epoch walks). Names are dict_text's
+    // first dict_names pairs.
+    std::map<std::tuple<int, int64_t, size_t, size_t>, std::vector<int64_t>> groups;
+    auto add = [&](const std::string& src, const std::string& tgt, int kind) {
+      data::Example e{src_->encode(src), tgt_->encode(tgt)};
+      if (e.src.empty() || e.tgt.empty() || static_cast<int>(e.src.size()) > d.max_length ||
+          static_cast<int>(e.tgt.size()) > d.max_length) {
+        ++dict_dropped;
+        return;
+      }
+      groups[{kind, data::example_steps(e), e.tgt.size(), e.src.size()}].push_back(static_cast<int64_t>(dict_.size()));
+      dict_.push_back(std::move(e));
+    };
+    for (size_t i = 0; i < dict_text.src.size(); ++i) add(dict_text.src[i], dict_text.tgt[i], i < dict_names ? 0 : 1);
+    for (size_t i = 0; i < context_text.src.size(); ++i) add(context_text.src[i], context_text.tgt[i], 2);
+    const double weights[] = {d.dictionary_name_weight, d.dictionary_weight, d.dictionary_context_weight};
+    core::Rng order(train::epoch_seed(cfg_.train.seed, -1));
+    for (auto& [key, members] : groups) {
+      order.shuffle(members.begin(), members.end());
+      dict_groups_.push_back({weights[std::get<0>(key)], std::move(members)});
+    }
+  }
   ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
   train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
@@ -161,6 +275,16 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                         cfg_.seq2seq.hidden, cfg_.seq2seq.decoder_layers, model_->params().numel()));
   begin_epoch(0, cfg_.train.seed);
   batches_ = plan_.size();
+  if (!dict_.empty()) {
+    int64_t main_tokens = 0, dict_tokens = 0;
+    for (size_t i = 0; i < epoch_examples_.size(); ++i)
+      (i < train_.size() ? main_tokens : dict_tokens) += static_cast<int64_t>(epoch_examples_[i].tgt.size()) + 1;
+    note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} in each epoch (weights: names {}, others {}, "
+                          "names in sentences {}): {:.1f}% of an epoch's {} target tokens", dict_.size(), dict_dropped,
+                          epoch_examples_.size() - train_.size(), d.dictionary_name_weight, d.dictionary_weight,
+                          d.dictionary_context_weight,
+                          100.0 * dict_tokens / std::max<int64_t>(main_tokens + dict_tokens, 1), main_tokens + dict_tokens));
+  }
 }
 
 std::vector<std::filesystem::path> Seq2SeqTask::checkpoint_files() const {
@@ -177,8 +301,24 @@ void Seq2SeqTask::begin_epoch(int epoch, uint64_t seed) {
   epoch_ = epoch;
   seed_ = seed;
   core::Rng rng(train::epoch_seed(seed, epoch));
-  plan_ = data::plan_batches(train_, {.max_tokens = cfg_.data.max_tokens, .max_sentences = cfg_.data.max_sentences},
+  epoch_examples_ = train_;
+  for (const DictGroup& g : dict_groups_) {
+    const int64_t whole = static_cast<int64_t>(std::floor(g.weight));
+    const double frac = g.weight - static_cast<double>(whole);
+    for (int64_t r = 0; r < whole; ++r)
+      for (int64_t i : g.members) epoch_examples_.push_back(dict_[static_cast<size_t>(i)]);
+    if (frac > 0) {  // epoch e takes positions [e*c, e*c + c) of the group's cycle (mod its size)
+      const int64_t n = static_cast<int64_t>(g.members.size());
+      const int64_t c = std::min<int64_t>(n, static_cast<int64_t>(std::ceil(frac * static_cast<double>(n))));
+      const int64_t start = (static_cast<int64_t>(epoch) % n) * c % n;
+      for (int64_t k = 0; k < c; ++k) epoch_examples_.push_back(dict_[static_cast<size_t>(g.members[(start + k) % n])]);
+    }
+  }
+  plan_ = data::plan_batches(epoch_examples_, {.max_tokens = cfg_.data.max_tokens, .max_sentences = cfg_.data.max_sentences},
                              &rng);
+  // Every epoch holds the same lengths, so the same number of batches.
+  ENGRAM_CHECK(batches_ == 0 || plan_.size() == batches_, "seq2seq: epoch {} has {} batches, epoch 0 had {}", epoch,
+               plan_.size(), batches_);
 }
 
 train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
@@ -189,9 +329,9 @@ train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
   const auto [lo, hi] = train::shard_range(static_cast<int64_t>(all.size()), shard());
   if (lo == hi) return {0, 0};
   int64_t batch_tokens = 0;
-  for (int64_t i : all) batch_tokens += static_cast<int64_t>(train_[static_cast<size_t>(i)].tgt.size()) + 1;  // + <eos>
+  for (int64_t i : all) batch_tokens += static_cast<int64_t>(epoch_examples_[static_cast<size_t>(i)].tgt.size()) + 1;  // + <eos>
   const std::vector<int64_t> mine(all.begin() + lo, all.begin() + hi);
-  const data::Batch batch = data::collate(train_, mine);
+  const data::Batch batch = data::collate(epoch_examples_, mine);
   // Dropout masks are a pure function of (seed, epoch, batch): a resumed run draws the same ones.
   core::Rng dropout(train::shard_seed(train::batch_seed(seed_, epoch_, index), shard()));
   graph_.reset();

@@ -1,11 +1,13 @@
 // Training Seq2Seq on parallel text: the run configuration (`engram train CONFIG.yaml` with
 // `model: seq2seq`), data loading (plain-text parallel files, tab-separated pair files such as
-// Tatoeba, or the generated dates task), vocabularies built once and kept in the run directory,
+// Tatoeba, or the generated dates task; optionally CC-CEDICT entries as extra short pairs beside
+// them, data/cedict.h), vocabularies built once and kept in the run directory,
 // and the train::TrainTask adapter: token-budget batches with length bucketing in an order that
 // is a pure function of (seed, epoch), teacher-forced label-smoothed loss, and validation by dev
 // perplexity, greedy BLEU and exact match.
-// Run directory: RUN/train.yaml (the effective config), RUN/{src,tgt}.vocab.txt or *.spm, and the
-// Trainer's RUN/last/, RUN/best/, RUN/metrics.jsonl.
+// Run directory: RUN/train.yaml (the effective config), RUN/{src,tgt}.vocab.txt or *.spm,
+// RUN/valid.{src,tgt} (the validation pairs, one a line, when they are held out of the training
+// file), and the Trainer's RUN/last/, RUN/best/, RUN/metrics.jsonl.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,26 @@ struct Seq2SeqDataConfig {
   int64_t max_sentences = 0;         // and at most this many pairs per batch (0 = no cap)
   int64_t bleu_sentences = 1000;     // validation BLEU / exact match on at most this many pairs
   int decode_batch = 64;             // sentences decoded together in validation
+  // A share of the training pairs (a fixed seeded choice, never validation pairs) loses its
+  // final punctuation on both sides (data::strip_final_punctuation; pairs where either side has
+  // none are left as they are): a sentence typed without its full stop is still a sentence.
+  double unpunctuated_share = 0;
+  // CC-CEDICT entries as extra training pairs (headword -> gloss, data/cedict.h); never in
+  // validation. Names (proper nouns) and other entries have weights of their own. For weight w,
+  // an epoch holds floor(w) copies of each pair and, of each group of pairs with the same weight
+  // and batching lengths (example_steps, target, source), the next ceil(frac(w) * group size)
+  // pairs of a fixed seeded cycle through the group: so every epoch has the same lengths (the
+  // same number of batches) and each pair of a group comes round equally often.
+  std::string dictionary;              // CC-CEDICT file ("" = none)
+  double dictionary_weight = 1.0;      // w >= 0 of entries that are not names
+  double dictionary_name_weight = 1.0;  // w >= 0 of names (the entry's pinyin is capitalised)
+  // Names in sentences (data/name_swap.h): one pair per dictionary name, made once (seeded) from
+  // a training pair where another name stood (the slot name drawn uniformly, then one of its
+  // pairs), never from validation pairs. 0 = none.
+  double dictionary_context_weight = 0;
+  int64_t dictionary_max_chars = 8;  // headwords of at most this many characters
+  int64_t dictionary_max_words = 6;  // glosses of at most this many words
+  bool dictionary_reverse = false;   // gloss -> headword (for an English-to-Chinese model)
 
   template <class V>
   void visit(V& v) {
@@ -58,6 +80,19 @@ struct Seq2SeqDataConfig {
     v("max_sentences", max_sentences, "max pairs per batch (0 = no cap)");
     v("bleu_sentences", bleu_sentences, "validation BLEU on at most this many pairs");
     v("decode_batch", decode_batch, "sentences decoded together in validation");
+    v("dictionary", dictionary, "CC-CEDICT file whose entries are extra training pairs (Chinese headword -> "
+      "English gloss); empty = none");
+    v("unpunctuated_share", unpunctuated_share, "share of the training pairs (fixed seeded choice) whose final "
+      "punctuation is removed on both sides, so that input without a full stop translates as a sentence");
+    v("dictionary_weight", dictionary_weight, "dictionary entries that are not names: pairs per epoch, in copies of "
+      "them (0.25: a quarter each epoch, in a cycle)");
+    v("dictionary_name_weight", dictionary_name_weight, "dictionary names (capitalised pinyin: places, people): "
+      "pairs per epoch, in copies of them");
+    v("dictionary_context_weight", dictionary_context_weight, "names in sentences: one training pair per name with "
+      "the name put where another name stood (e.g. Shanghai -> Beijing); pairs per epoch, in copies of them");
+    v("dictionary_max_chars", dictionary_max_chars, "dictionary: headwords of at most this many characters");
+    v("dictionary_max_words", dictionary_max_words, "dictionary: glosses of at most this many words");
+    v("dictionary_reverse", dictionary_reverse, "dictionary pairs as English gloss -> Chinese headword");
   }
 };
 
@@ -104,6 +139,9 @@ class Seq2SeqTask final : public train::TrainTask {
   const TextCodec& src_codec() const { return *src_; }
   const TextCodec& tgt_codec() const { return *tgt_; }
   const TextPairs& valid_text() const { return valid_text_; }
+  // The examples of the epoch begin_epoch() last set up: the training pairs, then the dictionary's.
+  const std::vector<data::Example>& epoch_examples() const { return epoch_examples_; }
+  int64_t main_examples() const { return static_cast<int64_t>(train_.size()); }
   const Seq2SeqTrainConfig& config() const { return cfg_; }
 
  private:
@@ -111,6 +149,13 @@ class Seq2SeqTask final : public train::TrainTask {
   std::optional<TextCodec> src_, tgt_;
   std::unique_ptr<Seq2Seq> model_;
   std::vector<data::Example> train_, valid_;       // encoded, length-filtered
+  std::vector<data::Example> dict_;                // encoded dictionary pairs (data.dictionary)
+  struct DictGroup {
+    double weight = 0;
+    std::vector<int64_t> members;  // dict_ indices of equal weight and batching lengths, seeded order
+  };
+  std::vector<DictGroup> dict_groups_;
+  std::vector<data::Example> epoch_examples_;     // this epoch's examples: train_, then the dictionary's
   TextPairs valid_text_;                           // raw validation text (BLEU references)
   std::vector<std::vector<int64_t>> plan_;         // this epoch's batches (example indices)
   size_t batches_ = 0;

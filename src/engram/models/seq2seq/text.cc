@@ -54,19 +54,22 @@ TextCodec TextCodec::build(const TokenizerConfig& cfg, Side side, const std::vec
   c.lowercase_ = cfg.lowercase;
   std::filesystem::create_directories(dir);
   const std::string path = path_in(dir, file_name(cfg, side));
+  ENGRAM_CHECK(cfg.src_vocab_size >= 0 && !(cfg.joint && cfg.src_vocab_size > 0),
+               "tokenizer: src_vocab_size {} must be >= 0, and 0 with a joint model", cfg.src_vocab_size);
+  const int size = side == Side::kSource && cfg.src_vocab_size > 0 ? cfg.src_vocab_size : cfg.vocab_size;
   if (cfg.unit == TokenUnit::kSpm) {
     std::vector<std::string> norm;
     norm.reserve(lines.size());
     for (const std::string& l : lines) norm.push_back(c.normalise(l));
     data::train_spm_from_lines(norm, path,
-                               {.vocab_size = cfg.vocab_size, .character_coverage = cfg.character_coverage});
+                               {.vocab_size = size, .character_coverage = cfg.character_coverage});
     c.spm_ = std::make_shared<const data::SpmModel>(data::SpmModel::load(path));
     return c;
   }
   data::TokenCounts counts;
   for (const std::string& l : lines)
     for (std::string& t : c.split(l)) ++counts[t];
-  c.vocab_ = data::Vocab::build(counts, {.min_count = cfg.min_count, .max_size = cfg.vocab_size});
+  c.vocab_ = data::Vocab::build(counts, {.min_count = cfg.min_count, .max_size = size});
   c.vocab_.save(path);
   return c;
 }
