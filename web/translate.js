@@ -46,7 +46,7 @@ Explorer.pages.push({
           model: m.name, src: [src.value], beam: b, n_best: k, alpha: a, alignments: true,
         });
         const hyp = reply.translations[0][0];
-        const hasAlpha = hyp && hyp.alignment.some((row) => row.length > 0);
+        const hasAlpha = hyp && (hyp.alignment || []).some((row) => row.length > 0);
         columns.push(el('div', {class: 'compared-model', 'data-model': m.name}, [
           el('h3', {text: m.name}),
           el('p', {class: 'translation', text: hyp ? hyp.tgt : ''}),

@@ -227,6 +227,55 @@ async function testTranslate(page, base) {
   await page.screenshot({path: path.join(outDir, 'translate-decode.png'), fullPage: true});
 }
 
+// Two seq2seq models side by side, one with attention and one without (the fixed-C baseline),
+// and a Chinese -> English model's page opening on the seeds' sentence. The page is shown the
+// golden model under two zh-en names (its /v1/models and /v1/translate requests intercepted);
+// the "fixed-C" one's replies lose their α rows, as a model with attention: none answers.
+async function testCompare(browser, base) {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(30_000);
+  await page.setViewport({width: 1200, height: 900});
+  await page.setRequestInterception(true);
+  const seq = (await (await fetch(base + '/v1/models')).json()).models.find((m) => m.family === 'seq2seq');
+  const names = ['zh-en-attention', 'zh-en-fixed-c'];
+  page.on('request', async (req) => {
+    const route = new URL(req.url()).pathname;
+    if (route === '/v1/models') {
+      return req.respond({status: 200, contentType: 'application/json',
+        body: JSON.stringify({models: names.map((name) => ({...seq, name}))})});
+    }
+    if (route === '/v1/translate' && req.method() === 'POST') {
+      const body = JSON.parse(req.postData());
+      const fixed = body.model === names[1];
+      body.model = seq.name;
+      const res = await fetch(base + route, {method: 'POST', body: JSON.stringify(body), headers: {'Content-Type': 'application/json'}});
+      const data = await res.json();
+      if (fixed && data.translations) for (const hyps of data.translations) for (const h of hyps) h.alignment = h.alignment.map(() => []);
+      return req.respond({status: res.status, contentType: 'application/json', body: JSON.stringify(data)});
+    }
+    return req.continue();
+  });
+  await page.goto(`${base}/#translate`, {waitUntil: 'load'});
+  await page.waitForSelector('#page-translate', {visible: true});
+  const opened = await page.$eval('#translate-src', (e) => e.value);
+  check(opened === '欢迎来北京', `translate: with a zh model loaded the page opens on the seeds' sentence ("${opened}")`);
+  const [sentence, expected] = goldenCases('seq2seq')[0];
+  await page.$eval('#translate-src', (e) => { e.value = ''; });
+  await page.type('#translate-src', sentence);
+  await page.click('#translate-compare');
+  await page.click('#translate-go');
+  await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('page-translate').dataset.state));
+  const columns = await page.$$eval('#translate-compared .compared-model', (c) => c.map((x) => ({
+    name: x.dataset.model, text: x.querySelector('.translation').textContent,
+    cells: x.querySelectorAll('rect.cell').length, hint: (x.querySelector('.hint') || {}).textContent || ''})));
+  check(columns.length === 2 && columns.every((c, i) => c.name === names[i] && c.text === expected),
+      `translate: all models side by side, each with its translation: ${JSON.stringify(columns.map((c) => [c.name, c.text]))}`);
+  check(columns.length === 2 && columns[0].cells > 0 && columns[1].cells === 0 && /fixed vector C/.test(columns[1].hint),
+      'translate: the attention model shows its heatmap, the fixed-C model says it has none');
+  await page.screenshot({path: path.join(outDir, 'translate-compare.png'), fullPage: true});
+  await page.close();
+}
+
 async function testBabi(page, base) {
   const [line, expected] = goldenCases('memn2n')[0];
   const sentences = line.match(/[^.?]+[.?]/g).map((s) => s.trim());
@@ -411,6 +460,7 @@ async function main() {
     }
   }
   check(problems.length === 0, `no script error or CSP violation: ${JSON.stringify(problems)}`);
+  await testCompare(browser, base).catch((e) => check(false, `compare: ${e.stack || e.message}`));
 
   // A page only for the loaded families: the same server's /v1/models with the memn2n model alone.
   const only = await browser.newPage();
