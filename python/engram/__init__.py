@@ -113,13 +113,15 @@ class Model:
 
     # ---- conveniences, one per family ----
 
-    def translate_batch(self, sources, beam=1, n_best=1, return_attention=False, target_prefix=None, **options):
+    def translate_batch(self, sources, beam=1, n_best=1, return_attention=False, target_prefix=None, batch=64,
+                        **options):
         """seq2seq: a list of sentences -> per sentence its n-best list of {"tgt", "score"} (with
-        return_attention: "attention" α [T, S], "src_tokens", "tgt_tokens")."""
+        return_attention: "attention" α [T, S], "src_tokens", "tgt_tokens"). ``batch``: sentences
+        decoded together, sorted by length (``engram translate --batch``)."""
         self._need("seq2seq", "translate_batch")
         if isinstance(sources, str):
             raise TypeError("translate_batch takes a list of sentences; translate(sentence) takes one")
-        reply = self.run(src=list(sources), beam=beam, n_best=n_best, alignments=return_attention,
+        reply = self.run(src=list(sources), beam=beam, n_best=n_best, alignments=return_attention, batch=batch,
                          target_prefix=None if target_prefix is None else list(target_prefix), **options)
         out = reply["translations"]
         for hyps in out:

@@ -99,8 +99,21 @@ class Model {
   std::string run(const std::string& body) const {
     py::gil_scoped_release release;
     core::kernels::set_blas_threads(threads_);
-    const json request = json::parse(body);
+    json request = json::parse(body);
+    // "batch" is the server's own option over HTTP; here it is the caller's: inputs decoded
+    // together (DecodeOptions::chunk), checked as the CLI's --batch.
+    int batch = 0;
+    if (request.is_object() && request.contains("batch")) {
+      ENGRAM_CHECK(request["batch"].is_number_integer(), "'batch' must be an integer");
+      batch = request["batch"].get<int>();
+      ENGRAM_CHECK(batch >= 1 && batch <= decode::kMaxBatch, "batch {} must be in [1, {}]", batch, decode::kMaxBatch);
+      request.erase("batch");
+    }
     std::unique_ptr<models::Request> r = model_->parse_request(request, python_limits());
+    if (batch > 0) {
+      r->options.batch = batch;
+      r->options.chunk = batch;
+    }
     const models::Request* one[1] = {r.get()};
     return model_->run_requests(one)[0].dump(-1, ' ', false, json::error_handler_t::replace);
   }

@@ -47,6 +47,10 @@ def test_seq2seq_translates_as_the_cli_with_alpha_arrays():
     assert out[0][0]["score"] >= out[0][1]["score"]
     # beam 3 equals the CLI's beam 3
     assert out[0][0]["tgt"] == cli("translate", "-m", golden("seq2seq"), "--beam", "3", stdin=srcs[0] + "\n").strip()
+    # batch: sentences decoded together, as the CLI's --batch (same translations, range checked)
+    assert [h[0]["tgt"] for h in m.translate_batch(srcs, batch=2)] == want
+    with pytest.raises(engram.Error, match="batch 0 must be in"):
+        m.translate_batch(srcs, batch=0)
     # a target prefix is forced first
     forced = m.translate_batch([srcs[0]], target_prefix=["2027"])[0][0]["tgt"]
     assert forced.startswith("2027")

@@ -53,6 +53,9 @@ struct DecodeOptions {
   // Token streaming (greedy and sampling only): each token as it is chosen, with its α row (the
   // CLI prints it; HTTP answers with Server-Sent Events).
   bool stream = false;
+  // Not an option of the schema (no flag, no JSON field): the inputs a caller decoding its own
+  // inputs (Python's `batch` keyword) asks a route to decode together; 0 = the family's choice.
+  int chunk = 0;
 
   template <class V>
   void visit(V& v) {

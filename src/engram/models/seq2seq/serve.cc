@@ -84,8 +84,10 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
       return out;
     }
     // Decoded kSmallRows sentences at a time (sorted by length over the whole batch): those
-    // products run on the packed few-row kernel; a beam multiplies the rows anyway.
-    o.batch_size = std::min(static_cast<int>(inputs.size()), core::kernels::kSmallRows);
+    // products run on the packed few-row kernel; a beam multiplies the rows anyway. A caller
+    // decoding its own inputs may ask for larger chunks (options.chunk).
+    o.batch_size = options.chunk > 0 ? options.chunk
+                                     : std::min(static_cast<int>(inputs.size()), core::kernels::kSmallRows);
     for (const Translation& t : translate(inputs, o)) out.push_back(to_json(t, o.search.alignments));
     return out;
   };
