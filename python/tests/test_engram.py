@@ -3,8 +3,10 @@
 same answers from Python; the arrays' shapes and dtypes; options and errors; the GIL released
 while decoding; a short training run, stopped and resumed; the metrics equal to the CLI's."""
 
+import json
 import os
 import subprocess
+import sys
 import threading
 import time
 
@@ -189,5 +191,38 @@ def test_metrics_equal_the_cli():
     c = engram.chrf(hyps, refs)
     assert c["name"] == "chrF2"
     assert f"{c['score']:.4f}" == cli("eval", "chrf", os.path.join(g, "readme.hyp"), *ref_files, "-b", "-w", "4").strip()
+    rg = os.path.join(SOURCE, "tests", "golden", "rouge_score")
+    read = lambda f: open(os.path.join(rg, f), encoding="utf-8").read().splitlines()
+    got = engram.rouge(read("prediction.txt"), read("target.txt"), use_stemmer=True)
+    want = json.loads(cli("rouge", os.path.join(rg, "prediction.txt"), os.path.join(rg, "target.txt"), "--stem",
+                          "--json", "-w", "6"))
+    for ours, theirs in [("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L")]:
+        assert got[ours]["f1"] * 100 == pytest.approx(want[theirs]["f1"], abs=1e-5), ours
     r = engram.rouge(["the cat sat"], ["the cat sat down"])
     assert r["rouge1"]["precision"] == pytest.approx(1.0) and r["rouge1"]["recall"] == pytest.approx(0.75)
+
+
+def test_ctrl_c_stops_training_after_the_update_and_the_run_resumes(tmp_path):
+    """SIGINT in a real process: KeyboardInterrupt reaches the caller once the run has stopped
+    and saved last/ (the trainer's own thread finishes its update first)."""
+    import signal
+    run_dir = str(tmp_path / "run")
+    code = (
+        "import sys, engram\n"
+        "try:\n"
+        "    engram.train(sys.argv[1], {'train.max_steps': 100000, 'train.run_dir': sys.argv[2], 'train.log_every': 5,\n"
+        "                  'train.valid_every': 0, 'data.generate_train': 2000, 'data.generate_valid': 50,\n"
+        "                  'data.bleu_sentences': 0, 'train.max_minutes': 0, 'train.max_epochs': 10000},\n"
+        "                 on_progress=lambda e: print('event', e.get('step'), flush=True), poll_seconds=0.02)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(3)\n")
+    p = subprocess.Popen([sys.executable, "-c", code, os.path.join(SOURCE, "configs", "dates.yaml"), run_dir],
+                         stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    for line in p.stdout:
+        if line.startswith("event"):
+            break
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 3 and "interrupted" in out, (p.returncode, out)
+    assert os.path.isdir(os.path.join(run_dir, "last"))
