@@ -226,3 +226,26 @@ def test_ctrl_c_stops_training_after_the_update_and_the_run_resumes(tmp_path):
     out, _ = p.communicate(timeout=120)
     assert p.returncode == 3 and "interrupted" in out, (p.returncode, out)
     assert os.path.isdir(os.path.join(run_dir, "last"))
+
+
+def test_transcribe_a_path_bytes_and_a_waveform_as_the_cli():
+    """speech: the web test's small untrained model (tests/web/models/speech; there is no golden
+    speech model) on a golden recording: a path, its bytes and its samples as a numpy waveform
+    give what `engram speech transcribe` gives, with the pictures' arrays."""
+    import wave
+    model = os.path.join(SOURCE, "tests", "web", "models", "speech")
+    wav = os.path.join(SOURCE, "tests", "golden", "audio", "synth8k.wav")
+    want = cli("speech", "transcribe", "-m", model, wav).split("\t")[1].strip()
+    m = engram.load(model)
+    r = m.transcribe(wav)
+    assert r["text"] == want
+    assert r["spectrogram"].ndim == 2 and r["attention"].shape[0] >= len(r["digits"])
+    assert m.transcribe(open(wav, "rb").read())["text"] == want
+    with wave.open(wav) as w:
+        rate, pcm = w.getframerate(), np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+    assert m.transcribe(pcm, sample_rate=rate)["text"] == want
+    assert m.transcribe(pcm.astype(np.float32) / 32767.0, sample_rate=rate)["text"] == want
+    with pytest.raises(engram.Error, match="Hz"):
+        m.transcribe(pcm, sample_rate=rate * 2)
+    with pytest.raises(TypeError, match="sample_rate"):
+        m.transcribe(pcm)
