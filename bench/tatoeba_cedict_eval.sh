@@ -44,7 +44,7 @@ printf '%s\n' "${seeds[@]}" > "$tmp/seeds.zh"
 
 echo "Held-out pairs: $split/valid.{src,tgt} ($(wc -l < "$split/valid.src") pairs); places: bench/data/zh-en-places.tsv ($(wc -l < "$tmp/places.zh") pairs)."
 echo
-echo "| run | attention | dictionary (weight) | epochs (steps) | train min | dev BLEU (greedy, best) | held-out BLEU greedy | BLEU beam $beam | chrF2 beam $beam | places BLEU greedy | places BLEU beam $beam | places chrF2 beam $beam |"
+echo "| run | attention (style) | CC-CEDICT weights | epochs (steps) | train min | dev BLEU (greedy, best) | held-out BLEU greedy | BLEU beam $beam | chrF2 beam $beam | places BLEU greedy | places BLEU beam $beam | places chrF2 beam $beam |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for run in "$@"; do
   name=$(basename "$run")
@@ -66,14 +66,18 @@ for run in "$@"; do
   pg=$(score bleu "$out/places.greedy.en" "$tmp/places.en")
   pb=$(score bleu "$out/places.beam.en" "$tmp/places.en")
   pc=$(score chrf "$out/places.beam.en" "$tmp/places.en")
-  att=$(grep -m1 '^  attention:' "$run/train.yaml" | awk '{print $2}')
+  att="$(grep -m1 '^  attention:' "$run/train.yaml" | awk '{print $2}') ($(grep -m1 '^  style:' "$run/train.yaml" | awk '{print $2}'))"
   dict=$(python3 - "$run/train.yaml" <<'EOF'
 import re, sys
 t = open(sys.argv[1]).read()
-d = re.search(r'^  dictionary: (.*?)\s*(#|$)', t, re.M)
-w = re.search(r'^  dictionary_weight: (\S+)', t, re.M)
-name = d.group(1).strip('"') if d else ""
-print(f"{name} ({w.group(1)})" if name else "none")
+def key(k):
+    m = re.search(r'^  ' + k + r': (.*?)\s*(#|$)', t, re.M)
+    return m.group(1).strip('"') if m else ""
+if not key("dictionary"):
+    print("none")
+else:
+    print(f'names {key("dictionary_name_weight")}, others {key("dictionary_weight")}, '
+          f'in sentences {key("dictionary_context_weight") or 0}; unpunctuated {key("unpunctuated_share") or 0}')
 EOF
 )
   best=$(python3 - "$run/metrics.jsonl" <<'EOF'
