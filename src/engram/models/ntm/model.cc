@@ -1,5 +1,6 @@
 // The "ntm" model: builds the NTM or the LSTM baseline for its task, saves / loads it.
 #include "engram/models/ntm/model.h"
+#include "engram/models/loading.h"
 
 #include <sstream>
 
@@ -22,16 +23,9 @@ NtmTaskModel::NtmTaskModel(const NtmModelConfig& cfg, core::Rng& rng) : cfg_(cfg
 YAML::Node NtmTaskModel::config() const { return io::to_yaml(cfg_); }
 
 std::unique_ptr<LoadedNtmModel> load_ntm_model(const std::filesystem::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == NtmTaskModel::kName, "{} holds a '{}' model, not an '{}' model", dir.string(),
-               info.model_name, NtmTaskModel::kName);
-  NtmModelConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
   auto m = std::make_unique<LoadedNtmModel>();
   m->model_dir = dir;
-  m->model = std::make_unique<NtmTaskModel>(cfg, rng);
-  io::load_checkpoint(dir, m->model->params());
+  m->model = load_checkpoint_model<NtmTaskModel, NtmModelConfig>(dir);
   return m;
 }
 

@@ -1,6 +1,7 @@
 // Decoding, metrics and the eval table of the pointer tasks; the loaded model directory.
 // Dims: B instances per decoding batch, n points, R output steps.
 #include "engram/models/pointer/eval.h"
+#include "engram/models/loading.h"
 
 #include <fmt/format.h>
 
@@ -365,16 +366,9 @@ std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow>
 // ---- the loaded model directory
 
 std::unique_ptr<LoadedPointerModel> load_pointer_model(const std::filesystem::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == PointerNet::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
-               info.model_name, PointerNet::kName);
-  PointerConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
   auto m = std::make_unique<LoadedPointerModel>();
   m->model_dir = dir;
-  m->model = std::make_unique<PointerNet>(cfg, rng);
-  io::load_checkpoint(dir, m->model->params());
+  m->model = load_checkpoint_model<PointerNet, PointerConfig>(dir);
   m->packed = std::make_unique<core::PackedWeights>(nn::packed_weights(m->model->params()));
   return m;
 }

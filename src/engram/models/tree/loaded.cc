@@ -8,6 +8,7 @@
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
 #include "engram/models/tree/task.h"
+#include "engram/models/loading.h"
 #include "engram/viz/tree.h"
 
 namespace engram::models {
@@ -34,22 +35,16 @@ const char* sentiment_name(int32_t label, int classes) {
 }
 
 std::unique_ptr<LoadedTreeModel> load_tree_model(const fs::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == TreeModel::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
-               info.model_name, TreeModel::kName);
-  TreeConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
   auto m = std::make_unique<LoadedTreeModel>();
   m->model_dir = dir;
+  m->model = load_checkpoint_model<TreeModel, TreeConfig>(dir);
+  const TreeConfig& cfg = m->model->tree_config();
   const fs::path vocab = find_file(dir, "vocab.txt");
   ENGRAM_CHECK(!vocab.empty(), "{}: no vocab.txt (in the directory or its parent)", dir.string());
   m->vocab = data::Vocab::load(vocab.string());
   ENGRAM_CHECK(m->vocab.size() == cfg.vocab, "{}: vocab.txt has {} words, the model {}", dir.string(), m->vocab.size(),
                cfg.vocab);
   if (const fs::path d = find_file(dir, "data.yaml"); !d.empty()) m->data = io::load_config<TreeDataConfig>(d);
-  core::Rng rng(1);
-  m->model = std::make_unique<TreeModel>(cfg, rng);
-  io::load_checkpoint(dir, m->model->params());
   return m;
 }
 
