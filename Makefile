@@ -3,7 +3,7 @@ BUILD    ?= build
 JOBS     ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo bench asan tsan fuzz clean
+.PHONY: all deps build test demo bench asan tsan fuzz clean python
 
 all: build
 
@@ -19,6 +19,12 @@ build: $(BUILD)/CMakeCache.txt
 test: deps
 	$(MAKE) build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The Python package (python/, docs/python.md) in $(BUILD)/python: PYTHONPATH=$(BUILD)/python.
+python: deps
+	$(MAKE) build
+	@test -f $(BUILD)/python/engram/__init__.py || { echo "the Python package was not built: pybind11 not found (make deps installs pybind11-dev)"; exit 1; }
+	@echo "PYTHONPATH=$(BUILD)/python /usr/bin/python3 -c 'import engram'"
 
 demo: deps
 	$(MAKE) build

@@ -28,6 +28,44 @@ Explorer.api = async function (path, body) {
   return data;
 };
 
+// POSTs `body` (with "stream": true) to `path` and reads its Server-Sent Events as they arrive:
+// onEvent(name, data) for each (data parsed as JSON). Resolves to the "result" event's data;
+// rejects with the server's error (a JSON reply before streaming, or an "error" event).
+Explorer.stream = async function (path, body, onEvent) {
+  const res = await fetch(path, {
+    method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({...body, stream: true}),
+  });
+  if (!res.ok || !(res.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
+    let data = {};
+    try { data = await res.json(); } catch (e) { /* not JSON: the status says it */ }
+    throw new Error(data.error || `${path}: HTTP ${res.status}`);
+  }
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '', result = null;
+  for (;;) {
+    const {value, done} = await reader.read();
+    buffer += decoder.decode(value || new Uint8Array(), {stream: !done});
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = 'message', data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) name = line.slice(7);
+        else if (line.startsWith('data: ')) data += line.slice(6);
+      }
+      const parsed = JSON.parse(data);
+      if (name === 'error') throw new Error(parsed.error || `${path}: error ${parsed.status}`);
+      if (name === 'result') result = parsed;
+      onEvent(name, parsed);
+    }
+    if (done) break;
+  }
+  if (result === null) throw new Error(`${path}: the stream ended without a result`);
+  return result;
+};
+
 // el('div', {class: 'x', text: 'hi', onclick: f}, [children]): an HTML element.
 Explorer.el = function (tag, attrs = {}, children = []) {
   const e = document.createElement(tag);

@@ -371,6 +371,41 @@ TEST(GraphTest, Bf16WeightsServeProductsWithoutGradients) {
   EXPECT_LT(cell_diff, 0.02);
 }
 
+// Several buffers in one Bf16Weights (an ensemble's stores decoded in one graph): a product reads
+// the bf16 copy of whichever buffer holds its weight, each as a one-buffer copy would give;
+// weights outside every buffer stay fp32; overlapping buffers are refused.
+TEST(GraphTest, Bf16WeightsOfSeveralBuffers) {
+  Rng rng(8);
+  const int n = 24, k = 40;
+  Floats first(n * k), second(n * k + 7), outside(n * k), xs(3 * k);
+  for (auto* v : {&first, &second, &outside, &xs})
+    for (auto& e : *v) e = rng.uniform(-1, 1);
+  const Bf16Weights::Buffer buffers[] = {{first, {{0, n, k}}}, {second, {{7, n, k}}}};
+  const Bf16Weights both(buffers);
+  const Bf16Weights::Matrix m0[] = {{0, n, k}}, m7[] = {{7, n, k}};
+  const Bf16Weights only_first(first, m0), only_second(second, m7);
+  ASSERT_NE(both.find(first.data() + 5), nullptr);
+  ASSERT_NE(both.find(second.data() + 9), nullptr) << "the second buffer is found";
+  EXPECT_EQ(*both.find(first.data() + 5), *only_first.find(first.data() + 5));
+  EXPECT_EQ(*both.find(second.data() + 9), *only_second.find(second.data() + 9));
+  EXPECT_EQ(both.find(outside.data()), nullptr);
+  EXPECT_EQ(both.find_packed(second.data() + 7, n, k) != nullptr, kernels::packed_bf16_kernel());
+  EXPECT_EQ(both.find_packed(second.data(), n, k), nullptr) << "not a listed matrix";
+  Graph g(false);
+  auto run = [&](const Bf16Weights* w, const float* weight) {
+    g.use_bf16_weights(w);
+    Var y = affine(g.input(Tensor{xs.data(), {3, k}}), g.input(Tensor{const_cast<float*>(weight), {n, k}}));
+    return Floats(y.data(), y.data() + y.numel());
+  };
+  const Floats fp32_second = run(nullptr, second.data() + 7);
+  EXPECT_EQ(run(&both, first.data()), run(&only_first, first.data()));
+  EXPECT_EQ(run(&both, second.data() + 7), run(&only_second, second.data() + 7));
+  EXPECT_NE(run(&both, second.data() + 7), fp32_second) << "the second buffer's bf16 copy was read";
+  EXPECT_EQ(run(&both, outside.data()), run(nullptr, outside.data()));
+  const Bf16Weights::Buffer overlapping[] = {{first, {}}, {std::span<const float>(first).subspan(10, 20), {}}};
+  EXPECT_THROW(Bf16Weights{overlapping}, engram::Error);
+}
+
 TEST(GraphTest, BackwardNeedsAScalarLoss) {
   Graph g;
   Floats xv = {1, 2, 3};

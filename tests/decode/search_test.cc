@@ -197,6 +197,50 @@ TEST(Search, SamplingFollowsTheDistribution) {
   EXPECT_NEAR(fours / double(draws), 0.75, 0.025);  // sd 0.0068: +-3.6 sd
 }
 
+// top-k and nucleus (top-p) sampling renormalise over the kept classes: first-token
+// probabilities 0.5 / 0.3 / 0.15 / 0.05 (ids 4..7) give, with top_k 2, 0.625 / 0.375 and nothing
+// else; with top_p 0.85 (mass reached at the third class) 0.5/0.95, 0.3/0.95, 0.15/0.95; with
+// top_p 0.45 the first class alone. search() samples (seeded) when sampling_topk != 1.
+TEST(Search, TopKAndTopPSamplingKeepTheRenormalisedHead) {
+  ToyModel model(8, [](int, const std::vector<int32_t>& prefix) {
+    std::vector<double> p(8, 1e-12);
+    if (prefix.empty()) p[4] = 0.5, p[5] = 0.3, p[6] = 0.15, p[7] = 0.05;
+    else p[kEos] = 1.0;
+    return p;
+  });
+  core::Graph g(false);
+  core::Rng rng(5);
+  const int draws = 4000;
+  auto counts = [&](int k, float p) {
+    std::vector<int> c(8, 0);
+    for (int i = 0; i < draws; ++i) ++c[sample_search(g, model, sources({1}), {}, 1.0f, rng, k, p)[0].ids[0]];
+    return c;
+  };
+  std::vector<int> c = counts(2, 1.0f);
+  EXPECT_EQ(c[6] + c[7], 0);
+  EXPECT_NEAR(c[4] / double(draws), 0.625, 0.03);  // sd 0.0077
+  c = counts(0, 0.85f);
+  EXPECT_EQ(c[7], 0);
+  EXPECT_NEAR(c[4] / double(draws), 0.5 / 0.95, 0.03);
+  EXPECT_NEAR(c[6] / double(draws), 0.15 / 0.95, 0.03);
+  c = counts(0, 0.45f);
+  EXPECT_EQ(c[4], draws);
+  // Through search(): the same seed draws the same; sampling_topk 1 is greedy (arg-max 4).
+  SearchOptions o;
+  o.sampling_topk = 0;
+  o.seed = 9;
+  std::vector<int32_t> first, again;
+  for (int i = 0; i < 50; ++i) {
+    o.seed = 9 + i;
+    first.push_back(search(g, model, sources({1}), o)[0][0].ids[0]);
+    again.push_back(search(g, model, sources({1}), o)[0][0].ids[0]);
+  }
+  EXPECT_EQ(first, again);
+  EXPECT_NE(std::count(first.begin(), first.end(), 4), 50);  // sampled, not the arg-max each time
+  o.beam = 2;
+  EXPECT_THROW(search(g, model, sources({1}), o), Error);  // sampling draws one output
+}
+
 // top_k against a stable sort of the indices by score, on rows with many ties and -inf, across
 // the 16-wide blocks it skips and the tail after them.
 TEST(Search, TopKEqualsAStableSort) {

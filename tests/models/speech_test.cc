@@ -257,14 +257,14 @@ TEST(SpeechCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   // The attention picture: one row per output token (and <eos>) above the 23 mel rows.
   auto* sm = dynamic_cast<LoadedSpeechModel*>(m.get());
   ASSERT_NE(sm, nullptr);
-  const SpeechShow show = show_speech(*sm, wav, 2);
-  EXPECT_EQ(show.text, sm->transcribe_file(wav, 2));
+  const SpeechShow show = show_speech(*sm, wav, {.beam = 2});
+  EXPECT_EQ(show.text, sm->transcribe_file(wav, {.beam = 2}));
   const std::vector<std::string> files = {wav, wav};
-  EXPECT_EQ(sm->transcribe_speaker(files, 2), (std::vector<std::string>{show.text, show.text}));
+  EXPECT_EQ(sm->transcribe_speaker(files, {.beam = 2}), (std::vector<std::string>{show.text, show.text}));
   // -m and --ensemble of the same model: one decoder averaging two equal members hears the same.
   const LoadedSpeechEnsemble ens(path, {path});
   ASSERT_EQ(ens.others.size(), 1u);
-  EXPECT_EQ(ens.first->transcribe_file(wav, 2, ens.decoder.get()), show.text);
+  EXPECT_EQ(ens.first->transcribe_file(wav, {.beam = 2}, ens.decoder.get()), show.text);
   EXPECT_THROW(LoadedSpeechEnsemble(path, {dir.file("no_such_model")}), Error);
   EXPECT_EQ(show.svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(show.svg.find("synth8k.wav"), std::string::npos);
@@ -308,15 +308,15 @@ TEST(SpeechFeatures, AudioShorterThanOneWindowIsRefused) {
       EXPECT_NE(std::string(e.what()).find("short.wav"), std::string::npos) << e.what();
     }
   };
-  expect_refused([&] { sm->transcribe_file(short_wav, 1); });
+  expect_refused([&] { sm->transcribe_file(short_wav); });
   expect_refused([&] { m->run_line(short_wav); });
-  expect_refused([&] { show_speech(*sm, short_wav, 1); });
+  expect_refused([&] { show_speech(*sm, short_wav); });
   const std::vector<std::string> both = {ok_wav, short_wav};
-  expect_refused([&] { sm->transcribe_speaker(both, 1); });
+  expect_refused([&] { sm->transcribe_speaker(both); });
   const audio::FbankComputer fbank(cfg.features);
   EXPECT_THROW(speech_features(cfg, fbank, audio::read_wav(short_wav)), Error);  // the route's path
   EXPECT_EQ(speech_features(cfg, fbank, audio::read_wav(ok_wav)).frames, 1);     // one window: one frame
-  EXPECT_NO_THROW(sm->transcribe_file(ok_wav, 1));
+  EXPECT_NO_THROW(sm->transcribe_file(ok_wav));
 }
 
 // An MFCC model (features.num_ceps) reads 13 cepstra per frame, and its picture is still the 23
@@ -348,7 +348,7 @@ TEST(SpeechCheckpoint, MfccModelShowsTheLogMelSpectrogram) {
   EXPECT_EQ(spectrogram(mel_cfg, audio::FbankComputer(mel_cfg.features), wave).data, mel.data);
   auto* sm = dynamic_cast<LoadedSpeechModel*>(m.get());
   ASSERT_NE(sm, nullptr);
-  const SpeechShow show = show_speech(*sm, wav, 1);
+  const SpeechShow show = show_speech(*sm, wav);
   EXPECT_NE(show.svg.find(">mel 20<"), std::string::npos);  // 23 mel rows, not 13 cepstra
 }
 

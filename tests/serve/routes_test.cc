@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include "engram/core/graph.h"
 #include "engram/models/registry.h"
@@ -81,7 +82,7 @@ TEST(ServeRoutes, TranslateBeamNBestAndAlignmentsMatchTheLibrary) {
 // --precision bf16: the server decodes as the library does with set_precision(bf16) (the same
 // texts and scores), which is not fp32 (some score differs); a family without bf16 products
 // refuses it at start-up, naming the family.
-TEST(ServeRoutes, PrecisionBf16DecodesAsTheLibraryAndOtherFamiliesRefuseIt) {
+TEST(ServeRoutes, PrecisionBf16DecodesSeq2seqAsTheLibrary) {
   ServeOptions o;
   o.precision = decode::Precision::kBf16;
   RunningServer s({"seq2seq"}, o);
@@ -104,11 +105,33 @@ TEST(ServeRoutes, PrecisionBf16DecodesAsTheLibraryAndOtherFamiliesRefuseIt) {
     differs = differs || body["translations"][i][0]["score"].get<double>() != plain[i].nbest[0].score;
   }
   EXPECT_TRUE(differs) << "bf16 weights were read";
-  try {
-    load_models({golden_dir("memn2n")}, decode::Precision::kBf16);
-    ADD_FAILURE() << "memn2n loaded in bf16";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("the memn2n family decodes in fp32 only"), std::string::npos) << e.what();
+}
+
+// --precision bf16 for the other families with products: each route answers as the library's
+// model with set_precision(bf16) answers the same request, which is not its fp32 answer.
+TEST(ServeRoutes, PrecisionBf16ServesEveryOtherFamily) {
+  ServeOptions o;
+  o.precision = decode::Precision::kBf16;
+  RunningServer s({"memn2n", "ntm", "pointer", "tree", "pointer_generator"}, o);
+  httplib::Client c = s.client();
+  const std::vector<std::tuple<std::string, std::string, json>> requests = {
+      {"memn2n", "/v1/babi", json{{"story", {"Mary moved to the bathroom.", "John went to the hallway."}},
+                                  {"question", "Where is Mary?"}}},
+      {"ntm", "/v1/ntm", json{{"length", 5}, {"seed", 3}}},
+      {"pointer", "/v1/pointer", json{{"points", {0.5, 0.1, 0.9, 0.3}}}},
+      {"tree", "/v1/sentiment", json{{"text", "(1 (2 The) (1 (1 movie) (0 (0 stinks))))"}}},
+      {"pointer_generator", "/v1/summarize", json{{"article", "crowds in Pelu cheered as Tamiros spoke"}}}};
+  for (const auto& [family, route, request] : requests) {
+    auto [status, body] = post(c, route, request);
+    ASSERT_EQ(status, 200) << family << ": " << body.dump();
+    auto reply = [&](decode::Precision p) {
+      const std::unique_ptr<models::LoadedModel> m = models::load_model(golden_dir(family));
+      m->set_precision(p);
+      const std::unique_ptr<models::Request> r = m->parse_request(request, models::ServeLimits{});
+      return m->run_requests(std::vector<const models::Request*>{r.get()}).at(0);
+    };
+    EXPECT_EQ(body, reply(decode::Precision::kBf16)) << family;
+    EXPECT_NE(body, reply(decode::Precision::kFp32)) << family << ": bf16 weights were read";
   }
 }
 
@@ -458,7 +481,7 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
       {"/v1/translate", "{\"src\": [\"a\"], \"views\": 2}", 400, "'views' is not an option of the seq2seq family"},
       {"/v1/translate", "{\"src\": [\"a\"], \"batch\": 2}", 400, "'batch' is the server's own option"},
       {"/v1/babi", "{\"story\": [\"Mary went home.\"], \"question\": \"Where?\", \"beam\": 2}", 400,
-       "'beam' is not an option of the memn2n family (its options: batch)"},
+       "'beam' is not an option of the memn2n family (its options: batch, precision)"},
       {"/v1/pointer", "{\"points\": [0.1, 0.5], \"samples\": 6}", 400, "'samples' is 6, more than the server's limit of 5"},
       {"/v1/translate", "{\"src\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}", 400, "1 to 4"},
       {"/v1/translate", "{\"src\": [\"" + std::string(300, 'x') + " " + std::string(300, 'y') + "\"]}", 400, "tokens, more than the limit of 256"},

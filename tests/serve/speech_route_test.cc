@@ -62,7 +62,7 @@ TEST(ServeSpeech, TranscribeMatchesTheLibraryWithAttention) {
   const std::string golden = std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/audio/";
   const std::string wav = golden + "synth8k.wav";
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(path, "speech");
-  const models::SpeechShow show = models::show_speech(*loaded, wav, 1);
+  const models::SpeechShow show = models::show_speech(*loaded, wav);
   auto [status, body] = post(c, "/v1/transcribe", json{{"wav_base64", base64(read_bytes(wav))}});
   ASSERT_EQ(status, 200) << body.dump();
   EXPECT_EQ(body["text"], show.text);
@@ -86,6 +86,39 @@ TEST(ServeSpeech, TranscribeMatchesTheLibraryWithAttention) {
   ASSERT_FALSE(body["attention"].empty());
   EXPECT_EQ(static_cast<int64_t>(body["attention"][0].size()), (mel.frames + per_step - 1) / per_step)
       << "the encoder steps cover the spectrogram's frames";
+  // A target prefix is forced first; a stream sends each digit with its α row, then the reply
+  // the route gives without streaming.
+  std::tie(status, body) = post(c, "/v1/transcribe", json{{"wav_base64", base64(read_bytes(wav))}, {"target_prefix", "7 3"}});
+  ASSERT_EQ(status, 200) << body.dump();
+  ASSERT_GE(body["digits"].size(), 2u);
+  EXPECT_EQ(body["digits"][0], 7);
+  EXPECT_EQ(body["digits"][1], 3);
+  const json plain = body;
+  const httplib::Result r = c.Post(
+      "/v1/transcribe", json{{"wav_base64", base64(read_bytes(wav))}, {"target_prefix", "7 3"}, {"stream", true}}.dump(),
+      "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  std::vector<json> tokens;
+  json result;
+  for (size_t at = 0, end; (end = r->body.find("\n\n", at)) != std::string::npos; at = end + 2) {
+    const std::string block = r->body.substr(at, end - at);
+    const size_t nl = block.find('\n');
+    const json data = json::parse(block.substr(nl + 7), nullptr, false);
+    if (block.rfind("event: token\n", 0) == 0) tokens.push_back(data);
+    else if (block.rfind("event: result\n", 0) == 0) result = data;
+  }
+  EXPECT_EQ(result, plain);
+  ASSERT_EQ(tokens.size(), plain["attention"].size());
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    EXPECT_EQ(tokens[t]["token"], t < plain["digits"].size() ? std::to_string(plain["digits"][t].get<int>()) : "<eos>");
+    ASSERT_EQ(tokens[t]["alpha"].size(), plain["attention"][t].size());
+    for (size_t k = 0; k < tokens[t]["alpha"].size(); ++k)
+      EXPECT_NEAR(tokens[t]["alpha"][k].get<double>(), plain["attention"][t][k].get<double>(), 1e-6);
+  }
+  std::tie(status, body) = post(c, "/v1/transcribe", json{{"wav_base64", base64(read_bytes(wav))}, {"target_prefix", "7a"}});
+  EXPECT_EQ(status, 400);
+  EXPECT_NE(body.value("error", "").find("digits 0-9"), std::string::npos) << body.dump();
   struct Bad {
     std::string base64;
     std::string says;

@@ -198,6 +198,82 @@ async function testTranslate(page, base) {
   check(JSON.stringify(listed) === JSON.stringify(nbest.map((h) => h.tgt)), `translate: n-best 3 lists ${JSON.stringify(listed)}`);
   await page.click('#translate-hyps li:nth-child(2)');
   sameMatrix(await cellValues(page, '#translate-picture'), nbest[1].alignment, 'translate, the second hypothesis');
+
+  // Watching the decoder: the greedy stream replayed a token at a time. Paused and stepped, each
+  // step shows one more output token, the α bars and the c_t formula of that step's α row (the
+  // route's alignment row); played on, it reaches the whole translation.
+  await page.click('#translate-watch');
+  await page.waitForSelector('#translate-decode:not([hidden])', {timeout: 30_000});
+  await page.waitForFunction(() => document.getElementById('decode-play').textContent === 'Pause', {timeout: 30_000});
+  await page.click('#decode-play');  // pause
+  await page.waitForFunction(() => !/decoding/.test(document.getElementById('decode-progress').textContent), {timeout: 60_000});
+  const shownBefore = await page.$$eval('#decode-out .decode-out', (t) => t.length);
+  await page.click('#decode-step');
+  const steps = await page.$$eval('#decode-out .decode-out', (t) => t.map((x) => x.textContent));
+  check(steps.length === shownBefore + 1, `decode: a step adds one output token (${shownBefore} -> ${steps.length})`);
+  const last = steps.length - 1;
+  const terms = await page.$$eval('#decode-formula .term', (x) => x.map((e) => Number(e.dataset.alpha)));
+  check(terms.length === hyp.src_tokens.length && terms.every((a, i) => near(a, hyp.alignment[last][i])),
+      `decode: step ${last + 1}'s formula has one term per source token with the route's α row (${JSON.stringify(terms)})`);
+  const bars = await page.$$eval('#decode-src .decode-src', (x) => x.map((e) => Number(e.dataset.alpha)));
+  check(bars.every((a, i) => near(a, hyp.alignment[last][i])), 'decode: the α bars over the source tokens are the step\'s α row');
+  const formula = await page.$eval('#decode-formula', (e) => e.textContent);
+  check(formula.startsWith(`c${last + 1} = `) && formula.includes('·h1'), `decode: the formula reads "${formula}"`);
+  await page.screenshot({path: path.join(outDir, 'translate-decode-step.png'), fullPage: true});
+  await page.click('#decode-play');  // play on to the end
+  await page.waitForFunction(() => document.getElementById('page-translate').dataset.decode === 'done', {timeout: 60_000});
+  const written = await page.$$eval('#decode-out .decode-out', (x) => x.map((e) => e.textContent));
+  check(written.length === hyp.tgt_tokens.length, `decode: the animation writes all ${hyp.tgt_tokens.length} tokens (${written.length})`);
+  await page.screenshot({path: path.join(outDir, 'translate-decode.png'), fullPage: true});
+}
+
+// Two seq2seq models side by side, one with attention and one without (the fixed-C baseline),
+// and a Chinese -> English model's page opening on the seeds' sentence. The page is shown the
+// golden model under two zh-en names (its /v1/models and /v1/translate requests intercepted);
+// the "fixed-C" one's replies lose their α rows, as a model with attention: none answers.
+async function testCompare(browser, base) {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(30_000);
+  await page.setViewport({width: 1200, height: 900});
+  await page.setRequestInterception(true);
+  const seq = (await (await fetch(base + '/v1/models')).json()).models.find((m) => m.family === 'seq2seq');
+  const names = ['zh-en-attention', 'zh-en-fixed-c'];
+  page.on('request', async (req) => {
+    const route = new URL(req.url()).pathname;
+    if (route === '/v1/models') {
+      return req.respond({status: 200, contentType: 'application/json',
+        body: JSON.stringify({models: names.map((name) => ({...seq, name}))})});
+    }
+    if (route === '/v1/translate' && req.method() === 'POST') {
+      const body = JSON.parse(req.postData());
+      const fixed = body.model === names[1];
+      body.model = seq.name;
+      const res = await fetch(base + route, {method: 'POST', body: JSON.stringify(body), headers: {'Content-Type': 'application/json'}});
+      const data = await res.json();
+      if (fixed && data.translations) for (const hyps of data.translations) for (const h of hyps) h.alignment = h.alignment.map(() => []);
+      return req.respond({status: res.status, contentType: 'application/json', body: JSON.stringify(data)});
+    }
+    return req.continue();
+  });
+  await page.goto(`${base}/#translate`, {waitUntil: 'load'});
+  await page.waitForSelector('#page-translate', {visible: true});
+  const opened = await page.$eval('#translate-src', (e) => e.value);
+  check(opened === '欢迎来北京', `translate: with a zh model loaded the page opens on the seeds' sentence ("${opened}")`);
+  const [sentence, expected] = goldenCases('seq2seq')[0];
+  await page.$eval('#translate-src', (e) => { e.value = ''; });
+  await page.type('#translate-src', sentence);
+  await page.click('#translate-compare');
+  await page.click('#translate-go');
+  await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('page-translate').dataset.state));
+  const columns = await page.$$eval('#translate-compared .compared-model', (c) => c.map((x) => ({
+    name: x.dataset.model, text: x.querySelector('.translation').textContent,
+    cells: x.querySelectorAll('rect.cell').length, hint: (x.querySelector('.hint') || {}).textContent || ''})));
+  check(columns.length === 2 && columns.every((c, i) => c.name === names[i] && c.text === expected),
+      `translate: all models side by side, each with its translation: ${JSON.stringify(columns.map((c) => [c.name, c.text]))}`);
+  check(columns.length === 2 && columns[0].cells > 0 && columns[1].cells === 0 && /fixed vector C/.test(columns[1].hint),
+      'translate: the attention model shows its heatmap, the fixed-C model says it has none');
+  await page.screenshot({path: path.join(outDir, 'translate-compare.png'), fullPage: true});
+  await page.close();
 }
 
 async function testBabi(page, base) {
@@ -384,6 +460,7 @@ async function main() {
     }
   }
   check(problems.length === 0, `no script error or CSP violation: ${JSON.stringify(problems)}`);
+  await testCompare(browser, base).catch((e) => check(false, `compare: ${e.stack || e.message}`));
 
   // A page only for the loaded families: the same server's /v1/models with the memn2n model alone.
   const only = await browser.newPage();

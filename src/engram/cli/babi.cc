@@ -1,13 +1,15 @@
 // `engram babi eval|explain`: End-To-End Memory Networks on the bAbI tasks; training is
 // `engram train configs/babi-*.yaml`, training speed build/bench/memn2n_speed. A thin adapter over
 // models/memn2n/report.h.
-//   engram babi eval -m MODEL_DIR          per-task test error table (Markdown) next to the paper
+//   engram babi eval -m MODEL_DIR [--ensemble DIR ...] [--precision fp32|bf16]
+//                                          per-task test error table (Markdown) next to the paper
 //   engram babi explain -m MODEL_DIR --task 2 --question 5 -o attn.svg
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/io/files.h"
 #include "engram/models/memn2n/report.h"
@@ -21,18 +23,22 @@ namespace {
 struct EvalArgs {
   std::string model;
   models::BabiEvalOptions options;
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
   int threads = 1;
 };
 
 struct ExplainArgs {
   std::string model, svg;
   models::BabiExplainOptions options;
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
   int threads = 1;
 };
 
 void run_explain(const ExplainArgs& a) {
   use_threads(a.threads);
-  const models::BabiExplanation e = models::explain_babi(a.model, a.options);
+  models::BabiExplainOptions o = a.options;
+  o.precision = a.decode->precision;
+  const models::BabiExplanation e = models::explain_babi(a.model, o);
   std::fputs(e.text.c_str(), stdout);
   if (a.svg.empty()) return;
   io::write_output_file(a.svg, e.svg);
@@ -52,10 +58,14 @@ void register_babi(CLI::App& app) {
   eval->add_option("--split", ev->options.split, "the model's own split")
       ->check(CLI::IsMember({"test", "valid", "train"}));
   eval->add_flag("--json", ev->options.json, "also print the numbers as one JSON line");
+  add_ensemble_dirs_option(eval, ev->options.ensemble);
+  add_precision_flag(eval, ev->decode);
   add_threads_option(eval, ev->threads);
   eval->callback([ev] {
     use_threads(ev->threads);
-    std::fputs(models::babi_eval_report(ev->model, ev->options).c_str(), stdout);
+    models::BabiEvalOptions o = ev->options;
+    o.precision = ev->decode->precision;
+    std::fputs(models::babi_eval_report(ev->model, o).c_str(), stdout);
   });
 
   auto ex = std::make_shared<ExplainArgs>();
@@ -66,6 +76,8 @@ void register_babi(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   add_output_option(explain, ex->svg, "also write the attention as an SVG heatmap");
   explain->add_option("--data", ex->options.data, "bAbI directory (default: the one the model was trained on)");
+  add_ensemble_dirs_option(explain, ex->options.ensemble);
+  add_precision_flag(explain, ex->decode);
   add_threads_option(explain, ex->threads);
   explain->callback([ex] { run_explain(*ex); });
 }

@@ -1,13 +1,16 @@
 // The family-independent verbs over the registry's loaders (models/registry.h):
-//   engram run -m DIR [--threads N] < inputs > outputs    any family: one input line -> one output line
+//   engram run -m DIR [--ensemble DIR ...] [--precision fp32|bf16] [--threads N] < inputs > outputs
+//                                                         any family: one input line -> one output line
 //   engram average -o OUT DIR DIR [DIR ...]               the element-wise mean of compatible checkpoints
-// A thin adapter over models::load_model / LoadedModel::run_line and models::average_checkpoints.
+// A thin adapter over models::load_model / LoadedModel::set_ensemble, set_precision, run_line and
+// models::average_checkpoints.
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/data/text.h"
 #include "engram/models/average.h"
@@ -20,12 +23,15 @@ namespace {
 struct RunArgs {
   std::string dir;
   int threads = 1;
+  std::vector<std::string> ensemble;  // --ensemble DIR ...
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
 };
 
 // Each line as its family's run_line reads it (LoadedModel::input_help), answered as it arrives.
 void run_lines(const RunArgs& a) {
   use_threads(a.threads);
   const std::unique_ptr<models::LoadedModel> m = models::load_model(a.dir);
+  use_ensemble_and_precision(*m, a.ensemble, a.decode->precision);
   char buf[64 * 1024];
   std::string line;
   while (std::fgets(buf, sizeof buf, stdin)) {
@@ -53,8 +59,11 @@ void register_infer(CLI::App& app) {
   auto ra = std::make_shared<RunArgs>();
   auto* run = app.add_subcommand("run", "any model: each stdin line through the model, one output line each");
   add_model_option(run, ra->dir);
+  add_ensemble_dirs_option(run, ra->ensemble);
+  add_precision_flag(run, ra->decode);
   add_threads_option(run, ra->threads);
-  run->footer("Each family reads its own line format (docs/families.md; GET /v1/models of engram serve says it).");
+  run->footer("Each family reads its own line format (docs/families.md; GET /v1/models of engram serve says it). "
+              "--ensemble and --precision bf16 are refused by families that do not have them.");
   run->callback([ra] { run_lines(*ra); });
 
   auto aa = std::make_shared<AverageArgs>();

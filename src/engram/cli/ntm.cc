@@ -1,7 +1,8 @@
 // `engram ntm eval|show`: the Neural Turing Machine (and its LSTM baseline) on the paper's
 // algorithmic tasks; training is `engram train configs/ntm-*.yaml`, training speed
 // build/bench/ntm_speed. A thin adapter over models/ntm/report.h.
-//   engram ntm eval -m DIR --lengths 10,20,30,50,80,120 [--repeats 10]   cost in bits per sequence
+//   engram ntm eval -m DIR --lengths 10,20,30,50,80,120 [--repeats 10] [--ensemble DIR ...]
+//                   [--precision fp32|bf16]        cost in bits per sequence
 //   engram ntm show -m DIR --length 30 -o copy.svg      inputs, outputs, write / read weightings
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/io/files.h"
 #include "engram/models/ntm/report.h"
@@ -28,10 +30,13 @@ struct EvalArgs {
   models::NtmEvalOptions options;
   int64_t seed = 1;
   int threads = 1;
+  std::vector<std::string> ensemble;  // --ensemble DIR ...
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
 };
 
 void run_eval(const EvalArgs& a) {
   auto loaded = models::load_model_as<models::LoadedNtmModel>(a.dir, "ntm");
+  use_ensemble_and_precision(*loaded, a.ensemble, a.decode->precision);
   use_threads(a.threads);
   models::NtmEvalOptions o = a.options;
   o.seed = static_cast<uint64_t>(a.seed);
@@ -46,11 +51,14 @@ struct ShowArgs {
   int length = 30, repeat = 0;
   int64_t seed = 1;
   int threads = 1;
+  std::vector<std::string> ensemble;  // --ensemble DIR ...
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
 };
 
 void run_show(const ShowArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedNtmModel>(a.dir, "ntm");
+  use_ensemble_and_precision(*loaded, a.ensemble, a.decode->precision);
   const models::NtmShow s = models::show_ntm(*loaded, a.length, a.repeat, static_cast<uint64_t>(a.seed));
   io::write_output_file(a.out, s.svg);
   std::printf("%s; wrote %s\n", s.summary.c_str(), a.out.c_str());
@@ -72,6 +80,8 @@ void register_ntm(CLI::App& app) {
   eval->add_option("--sequences", ea->options.sequences, "sequences per length")->check(CLI::Range(1, 100000));
   eval->add_option("--batch", ea->options.batch, "sequences per forward pass")->check(CLI::Range(1, 1024));
   eval->add_option("--seed", ea->seed, "seed of the test sequences")->check(CLI::NonNegativeNumber);
+  add_ensemble_dirs_option(eval, ea->ensemble);
+  add_precision_flag(eval, ea->decode);
   add_threads_option(eval, ea->threads);
   eval->callback([ea] { run_eval(*ea); });
 
@@ -81,6 +91,8 @@ void register_ntm(CLI::App& app) {
   show->add_option("--length", sa->length, "sequence length (recall: items)")->check(CLI::Range(1, kMaxShowLength));
   show->add_option("--repeat", sa->repeat, "repeat copy: repeats (0 = the training maximum)")->check(CLI::Range(0, 100));
   show->add_option("--seed", sa->seed, "seed of the sequence")->check(CLI::NonNegativeNumber);
+  add_ensemble_dirs_option(show, sa->ensemble);
+  add_precision_flag(show, sa->decode);
   add_output_option(show, sa->out, "SVG file to write");
   add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });

@@ -39,7 +39,8 @@ inline void use_threads(int threads) { core::kernels::set_blas_threads(threads);
 
 // One --flag per listed key of `cfg` (dotted keys; "_" and "." become "-": max_length_ratio ->
 // --max-length-ratio), with the field's help and default. A value is read exactly as the config
-// reader reads `key: value` (io::apply_override): same types, enum names and errors.
+// reader reads `key: value` (io::apply_override): same types, enum names and errors. A bool field
+// is a flag without a value (given = true).
 template <class Cfg>
 void add_config_flags(CLI::App* cmd, std::shared_ptr<Cfg> cfg, const std::vector<std::string>& keys) {
   const std::vector<io::ConfigField> fields = io::config_fields(*cfg);
@@ -51,6 +52,11 @@ void add_config_flags(CLI::App* cmd, std::shared_ptr<Cfg> cfg, const std::vector
     std::string flag = "--" + key;
     for (char& c : flag)
       if (c == '_' || c == '.') c = '-';
+    if (f->type == "bool") {  // a flag: given = true
+      cmd->add_flag_callback(
+          flag, [cfg, key] { io::from_yaml(io::detail::override_tree(key + "=true"), *cfg, key); }, f->help);
+      continue;
+    }
     cmd->add_option_function<std::string>(
            flag,
            [cfg, key, flag](const std::string& v) {

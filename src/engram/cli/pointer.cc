@@ -1,7 +1,7 @@
 // `engram pointer eval|show`: Pointer Networks on sorting, convex hull and TSP; training is
 // `engram train configs/pointer-*.yaml`. A thin adapter over models/pointer/.
 //   engram pointer eval -m DIR [--n 5,10,20] [--instances N] [--beam K] [--samples K [--temperature T]]
-//                       [--views V]
+//                       [--views V] [--precision fp32|bf16] [--ensemble DIR ...]
 //                       [--file PATH]   metrics per n
 //   engram pointer show -m DIR --n 20 [--seed S] [--beam K] [--views V] -o out.svg   predicted vs optimal + attention
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/io/files.h"
 #include "engram/models/pointer/eval.h"
@@ -29,6 +30,7 @@ struct EvalArgs {
   int64_t instances = 1000, seed = 12345;
   int threads = 1;
   std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+  std::vector<std::string> ensemble;  // --ensemble DIR ...
 };
 
 void run_eval(const EvalArgs& a, const CLI::App* cmd) {
@@ -36,6 +38,7 @@ void run_eval(const EvalArgs& a, const CLI::App* cmd) {
   finish_decode_flags(cmd, d, models::pointer_option_set());
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
+  const std::string names = use_ensemble_and_precision(*loaded, a.ensemble, d.precision);
   models::PointerEvalOptions o;
   o.n = a.n;
   o.instances = a.instances;
@@ -54,12 +57,12 @@ void run_eval(const EvalArgs& a, const CLI::App* cmd) {
   if (d.views > 1)
     search += fmt::format(", over {} views of each instance (mirrored, turned, shuffled), the best kept ({})", d.views,
                           kept);
-  std::printf("pointer network (%s) on %s, %s; %s\n\n", loaded->dir().string().c_str(), models::pointer_task_name(task),
-              search.c_str(),
+  if (d.precision == decode::Precision::kBf16) search += ", bf16 weights";
+  std::printf("pointer network (%s) on %s, %s; %s\n\n", names.c_str(), models::pointer_task_name(task), search.c_str(),
               a.file.empty() ? fmt::format("{} generated instances per n, seed {}", a.instances, a.seed).c_str()
                              : a.file.c_str());
   std::fflush(stdout);
-  const auto rows = models::evaluate_pointer(*loaded->model, o);
+  const auto rows = models::evaluate_pointer(loaded->models(), o);
   std::fputs(models::pointer_eval_table(task, rows).c_str(), stdout);
 }
 
@@ -93,6 +96,7 @@ void register_pointer(CLI::App& app) {
   // --seed is the generated instances' (sampling keeps its default seed).
   add_decode_flags(eval, ea->decode, models::pointer_option_set(), {"seed"});
   eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
+  add_ensemble_dirs_option(eval, ea->ensemble);
   add_threads_option(eval, ea->threads);
   eval->callback([ea, eval] { run_eval(*ea, eval); });
 

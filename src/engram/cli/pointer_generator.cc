@@ -1,13 +1,16 @@
 // The pointer-generator's verbs; training is `engram train configs/pointer-generator-*.yaml`.
 // A thin adapter over models/pointer_generator/.
-//   engram summarize -m DIR [--beam K] [--min-length N] [--max-length N] < articles > summaries
+//   engram summarize -m DIR [--beam K] [--min-length N] [--max-length N] [--stream] [--prefix-column]
+//                    < articles > summaries
 //   engram pointer-generator eval -m DIR --file PAIRS.tsv [--beam K] [--min-length N]   ROUGE, copy share, OOV copies
 //   engram pointer-generator eval -m DIR --bbc test|valid [--task headline|summary]    the same on a BBC split
 //   engram pointer-generator show -m DIR "article text" -o summary.svg                    attention × p_gen heatmap
 // Each takes --ensemble DIR (repeatable): more models of the same vocabulary decoded with -m's
 // as one (their probabilities averaged); attention and p_gen are -m's.
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -16,6 +19,7 @@
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
+#include "engram/data/vocab.h"
 #include "engram/io/files.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/show.h"
@@ -36,12 +40,15 @@ struct PgArgs {
   std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
   const CLI::App* cmd = nullptr;
   int threads = 1;
+  bool prefix_column = false;  // summarize: "article<TAB>summary prefix" lines
+  bool stream = false;         // summarize: --stream (the decode options')
 };
 
-void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a) {
+// `skip`: decode options the verb does not take (eval and show: stream).
+void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::vector<std::string>& skip = {"stream"}) {
   a->cmd = cmd;
   add_model_option(cmd, a->dir);
-  add_decode_flags(cmd, a->decode, models::summarize_option_set());
+  add_decode_flags(cmd, a->decode, models::summarize_option_set(), skip);
   cmd->add_option("--max-source-tokens", a->options.max_source_tokens,
                   "truncate articles to this many tokens (0 = the model's, as in training)")
       ->check(CLI::Range(0, 100000));
@@ -63,6 +70,7 @@ models::LoadedPgEnsemble prepare(PgArgs& a) {
   a.options.search = given.search;
   a.options.batch_size = given.batch_size;
   a.options.validate();
+  a.stream = d.stream;
   models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
   a.options.ensemble = e.members();
   return e;
@@ -71,9 +79,48 @@ models::LoadedPgEnsemble prepare(PgArgs& a) {
 void run_summarize(PgArgs& a) {
   const models::LoadedPgEnsemble e = prepare(a);
   const models::LoadedPointerGenerator& m = e.first();
-  const std::vector<std::string> lines = data::read_lines_or_stdin("-");
-  for (const models::Summary& s : models::summarize_lines(*m.model, *m.codec, lines, a.options))
-    std::fprintf(stdout, "%s\n", s.text.c_str());
+  std::vector<std::string> lines = data::read_lines_or_stdin("-"), prefixes;
+  if (a.prefix_column)
+    for (std::string& line : lines) {
+      const size_t tab = line.find('\t');
+      prefixes.push_back(tab == std::string::npos ? "" : line.substr(tab + 1));
+      if (tab != std::string::npos) line.resize(tab);
+    }
+  auto write = [](const std::string& text) {
+    ENGRAM_CHECK(std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0,
+                 "cannot write to standard output: {}", std::strerror(errno));
+  };
+  if (!a.stream) {
+    for (const models::Summary& s : models::summarize_lines(*m.model, *m.codec, lines, a.options, prefixes))
+      write(s.text + "\n");
+    return;
+  }
+  // --stream: each article alone, its summary printed as the tokens come (the text of all but the
+  // newest token, which may still join the next), the line ended when the summary is.
+  models::SummarizeOptions o = a.options;
+  o.batch_size = 1;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const models::ExtendedSource source = models::extend_source(*m.codec, lines[i], m.model->cfg().max_source_tokens);
+    std::vector<std::string> tokens;
+    size_t shown = 0;
+    o.search.on_token = [&](int, int32_t token, std::span<const float>) {
+      if (token == data::kEosId) return;
+      tokens.push_back(models::output_tokens(*m.codec, {token}, source).at(0));
+      const std::string text = m.codec->join(std::vector<std::string>(tokens.begin(), tokens.end() - 1));
+      if (text.size() > shown && text.compare(0, shown, text, 0, shown) == 0) {
+        write(text.substr(shown));
+        shown = text.size();
+      }
+    };
+    const std::string text =
+        models::summarize_lines(*m.model, *m.codec, {lines[i]}, o,
+                                a.prefix_column ? std::span<const std::string>(&prefixes[i], 1)
+                                                : std::span<const std::string>())
+            .at(0)
+            .text;
+    write((text.compare(0, shown, text, 0, shown) == 0 && shown <= text.size() ? text.substr(shown) : "\n" + text) +
+          "\n");
+  }
 }
 
 void run_eval(PgArgs& a) {
@@ -98,7 +145,9 @@ void run_show(PgArgs& a) {
 void register_pointer_generator(CLI::App& app) {
   auto sa = std::make_shared<PgArgs>();
   auto* sum = app.add_subcommand("summarize", "pointer-generator: summarise stdin to stdout, one article per line");
-  add_pg_flags(sum, sa);
+  add_pg_flags(sum, sa, {});
+  sum->add_flag("--prefix-column", sa->prefix_column,
+                "each input line is 'article<TAB>summary prefix': the prefix's tokens come first, then free decoding");
   sum->callback([sa] { run_summarize(*sa); });
 
   auto* pg = app.add_subcommand("pointer-generator", "pointer-generator summaries: eval (ROUGE, copies), show (SVG)");

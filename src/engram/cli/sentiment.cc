@@ -1,6 +1,7 @@
 // `engram sentiment eval|show`: recursive nets and Tree-LSTMs on the Stanford Sentiment
 // Treebank; training is `engram train configs/sst-*.yaml`. A thin adapter over models/tree/.
-//   engram sentiment eval -m DIR [--split test] [--view fine|binary]    root and all-node accuracy
+//   engram sentiment eval -m DIR [--split test] [--view fine|binary] [--ensemble DIR ...] [--precision fp32|bf16]
+//                                                                      root and all-node accuracy
 //   engram sentiment show -m DIR "(3 (2 It) (4 (4 rocks)))" -o tree.svg  (or a plain sentence)
 // Training speed per epoch: build/bench/tree_speed.
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/io/files.h"
 #include "engram/models/tree/task.h"
@@ -23,16 +25,20 @@ namespace {
 struct EvalArgs {
   std::string model, split = "test", view, data;
   int threads = 1;
+  std::vector<std::string> ensemble;  // --ensemble DIR ...
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
 };
 
 void run_eval(const EvalArgs& a) {
   use_threads(a.threads);
   const auto m = models::load_model_as<models::LoadedTreeModel>(a.model, "tree");
+  const std::string names = use_ensemble_and_precision(*m, a.ensemble, a.decode->precision);
   const data::SentimentView view = a.view.empty() ? m->data.view : data::parse_sentiment_view(a.view);
   const models::SentimentEval e = models::evaluate_sentiment(*m, a.split, view, a.data);
   const int classes = m->model->tree_config().classes;
-  std::printf("%s (%s, %d classes) on %s/%s.txt, %s view: %lld trees\n", m->dir().string().c_str(),
-              models::tree_cell_name(m->model->tree_config().cell), classes, e.dir.c_str(), e.split.c_str(),
+  std::printf("%s (%s, %d classes%s) on %s/%s.txt, %s view: %lld trees\n", names.c_str(),
+              models::tree_cell_name(m->model->tree_config().cell), classes,
+              a.decode->precision == decode::Precision::kBf16 ? ", bf16 weights" : "", e.dir.c_str(), e.split.c_str(),
               data::sentiment_view_name(view).data(), static_cast<long long>(e.trees));
   std::printf("root accuracy     %.2f%% (%lld / %lld)\n", 100 * e.score.root_accuracy(),
               static_cast<long long>(e.score.root_correct), static_cast<long long>(e.score.roots));
@@ -44,11 +50,14 @@ void run_eval(const EvalArgs& a) {
 struct ShowArgs {
   std::string model, text, out = "tree.svg";
   int threads = 1;
+  std::vector<std::string> ensemble;  // --ensemble DIR ...
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
 };
 
 void run_show(const ShowArgs& a) {
   use_threads(a.threads);
   const auto m = models::load_model_as<models::LoadedTreeModel>(a.model, "tree");
+  use_ensemble_and_precision(*m, a.ensemble, a.decode->precision);
   io::write_output_file(a.out, models::sentiment_svg(*m, a.text));
   std::printf("%s\n", m->run_line(a.text).c_str());
   std::printf("tree written to %s\n", a.out.c_str());
@@ -66,6 +75,8 @@ void register_sentiment(CLI::App& app) {
   eval->add_option("--split", ea->split, "train | dev | test");
   eval->add_option("--view", ea->view, "fine | binary (default: the view the model was trained on)");
   eval->add_option("--data", ea->data, "SST directory (default: the one the model was trained on)");
+  add_ensemble_dirs_option(eval, ea->ensemble);
+  add_precision_flag(eval, ea->decode);
   add_threads_option(eval, ea->threads);
   eval->callback([ea] { run_eval(*ea); });
 
@@ -73,6 +84,8 @@ void register_sentiment(CLI::App& app) {
   auto* show = cmd->add_subcommand("show", "SVG of a tree with every node coloured by its predicted sentiment");
   add_model_option(show, sa->model);
   show->add_option("text", sa->text, "a tree such as \"(3 (2 It) (4 (4 rocks)))\" or a plain sentence")->required();
+  add_ensemble_dirs_option(show, sa->ensemble);
+  add_precision_flag(show, sa->decode);
   add_output_option(show, sa->out, "SVG file to write");
   add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });

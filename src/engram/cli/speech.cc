@@ -1,16 +1,18 @@
 // `engram speech transcribe`: the spoken digits of WAV files with a trained speech model;
 // training is `engram train configs/fsdd-*.yaml`. A thin adapter over models/speech/.
-//   engram speech transcribe -m DIR [--ensemble DIR ...] [--beam K] [FILE.wav ...]
+//   engram speech transcribe -m DIR [--ensemble DIR ...] [--beam K] [--max-length N] [FILE.wav ...]
 //                                  one line per file: "FILE<TAB>digits"
 //                                  (no files: WAV paths are read from stdin, one per line)
 //                                  --one-speaker: the files are one speaker's (a model with
 //                                  features.cmvn_scope speaker pools their statistics; read all first)
 //   engram speech show -m DIR FILE.wav [--beam K] -o out.svg     spectrogram + each digit's attention
-//   engram speech eval -m DIR [--ensemble DIR ...] [--split test|valid|train] [--beam K] [--set KEY=VALUE ...]
+//   engram speech eval -m DIR [--ensemble DIR ...] [--split test|valid|train] [--beam K] [--batch N] [--set KEY=VALUE ...]
 //                                  digit error rate and sequence accuracy on a set of the run's data
 //                                  (--errors FILE: "path<TAB>spoken<TAB>heard" of each utterance heard wrong)
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/). --ensemble
 // adds models decoded with -m's as one ensemble (their probabilities averaged; same front end).
+// The decoding flags (--beam, --max-length, --batch) are the decode-options schema's
+// (decode/options.h, models::speech_option_set).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -27,15 +29,25 @@ namespace engram::cli {
 
 namespace {
 
+// The speech family's decode options from the schema's flags (decode/options.h: beam, max_length,
+// batch), checked once as on every front end.
+models::SpeechDecodeOptions speech_flags(const CLI::App* cmd, decode::DecodeOptions d) {
+  finish_decode_flags(cmd, d, models::speech_option_set());
+  return models::speech_decode_options(d);
+}
+
 struct TranscribeArgs {
   std::string dir;
   std::vector<std::string> files, ensemble;
-  int beam = 1, threads = 1;
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+  const CLI::App* cmd = nullptr;
+  int threads = 1;
   bool one_speaker = false;
 };
 
 void run_transcribe(const TranscribeArgs& a) {
   use_threads(a.threads);
+  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode);
   const models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
   const auto print = [](const std::string& f, const std::string& text) {
     std::printf("%s\t%s\n", f.c_str(), text.c_str());
@@ -47,32 +59,35 @@ void run_transcribe(const TranscribeArgs& a) {
       for (const std::string& line : data::read_lines_or_stdin("-"))
         if (!line.empty()) files.push_back(line);
     if (files.empty()) return;
-    const std::vector<std::string> texts = m.first->transcribe_speaker(files, a.beam, m.decoder.get());
+    const std::vector<std::string> texts = m.first->transcribe_speaker(files, o, m.decoder.get());
     for (size_t i = 0; i < files.size(); ++i) print(files[i], texts[i]);
     return;
   }
   if (!a.files.empty()) {
-    for (const std::string& f : a.files) print(f, m.first->transcribe_file(f, a.beam, m.decoder.get()));
+    for (const std::string& f : a.files) print(f, m.first->transcribe_file(f, o, m.decoder.get()));
     return;
   }
   char buf[4096];  // one file at a time as its path arrives
   while (std::fgets(buf, sizeof buf, stdin)) {
     std::string line(buf);
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (!line.empty()) print(line, m.first->transcribe_file(line, a.beam, m.decoder.get()));
+    if (!line.empty()) print(line, m.first->transcribe_file(line, o, m.decoder.get()));
   }
 }
 
 struct EvalArgs {
   std::string dir, set = "test", errors;
   std::vector<std::string> overrides, ensemble;
-  int beam = 1, batch = 64, threads = 1;
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+  const CLI::App* cmd = nullptr;
+  int threads = 1;
 };
 
 void run_eval(const EvalArgs& a) {
   use_threads(a.threads);
+  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode);
   const models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
-  const models::SpeechEval e = models::evaluate_speech(*m.first, a.set, a.beam, a.batch, a.overrides, m.others);
+  const models::SpeechEval e = models::evaluate_speech(*m.first, a.set, o, a.overrides, m.others);
   std::fputs(models::speech_eval_report(e).c_str(), stdout);
   if (!a.errors.empty()) {
     io::write_output_file(a.errors, models::speech_errors_tsv(e));
@@ -83,13 +98,16 @@ void run_eval(const EvalArgs& a) {
 
 struct ShowArgs {
   std::string dir, file, out = "speech.svg";
-  int beam = 1, threads = 1;
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+  const CLI::App* cmd = nullptr;
+  int threads = 1;
 };
 
 void run_show(const ShowArgs& a) {
   use_threads(a.threads);
+  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode);
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
-  const models::SpeechShow s = models::show_speech(*loaded, a.file, a.beam);
+  const models::SpeechShow s = models::show_speech(*loaded, a.file, o);
   io::write_output_file(a.out, s.svg);
   std::printf("%s\t%s; wrote %s\n", a.file.c_str(), s.text.c_str(), a.out.c_str());
 }
@@ -111,7 +129,8 @@ void register_speech(CLI::App& app) {
   auto* tr = sp->add_subcommand("transcribe", "print the digits heard in each WAV file");
   add_model_option(tr, ta->dir);
   tr->add_option("files", ta->files, "16-bit PCM mono WAV files at the model's sample rate (none: paths on stdin)");
-  tr->add_option("--beam", ta->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  ta->cmd = tr;
+  add_decode_flags(tr, ta->decode, models::speech_option_set(), {"batch", "stream"});
   tr->add_flag("--one-speaker", ta->one_speaker,
                "the files are one speaker's: a model with features.cmvn_scope speaker normalises them by statistics "
                "pooled over all of them (else each by its own)");
@@ -123,8 +142,8 @@ void register_speech(CLI::App& app) {
   auto* ev = sp->add_subcommand("eval", "digit error rate and sequence accuracy on a set of the run's data");
   add_model_option(ev, ea->dir);
   ev->add_option("--split", ea->set, "test | valid | train")->check(CLI::IsMember({"test", "valid", "train"}));
-  ev->add_option("--beam", ea->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
-  ev->add_option("--batch", ea->batch, "utterances decoded together (1 = one file at a time)")->check(CLI::Range(1, 1024));
+  ea->cmd = ev;
+  add_decode_flags(ev, ea->decode, models::speech_option_set(), {"stream"});
   ev->add_option("--errors", ea->errors, "write the utterances heard wrong to this file (path, spoken, heard; tab-separated)");
   add_ensemble_option(ev, ea->ensemble);
   ev->add_option("--set", ea->overrides, "override a key of the run's train.yaml, e.g. --set data.gap_ms=100 (repeatable)");
@@ -135,7 +154,8 @@ void register_speech(CLI::App& app) {
   auto* show = sp->add_subcommand("show", "SVG: the log-mel spectrogram with each output digit's attention above it");
   add_model_option(show, sa->dir);
   show->add_option("file", sa->file, "a WAV file")->required();
-  show->add_option("--beam", sa->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
+  sa->cmd = show;
+  add_decode_flags(show, sa->decode, models::speech_option_set(), {"batch", "stream"});
   add_output_option(show, sa->out, "SVG file to write");
   add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });

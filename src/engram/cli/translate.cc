@@ -22,7 +22,7 @@ namespace {
 struct TranslateArgs {
   std::string model;
   std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
-  models::StreamOptions stream;  // --scores, --alignments
+  models::StreamOptions stream;  // --scores, --alignments, --prefix-column (--stream: the options')
   std::vector<std::string> ensemble;  // --ensemble DIR ...
   int threads = 1;               // threads (the caller and its team's helpers)
 };
@@ -32,6 +32,8 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   decode::DecodeOptions d = *a.decode;
   d.alignments = !a.stream.alignments.empty();
   finish_decode_flags(cmd, d, models::translate_option_set());
+  models::StreamOptions stream = a.stream;
+  stream.tokens = d.stream;
   models::TranslateOptions o;
   o.search = d.search();
   o.batch_size = d.batch;
@@ -42,7 +44,7 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
     models::check_same_codecs(*loaded, *m);
     o.ensemble.push_back(&m->seq2seq());
   }
-  models::translate_stream(*loaded, o, a.stream, STDIN_FILENO);
+  models::translate_stream(*loaded, o, stream, STDIN_FILENO);
 }
 
 }  // namespace
@@ -53,8 +55,6 @@ void register_translate(CLI::App& app) {
   add_model_option(cmd, a->model);
   add_decode_flags(cmd, a->decode, models::translate_option_set(), {"alignments"});
   cmd->add_flag("--scores", a->stream.scores, "print 'i ||| text ||| score' lines");
-  cmd->add_flag("--stream", a->stream.tokens,
-                "print each translation as its tokens are decoded (greedy; one line at a time)");
   cmd->add_flag("--prefix-column", a->stream.prefix_column,
                 "each input line is 'source<TAB>target prefix': the prefix's tokens come first, then free decoding");
   cmd->add_option("--alignments", a->stream.alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");

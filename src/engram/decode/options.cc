@@ -101,6 +101,9 @@ void DecodeOptions::validate() const {
                "temperature {} must be in (0, 100]", temperature);
   ENGRAM_CHECK(views >= 1 && views <= kMaxViews, "views {} must be in [1, {}]", views, kMaxViews);
   ENGRAM_CHECK(batch >= 1 && batch <= kMaxBatch, "batch {} must be in [1, {}]", batch, kMaxBatch);
+  ENGRAM_CHECK(!stream || (beam == 1 && n_best == 1),
+               "stream: tokens are streamed from greedy decoding or sampling, not from a beam (beam {}, n_best {})",
+               beam, n_best);
 }
 
 SearchOptions DecodeOptions::search() const {
@@ -115,6 +118,10 @@ SearchOptions DecodeOptions::search() const {
   s.block_ngram_repeat = block_ngram_repeat;
   s.coverage_penalty = coverage_penalty;
   s.alignments = alignments;
+  s.sampling_topk = sampling_topk;
+  s.sampling_topp = sampling_topp;
+  s.temperature = temperature;
+  s.seed = seed;
   return s;
 }
 

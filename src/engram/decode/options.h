@@ -35,7 +35,12 @@ struct DecodeOptions {
   float max_length_ratio = 2.0f;
   int max_length_offset = 10;
   int block_ngram_repeat = 0;
-  // Sampling: `samples` outputs per input drawn from p^(1/temperature), seeded by `seed`.
+  // Sampling. Text families (CTranslate2's random sampling): sampling_topk != 1 draws each token
+  // from p^(1/temperature) over the sampling_topk most likely tokens (0 = all of them), cut to the
+  // smallest set whose probability reaches sampling_topp; beam 1 only. The pointer: `samples`
+  // outputs per input drawn from p^(1/temperature), the best kept. Both seeded by `seed`.
+  int sampling_topk = 1;
+  float sampling_topp = 1.0f;
   int samples = 0;
   float temperature = 1.0f;
   uint64_t seed = 1;
@@ -45,6 +50,12 @@ struct DecodeOptions {
   Precision precision = Precision::kFp32;
   int batch = 64;           // inputs decoded together (sorted by length inside a batch)
   bool alignments = false;  // return the attention α of every output token
+  // Token streaming (greedy and sampling only): each token as it is chosen, with its α row (the
+  // CLI prints it; HTTP answers with Server-Sent Events).
+  bool stream = false;
+  // Not an option of the schema (no flag, no JSON field): the inputs a caller decoding its own
+  // inputs (Python's `batch` keyword) asks a route to decode together; 0 = the family's choice.
+  int chunk = 0;
 
   template <class V>
   void visit(V& v) {
@@ -58,6 +69,8 @@ struct DecodeOptions {
     v("max_length_ratio", max_length_ratio, "max output tokens per source token");
     v("max_length_offset", max_length_offset, "max output tokens added to ratio * source length");
     v("block_ngram_repeat", block_ngram_repeat, "forbid repeating any n-gram of this size in an output (0 = off)");
+    v("sampling_topk", sampling_topk, "sample each token from the k most likely (1 = no sampling, 0 = all tokens)");
+    v("sampling_topp", sampling_topp, "sample from the smallest set of the top tokens whose probability reaches p (1 = off)");
     v("samples", samples, "sampled outputs per input besides the search's; the best is kept (0 = off)");
     v("temperature", temperature, "sampling from p^(1/temperature)");
     v("seed", seed, "random seed of sampling");
@@ -65,11 +78,13 @@ struct DecodeOptions {
     v("precision", precision, "decoding weights: fp32 or bf16");
     v("batch", batch, "inputs decoded together");
     v("alignments", alignments, "return the attention weights of every output token");
+    v("stream", stream, "stream each token as it is decoded (greedy or sampling)");
   }
 
   // Errors (one line, naming the field) on a value outside its range.
   void validate() const;
-  // The search part (SearchOptions: beam ... block_ngram_repeat, alignments).
+  // The search part (SearchOptions: beam ... block_ngram_repeat, alignments, and the text
+  // families' sampling).
   SearchOptions search() const;
   bool operator==(const DecodeOptions&) const = default;
 };

@@ -244,6 +244,13 @@ void SearchOptions::validate() const {
                "search: block_ngram_repeat {} must be in [0, {}]", block_ngram_repeat, kMaxOutputTokens);
   ENGRAM_CHECK(std::isfinite(coverage_penalty) && coverage_penalty >= 0.0f && coverage_penalty <= 10.0f,
                "search: coverage_penalty {} must be in [0, 10]", coverage_penalty);
+  ENGRAM_CHECK(sampling_topk >= 0, "search: sampling_topk {} must be >= 0 (0 = every token)", sampling_topk);
+  ENGRAM_CHECK(std::isfinite(sampling_topp) && sampling_topp > 0.0f && sampling_topp <= 1.0f,
+               "search: sampling_topp {} must be in (0, 1]", sampling_topp);
+  ENGRAM_CHECK(std::isfinite(temperature) && temperature > 0.0f && temperature <= 100.0f,
+               "search: temperature {} must be in (0, 100]", temperature);
+  ENGRAM_CHECK(sampling_topk == 1 || (beam == 1 && n_best == 1),
+               "search: sampling (sampling_topk {}) draws one output: beam and n_best must be 1", sampling_topk);
 }
 
 double length_penalty(int length, float alpha) {
@@ -286,17 +293,38 @@ std::vector<Hypothesis> greedy_search(core::Graph& g, const StepModel& model, co
 }
 
 std::vector<Hypothesis> sample_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
-                                      const SearchOptions& options, float temperature, core::Rng& rng) {
+                                      const SearchOptions& options, float temperature, core::Rng& rng, int topk,
+                                      float topp) {
   ENGRAM_CHECK(temperature > 0.0f, "search: sampling temperature {} must be > 0", temperature);
+  ENGRAM_CHECK(topk >= 0, "search: sampling top_k {} must be >= 0", topk);
+  ENGRAM_CHECK(topp > 0.0f && topp <= 1.0f, "search: sampling top_p {} must be in (0, 1]", topp);
   std::vector<double> p;
+  std::vector<int32_t> cand;  // candidate classes, most likely first when cut by top_k / top_p
   return run_greedy(g, model, src, options, [&](const float* lp, int v) {
-    p.resize(v);
     const double mx = *std::max_element(lp, lp + v);
+    if (topk > 0 && topk < v) {
+      top_k(lp, v, topk, cand);
+    } else {
+      cand.resize(v);
+      for (int i = 0; i < v; ++i) cand[i] = i;
+      if (topp < 1.0f) std::stable_sort(cand.begin(), cand.end(), [&](int32_t a, int32_t b) { return lp[a] > lp[b]; });
+    }
+    const size_t n = cand.size();
+    p.resize(n);
     double total = 0;
-    for (int i = 0; i < v; ++i) total += p[i] = std::exp((lp[i] - mx) / temperature);
+    for (size_t i = 0; i < n; ++i) total += p[i] = std::exp((lp[cand[i]] - mx) / temperature);
+    size_t keep = n;
+    if (topp < 1.0f && total > 0) {  // the nucleus: the first classes whose mass reaches top_p
+      double mass = 0;
+      for (keep = 0; keep < n;) {
+        mass += p[keep++];
+        if (mass >= topp * total) break;
+      }
+      total = mass;
+    }
     double u = rng.uniform() * total;
-    for (int i = 0; i < v; ++i)
-      if ((u -= p[i]) < 0) return static_cast<int32_t>(i);
+    for (size_t i = 0; i < keep; ++i)
+      if ((u -= p[i]) < 0) return cand[i];
     return static_cast<int32_t>(arg_max(lp, v));
   });
 }
@@ -507,6 +535,15 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
 
 std::vector<std::vector<Hypothesis>> search(core::Graph& g, const StepModel& model, const SourceBatch& src,
                                             const SearchOptions& options) {
+  if (options.sampling_topk != 1) {
+    options.validate();  // beam 1
+    core::Rng rng(options.seed);
+    std::vector<std::vector<Hypothesis>> out;
+    for (Hypothesis& h : sample_search(g, model, src, options, options.temperature, rng,
+                                       std::max(0, options.sampling_topk), options.sampling_topp))
+      out.push_back({std::move(h)});
+    return out;
+  }
   if (options.beam == 1 && options.n_best == 1) {
     std::vector<std::vector<Hypothesis>> out;
     for (Hypothesis& h : greedy_search(g, model, src, options)) out.push_back({std::move(h)});

@@ -63,6 +63,14 @@ struct SearchOptions {
   int block_ngram_repeat = 0;     // N: no N-gram twice in a hypothesis (0 = off)
   float coverage_penalty = 0.0f;  // β of GNMT's coverage penalty cp (0 = off)
   bool alignments = false;        // record α (one row per output token)
+  // Random sampling instead of the arg-max (search() then runs sample_search; beam 1 only):
+  // sampling_topk != 1 turns it on (0 = every token), sampling_topp cuts the candidates to the
+  // smallest most-likely set whose probability reaches it, temperature sharpens / flattens p,
+  // seed seeds each search() call.
+  int sampling_topk = 1;
+  float sampling_topp = 1.0f;
+  float temperature = 1.0f;
+  uint64_t seed = 1;
   // Token streaming (greedy and sampling only; CTranslate2's token streaming): called as each
   // sentence's next token is chosen, <eos> included, with that step's α over the sentence's
   // source [S_b] (empty for a model without attention). Not a visited option; null = off.
@@ -117,12 +125,16 @@ std::vector<std::vector<Hypothesis>> beam_search(core::Graph& g, const StepModel
                                                  const SearchOptions& options);
 
 // Ancestral sampling from p^(1/temperature) (temperature > 0) over the classes left after the
-// masks above, one hypothesis per sentence.
+// masks above, one hypothesis per sentence. With topk > 0 only the k most likely classes are
+// drawn from; with topp < 1 only the smallest most-likely set whose probability (after the
+// temperature) reaches topp (Holtzman et al. 2020's nucleus sampling); both renormalised.
 std::vector<Hypothesis> sample_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
-                                      const SearchOptions& options, float temperature, core::Rng& rng);
+                                      const SearchOptions& options, float temperature, core::Rng& rng,
+                                      int topk = 0, float topp = 1.0f);
 
-// greedy_search when beam == 1 and n_best == 1 (as one-element lists), else beam_search (which
-// refuses on_token: a beam's best prefix can change until the end).
+// sample_search when options.sampling_topk != 1 (rng seeded by options.seed), else greedy_search
+// when beam == 1 and n_best == 1 (as one-element lists), else beam_search (which refuses
+// on_token: a beam's best prefix can change until the end).
 std::vector<std::vector<Hypothesis>> search(core::Graph& g, const StepModel& model, const SourceBatch& src,
                                             const SearchOptions& options);
 

@@ -7,7 +7,10 @@
 // Dims: R requests, I inputs of a request, G inputs of one options group.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,12 +40,29 @@ struct InferenceSpec {
   decode::OptionSet options;        // honoured options and their defaults
 };
 
+// Where a streaming request's token events go (the server's Job: Server-Sent Events). Called on
+// the worker thread that runs the request, in the order the tokens are chosen.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Input `input` of the request (its index in the request) chose a token: `event` is the
+  // family's token event ({"token", "id", "alpha"?, ...}).
+  virtual void token(int input, nlohmann::json event) = 0;
+};
+
 // One request, parsed once: the options it asks for and its inputs (a family's RequestOf<In>).
 struct Request {
   virtual ~Request() = default;
   decode::DecodeOptions options;
   int units = 1;  // batch units: its inputs
+  // Set by whoever runs a request with options.stream (borrowed; it outlives the run); null =
+  // the events are dropped.
+  EventSink* events = nullptr;
 };
+
+// The token events of one run call's inputs: emit(g, event) sends input g's event (g indexes the
+// run's span of inputs) to its request's sink, tagged with the input's "index" in its request.
+using Emit = std::function<void(size_t input, nlohmann::json event)>;
 
 template <class In>
 struct RequestOf final : Request {
@@ -62,7 +82,8 @@ std::unique_ptr<Request> parse_request(const nlohmann::json& body, const Inferen
 
 // Runs requests parsed by parse_request<In>: groups of equal options, each group's inputs as one
 // call of `run` (span<const In* const>, const DecodeOptions& -> std::vector<json>, one per input,
-// in order); `respond` (std::vector<json> of one request's inputs -> its response body) builds
+// in order; a family that streams takes a third argument, const Emit&, set where the options
+// stream and empty otherwise); `respond` (std::vector<json> of one request's inputs -> its response body) builds
 // each request's reply. Replies in request order.
 template <class In, class Run, class Respond>
 std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests, Run&& run, Respond&& respond);
@@ -112,7 +133,22 @@ std::vector<nlohmann::json> run_requests(std::span<const Request* const> request
       done[i] = true;
       for (const In& x : typed[i]->inputs) inputs.push_back(&x);
     }
-    std::vector<nlohmann::json> out = run(std::span<const In* const>(inputs), typed[first]->options);
+    std::vector<nlohmann::json> out;
+    if constexpr (std::is_invocable_v<Run&, std::span<const In* const>, const decode::DecodeOptions&, const Emit&>) {
+      Emit emit;
+      if (typed[first]->options.stream) {
+        std::vector<std::pair<EventSink*, int>> to;  // [G] each input's sink and index in its request
+        for (size_t i : group)
+          for (size_t k = 0; k < typed[i]->inputs.size(); ++k) to.emplace_back(typed[i]->events, static_cast<int>(k));
+        emit = [to = std::move(to)](size_t g, nlohmann::json event) {
+          if (to.at(g).first) to[g].first->token(to[g].second, std::move(event));
+        };
+      }
+      out = run(std::span<const In* const>(inputs), typed[first]->options, emit);
+    } else {
+      ENGRAM_CHECK(!typed[first]->options.stream, "run_requests: this family does not stream");
+      out = run(std::span<const In* const>(inputs), typed[first]->options);
+    }
     ENGRAM_CHECK(out.size() == inputs.size(), "run_requests: {} results for {} inputs", out.size(), inputs.size());
     size_t next = 0;
     for (size_t i : group)

@@ -69,6 +69,16 @@ class LoadedModel {
   virtual void set_precision(decode::Precision p) {
     ENGRAM_CHECK(p == decode::Precision::kFp32, "the {} family decodes in fp32 only", family());
   }
+  // More models run with this one as one ensemble from now on (run_line, run_requests and the
+  // family's evaluation average their output probabilities; docs/families.md says how each
+  // family does), replacing any given before; empty = this model alone. Each member must be of
+  // this family with the same vocabulary / task / output size, else an error naming both
+  // directories; at most decode::kMaxEnsemble models in all. Families without ensembles refuse
+  // members with an error naming the family. Not thread-safe: call before decoding.
+  virtual void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) {
+    ENGRAM_CHECK(members.empty(), "the {} family takes no ensemble members here ({} given)", family(),
+                 members.size());
+  }
 };
 
 // A family's entry in the registry.

@@ -52,6 +52,14 @@ core::Bf16Weights bf16_weights(const ParamStore& store) {
                            matrices_of(store));
 }
 
+core::Bf16Weights bf16_weights(std::span<const ParamStore* const> stores) {
+  std::vector<core::Bf16Weights::Buffer> buffers;
+  for (const ParamStore* store : stores)
+    buffers.push_back({std::span<const float>(store->values(), static_cast<size_t>(store->numel())),
+                       matrices_of(*store)});
+  return core::Bf16Weights(buffers);
+}
+
 core::PackedWeights packed_weights(const ParamStore& store) {
   return core::PackedWeights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
                              matrices_of(store));

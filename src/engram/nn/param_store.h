@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -77,6 +78,8 @@ class Module {
 // A bf16 copy of every value of `store` for inference (core/weights_bf16.h), with every
 // rank-2 parameter listed as a matrix to pack for the few-row kernel.
 core::Bf16Weights bf16_weights(const ParamStore& store);
+// One bf16 copy of several stores (an ensemble's members decoded in one graph), each as above.
+core::Bf16Weights bf16_weights(std::span<const ParamStore* const> stores);
 // Every rank-2 parameter of `store` packed in fp32 for the few-row kernel (core/weights_packed.h).
 core::PackedWeights packed_weights(const ParamStore& store);
 

@@ -27,6 +27,24 @@ bool Job::wait_until(Clock::time_point deadline) {
   return cv_.wait_until(lock, deadline, [&] { return done_; });
 }
 
+void Job::token(int input, json event) {
+  event["index"] = input;
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(event));
+  }
+  cv_.notify_all();
+}
+
+Job::Next Job::next(json* event, Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_until(lock, deadline, [&] { return done_ || !events_.empty(); })) return Next::kTimeout;
+  if (events_.empty()) return Next::kDone;
+  *event = std::move(events_.front());
+  events_.pop_front();
+  return Next::kEvent;
+}
+
 bool Job::abandon() {
   const std::lock_guard<std::mutex> lock(mu_);
   if (started_) return false;

@@ -26,11 +26,14 @@ namespace engram::serve {
 using Clock = std::chrono::steady_clock;
 
 // One request in flight: the request as its model parsed it (LoadedModel::parse_request, once)
-// and, once answered, the status and response body.
-class Job {
+// and, once answered, the status and response body. A streaming request (options.stream) also
+// queues its token events (models::EventSink) for the HTTP thread that sends them (next()).
+class Job final : public models::EventSink {
  public:
-  explicit Job(std::unique_ptr<const models::Request> request)
-      : request_(std::move(request)), units_(request_->units), queued_(Clock::now()) {}
+  explicit Job(std::unique_ptr<models::Request> request)
+      : request_(std::move(request)), units_(request_->units), queued_(Clock::now()) {
+    if (request_->options.stream) request_->events = this;
+  }
   const models::Request& request() const { return *request_; }
   int units() const { return units_; }
   Clock::time_point queued() const { return queued_; }
@@ -45,8 +48,15 @@ class Job {
   int status() const { return status_; }
   const nlohmann::json& body() const { return body_; }
 
+  // A token event of input `input` (the worker thread): queued with "index": input.
+  void token(int input, nlohmann::json event) override;
+  enum class Next { kEvent, kDone, kTimeout };
+  // The next queued event (kEvent, into *event), else kDone once answered (status() and body()
+  // are set), else waits; kTimeout at `deadline`.
+  Next next(nlohmann::json* event, Clock::time_point deadline);
+
  private:
-  std::unique_ptr<const models::Request> request_;
+  std::unique_ptr<models::Request> request_;
   int units_;
   Clock::time_point queued_;
   std::mutex mu_;
@@ -54,6 +64,7 @@ class Job {
   bool started_ = false, abandoned_ = false, done_ = false;
   int status_ = 0;
   nlohmann::json body_;
+  std::deque<nlohmann::json> events_;  // token events not sent yet (bounded by the request's caps)
 };
 
 struct BatcherOptions {

@@ -134,8 +134,11 @@ struct Server::Impl {
   int port = -1;
   int listen_socket = -1;  // set by the socket options callback when binding
 
-  // The answer to one request of a family route: the status and body.
-  std::pair<int, json> family_request(const models::Family& family, const json& body) {
+  // The answer to one request of a family route: the status and body. A streaming request
+  // ("stream": true) that was queued returns {200, null} with its job in *stream (its answer is
+  // sent as events: stream_reply); without `stream` it is refused.
+  std::pair<int, json> family_request(const models::Family& family, const json& body,
+                                      std::shared_ptr<Job>* stream = nullptr) {
     if (!body.is_object()) return {400, {{"error", fmt::format("the request body must be a JSON object, got {}", body.type_name())}}};
     // The model: named, or the only one of the family.
     size_t index = models.size();
@@ -159,12 +162,13 @@ struct Server::Impl {
                 {{"error", count == 0 ? fmt::format("no {} model is loaded", family.name)
                                       : fmt::format("{} {} models are loaded: name one with 'model'", count, family.name)}}};
     }
-    std::unique_ptr<const models::Request> request;
+    std::unique_ptr<models::Request> request;
     try {
       request = models[index].model->parse_request(body, o.limits);
     } catch (const Error& e) {
       return {400, {{"error", e.what()}}};
     }
+    if (request->options.stream && !stream) return {400, {{"error", "this route does not stream: leave out 'stream'"}}};
     const int units = request->units;
     if (units > o.max_queue)  // it would wait forever on an idle server: never a 503
       return {400, {{"error", fmt::format("the request has {} units, more than max_queue {} can ever hold: split it",
@@ -174,6 +178,10 @@ struct Server::Impl {
     if (!batcher->submit(index, job))
       return {503, {{"error", fmt::format("model '{}' has {} units waiting (max_queue {}): try again later",
                                           models[index].name, batcher->queued_units(index), o.max_queue)}}};
+    if (job->request().options.stream) {
+      *stream = std::move(job);
+      return {200, nullptr};
+    }
     // Waits for the answer in slices, so that a drain begun meanwhile ends the wait at its deadline.
     const Clock::time_point deadline = job->queued() + std::chrono::milliseconds(o.request_timeout_ms);
     for (;;) {
@@ -308,6 +316,50 @@ struct Server::Impl {
     fn();
   }
 
+  // Answers a queued streaming job with Server-Sent Events (text/event-stream): one
+  // "event: token" per token as the worker chooses it (data: the family's token event with its
+  // input's "index"), then "event: result" with the whole answer the route gives without
+  // streaming, or "event: error" with {"error", "status"} (a failed batch, request_timeout_ms,
+  // the drain). A client that goes away abandons the job.
+  void stream_reply(httplib::Response& res, std::shared_ptr<Job> job) {
+    res.status = 200;
+    res.body.clear();
+    res.headers.erase("Content-Type");  // timed()'s JSON reply, replaced by the stream
+    res.set_header("Cache-Control", "no-cache");
+    const Clock::time_point deadline = job->queued() + std::chrono::milliseconds(o.request_timeout_ms);
+    res.set_chunked_content_provider("text/event-stream", [this, job, deadline](size_t, httplib::DataSink& sink) {
+      auto send = [&](const char* name, const json& data) {
+        const std::string text = fmt::format("event: {}\ndata: {}\n\n", name,
+                                             data.dump(-1, ' ', false, json::error_handler_t::replace));
+        return sink.write(text.data(), text.size());
+      };
+      json event;
+      for (;;) {
+        switch (job->next(&event, std::min(deadline, drain_deadline()))) {
+          case Job::Next::kEvent:
+            if (!send("token", event)) {
+              job->abandon();
+              return false;
+            }
+            continue;
+          case Job::Next::kDone:
+            if (job->status() == 200) send("result", job->body());
+            else send("error", {{"error", printable(job->body().value("error", "error"), 2000)}, {"status", job->status()}});
+            sink.done();
+            return true;
+          case Job::Next::kTimeout:
+            job->abandon();
+            send("error", Clock::now() >= drain_deadline()
+                              ? json{{"error", "the server is shutting down"}, {"status", 503}}
+                              : json{{"error", fmt::format("no answer within request_timeout_ms {}", o.request_timeout_ms)},
+                                     {"status", 504}});
+            sink.done();
+            return true;
+        }
+      }
+    });
+  }
+
   void routes() {
     for (const models::Family* f : models::families()) {
       if (!f->route) continue;
@@ -315,12 +367,14 @@ struct Server::Impl {
       http->Post(path, [this, f, path](const httplib::Request&, httplib::Response& res,
                                        const httplib::ContentReader& reader) {
         active_request([&] {
+          std::shared_ptr<Job> stream;
           timed(path, res, [&] {
             json body;
             if (auto [status, error] = read_json(reader, body); status != 200)
               return std::pair<int, json>{status, {{"error", error}}};
-            return family_request(*f, body);
+            return family_request(*f, body, &stream);
           });
+          if (stream) stream_reply(res, std::move(stream));
         });
       });
     }

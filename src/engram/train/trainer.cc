@@ -2,6 +2,7 @@
 #include "engram/train/trainer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +19,16 @@
 #include "engram/train/progress.h"
 
 namespace engram::train {
+
+namespace {
+std::atomic<bool> g_stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+}  // namespace
+
+void request_stop() noexcept { g_stop_requested.store(true); }
+void clear_stop_request() noexcept { g_stop_requested.store(false); }
+bool stop_requested() noexcept { return g_stop_requested.load(); }
+
 
 namespace fs = std::filesystem;
 
@@ -321,8 +332,8 @@ TrainSummary Trainer::run() {
 
   // Whether train.max_minutes has run out; under mpirun rank 0's clock decides for the job.
   auto out_of_time = [&] {
-    if (cfg_.max_minutes <= 0) return false;
-    bool out = seconds_since(limit_t0) > cfg_.max_minutes * 60;
+    if (cfg_.max_minutes <= 0 && !stop_requested()) return false;
+    bool out = stop_requested() || seconds_since(limit_t0) > cfg_.max_minutes * 60;
     if (w.distributed()) {
       double flag = w.root() && out ? 1 : 0;
       allreduce_sum(&flag, 1, "the time-limit check");
@@ -561,7 +572,9 @@ TrainSummary Trainer::run() {
           check_same_parameters();
         const bool timed_out = out_of_time();
         if ((pc.max_steps > 0 && step >= pc.max_steps) || timed_out) {
-          if (timed_out) progress.print(fmt::format("time limit of {} minutes reached", cfg_.max_minutes));
+          if (timed_out)
+            progress.print(stop_requested() ? std::string("stopped on request; the run resumes from its last checkpoint")
+                                            : fmt::format("time limit of {} minutes reached", cfg_.max_minutes));
           const bool just_validated = pc.valid_every > 0 && step % pc.valid_every == 0;
           if (!just_validated) validate(epoch, index);
           if (last_saved_step != step) {

@@ -34,6 +34,13 @@
 
 namespace engram::train {
 
+// A request that every Trainer::run of this process stop after its current update, as at its
+// time limit: it validates, saves last/ and returns (the run resumes from there). Safe from any
+// thread and from a signal handler; clear_stop_request() before a new run.
+void request_stop() noexcept;
+void clear_stop_request() noexcept;
+bool stop_requested() noexcept;
+
 struct TrainerConfig {
   int max_epochs = 10;
   int64_t max_steps = 0;           // 0 = no limit (updates)

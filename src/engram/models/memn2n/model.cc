@@ -94,29 +94,85 @@ namespace {
 // Index of the largest of n values.
 int argmax(const float* x, int n) { return static_cast<int>(std::max_element(x, x + n) - x); }
 
+// One batch of questions through every model of a set. scores [B, V]: one model's logits, or
+// for an ensemble the log of the members' mean answer probability,
+//   s_j = log (1/M Σ_m softmax(l_m)_j),
+// which are logits of that mean (softmax(s) = the mean), so every use of logits reads them alike.
+// batch and attention (K x [B, N]) are the first model's: each member reads the questions as its
+// own memory_size and null slots make them.
+struct SetForward {
+  Memn2nBatch batch;
+  std::vector<Var> attention;
+  const float* scores = nullptr;  // [B, V]
+  int vocab = 0;                  // V
+  std::vector<float> mixed;       // [B, V] an ensemble's scores
+};
+
+SetForward forward_set(Graph& g, const ModelSet<Memn2n>& models, const Memn2nDataset& data,
+                       std::span<const int32_t> samples, bool linear_start) {
+  SetForward f;
+  std::vector<Var> logits;  // [M] each [B, V]
+  for (const Memn2n* m : models.models) {
+    Memn2nBatch batch =
+        make_memn2n_batch(data, samples, m->config().memory_size, 0.0f, nullptr, m->min_slots());
+    const Memn2nOutput out = m->forward(g, batch, linear_start);
+    logits.push_back(out.logits);
+    if (m == models.models.front()) f.batch = std::move(batch), f.attention = out.attention;
+  }
+  f.vocab = logits[0].shape()[1];
+  f.scores = logits[0].data();
+  if (logits.size() == 1) return f;
+  for (const Var& l : logits)
+    ENGRAM_CHECK(l.shape() == logits[0].shape(), "memn2n ensemble: member logits {} and {}", l.shape().str(),
+                 logits[0].shape().str());
+  const int rows = logits[0].shape()[0], v = f.vocab;
+  const double log_m = std::log(static_cast<double>(logits.size()));
+  f.mixed.resize(static_cast<size_t>(rows) * v);
+  std::vector<double> log_z(logits.size());  // each member's log Σ_j exp(l_j) of the row
+  for (int b = 0; b < rows; ++b) {
+    for (size_t m = 0; m < logits.size(); ++m) {
+      const float* l = logits[m].data() + static_cast<int64_t>(b) * v;
+      const double hi = *std::max_element(l, l + v);
+      double z = 0;
+      for (int j = 0; j < v; ++j) z += std::exp(l[j] - hi);
+      log_z[m] = hi + std::log(z);
+    }
+    for (int j = 0; j < v; ++j) {
+      double hi = -INFINITY, sum = 0;
+      for (size_t m = 0; m < logits.size(); ++m)
+        hi = std::max(hi, logits[m].data()[static_cast<int64_t>(b) * v + j] - log_z[m]);
+      for (size_t m = 0; m < logits.size(); ++m)
+        sum += std::exp(logits[m].data()[static_cast<int64_t>(b) * v + j] - log_z[m] - hi);
+      f.mixed[static_cast<size_t>(b) * v + j] = static_cast<float>(hi + std::log(sum) - log_m);
+    }
+  }
+  f.scores = f.mixed.data();
+  return f;
+}
+
 }  // namespace
 
-std::map<int, Memn2nScore> evaluate_memn2n(const Memn2n& model, const Memn2nDataset& data, int batch_size,
+std::map<int, Memn2nScore> evaluate_memn2n(const ModelSet<Memn2n>& models, const Memn2nDataset& data, int batch_size,
                                            bool linear_start) {
   ENGRAM_CHECK(batch_size >= 1, "memn2n evaluation: batch_size must be >= 1, got {}", batch_size);
-  const int hops = model.config().hops;
+  const int hops = models.first().config().hops;
   std::map<int, Memn2nScore> scores;
   core::Graph g(false);
+  g.use_bf16_weights(models.bf16);
   std::vector<int32_t> idx(data.samples.size());
   std::iota(idx.begin(), idx.end(), 0);
   for (size_t start = 0; start < idx.size(); start += batch_size) {
     const size_t count = std::min<size_t>(batch_size, idx.size() - start);
     g.reset();
-    const Memn2nBatch batch =
-        make_memn2n_batch(data, std::span<const int32_t>(idx.data() + start, count), model.config().memory_size,
-                          0.0f, nullptr, model.min_slots());
-    const Memn2nOutput out = model.forward(g, batch, linear_start);
-    const int v = out.logits.shape()[1], n = batch.slots;
+    const SetForward out =
+        forward_set(g, models, data, std::span<const int32_t>(idx.data() + start, count), linear_start);
+    const Memn2nBatch& batch = out.batch;
+    const int v = out.vocab, n = batch.slots;
     for (int b = 0; b < batch.batch; ++b) {
       const Memn2nSample& s = data.samples[idx[start + b]];
       Memn2nScore& sc = scores[s.task];
       if (sc.support_hop.empty()) sc.support_hop.assign(hops, 0);
-      const float* logit = out.logits.data() + static_cast<int64_t>(b) * v;
+      const float* logit = out.scores + static_cast<int64_t>(b) * v;
       const float mx = *std::max_element(logit, logit + v);
       double z = 0;
       for (int j = 0; j < v; ++j) z += std::exp(static_cast<double>(logit[j] - mx));
@@ -147,16 +203,16 @@ std::map<int, Memn2nScore> evaluate_memn2n(const Memn2n& model, const Memn2nData
   return scores;
 }
 
-std::vector<Memn2nExplanation> explain_memn2n(const Memn2n& model, const Memn2nDataset& data,
+std::vector<Memn2nExplanation> explain_memn2n(const ModelSet<Memn2n>& models, const Memn2nDataset& data,
                                               std::span<const int32_t> samples) {
   for (int32_t sample : samples)
     ENGRAM_CHECK(sample >= 0 && sample < static_cast<int32_t>(data.samples.size()), "memn2n explain: sample {} of {}",
                  sample, data.samples.size());
   core::Graph g(false);
-  const Memn2nBatch batch =
-      make_memn2n_batch(data, samples, model.config().memory_size, 0.0f, nullptr, model.min_slots());
-  const Memn2nOutput out = model.forward(g, batch);  // attention [B, N] per hop, logits [B, V]
-  const int v = out.logits.shape()[1];
+  g.use_bf16_weights(models.bf16);
+  const SetForward out = forward_set(g, models, data, samples, false);  // attention [B, N] per hop, scores [B, V]
+  const Memn2nBatch& batch = out.batch;
+  const int v = out.vocab;
   std::vector<Memn2nExplanation> explained(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
     Memn2nExplanation& e = explained[i];
@@ -165,7 +221,7 @@ std::vector<Memn2nExplanation> explain_memn2n(const Memn2n& model, const Memn2nD
       const float* row = a.data() + static_cast<int64_t>(i) * batch.slots;
       e.attention.emplace_back(row, row + batch.slots);
     }
-    const float* logit = out.logits.data() + static_cast<int64_t>(i) * v;
+    const float* logit = out.scores + static_cast<int64_t>(i) * v;
     e.predicted = argmax(logit, v);
     double z = 0;
     for (int j = 0; j < v; ++j) z += std::exp(static_cast<double>(logit[j] - logit[e.predicted]));
@@ -174,9 +230,9 @@ std::vector<Memn2nExplanation> explain_memn2n(const Memn2n& model, const Memn2nD
   return explained;
 }
 
-Memn2nExplanation explain_memn2n(const Memn2n& model, const Memn2nDataset& data, int32_t sample) {
+Memn2nExplanation explain_memn2n(const ModelSet<Memn2n>& models, const Memn2nDataset& data, int32_t sample) {
   const int32_t one[1] = {sample};
-  return std::move(explain_memn2n(model, data, std::span<const int32_t>(one, 1))[0]);
+  return std::move(explain_memn2n(models, data, std::span<const int32_t>(one, 1))[0]);
 }
 
 }  // namespace engram::models

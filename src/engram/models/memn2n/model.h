@@ -19,6 +19,7 @@
 #include "engram/data/babi.h"
 #include "engram/data/vocab.h"
 #include "engram/io/config.h"
+#include "engram/models/model_set.h"
 #include "engram/nn/memory/memn2n_hop.h"
 #include "engram/nn/param_store.h"
 
@@ -172,9 +173,12 @@ struct Memn2nScore {
   void add(const Memn2nScore& o);
 };
 
-// Scores every sample of `data` (no gradients), by task (key 0 = all tasks together).
-std::map<int, Memn2nScore> evaluate_memn2n(const Memn2n& model, const Memn2nDataset& data, int batch_size = 128,
-                                           bool linear_start = false);
+// Scores every sample of `data` (no gradients), by task (key 0 = all tasks together), by one
+// model or an ensemble (ModelSet: the answer probabilities are the members' mean, members of one
+// vocabulary V; the support hit rate reads the first member's attention), on bf16 weights where
+// the set has them.
+std::map<int, Memn2nScore> evaluate_memn2n(const ModelSet<Memn2n>& models, const Memn2nDataset& data,
+                                           int batch_size = 128, bool linear_start = false);
 
 // One answered question with what each hop attended (for `engram babi explain`).
 struct Memn2nExplanation {
@@ -183,10 +187,12 @@ struct Memn2nExplanation {
   float probability = 0;                      // softmax probability of the prediction
   int32_t offset = 0;                         // window sentences dropped before slot 0
 };
-Memn2nExplanation explain_memn2n(const Memn2n& model, const Memn2nDataset& data, int32_t sample);
+// With an ensemble (ModelSet) the prediction and its probability are the members' mean answer
+// probability's; the attention shown is the first member's.
+Memn2nExplanation explain_memn2n(const ModelSet<Memn2n>& models, const Memn2nDataset& data, int32_t sample);
 // The same for several samples run as one batch (one forward pass); attention rows hold the
 // batch's N slots, those past a sample's window masked (0).
-std::vector<Memn2nExplanation> explain_memn2n(const Memn2n& model, const Memn2nDataset& data,
+std::vector<Memn2nExplanation> explain_memn2n(const ModelSet<Memn2n>& models, const Memn2nDataset& data,
                                               std::span<const int32_t> samples);
 
 }  // namespace engram::models

@@ -31,16 +31,23 @@ struct TaskRow {
   Memn2nScore score;
 };
 
-// The loaded model of `dir`, reading its data from `data_override` when set.
-std::unique_ptr<LoadedBabiModel> load_with_data(const fs::path& dir, const std::string& data_override) {
+// The loaded model of `dir`, reading its data from `data_override` when set, with the ensemble
+// members `members` (their own directories) and `precision`.
+std::unique_ptr<LoadedBabiModel> load_with_data(const fs::path& dir, const std::string& data_override,
+                                                const std::vector<fs::path>& members, decode::Precision precision) {
   auto loaded = load_model_as<LoadedBabiModel>(dir, "memn2n");
   if (!data_override.empty()) loaded->cfg.data.dir = data_override;
+  if (!members.empty())
+    loaded->set_ensemble(load_ensemble_members<LoadedModel>(std::vector<std::string>(members.begin(), members.end()),
+                                                            "memn2n"));
+  loaded->set_precision(precision);
   return loaded;
 }
 
 // Scores a model directory on the questions of its tasks (split: train | valid | test).
-std::vector<TaskRow> score_model(const fs::path& dir, const BabiEvalOptions& o, std::string* data_dir_out) {
-  const auto loaded = load_with_data(dir, o.data);
+std::vector<TaskRow> score_model(const fs::path& dir, const std::vector<fs::path>& members, const BabiEvalOptions& o,
+                                 std::string* data_dir_out) {
+  const auto loaded = load_with_data(dir, o.data, members, o.precision);
   LoadedBabiModel& m = *loaded;
   const std::string data_dir = babi_data_dir(m.cfg);
   const std::vector<int> tasks = parse_babi_tasks(m.cfg.data.tasks, data_dir);
@@ -48,7 +55,7 @@ std::vector<TaskRow> score_model(const fs::path& dir, const BabiEvalOptions& o, 
   ENGRAM_CHECK(o.split == "test" || o.split == "valid" || o.split == "train",
                "--split must be train, valid or test, not '{}'", o.split);
   const Memn2nDataset& split = o.split == "test" ? data.test : o.split == "valid" ? data.valid : data.train;
-  const auto scores = evaluate_memn2n(*m.model, split, 256);
+  const auto scores = evaluate_memn2n(m.models(), split, 256);
   std::map<int, std::string> names;
   for (const auto& f : data::list_babi_tasks(data_dir)) names[f.task] = f.name;
   std::vector<TaskRow> rows;
@@ -69,12 +76,19 @@ std::string babi_eval_report(const std::string& model, const BabiEvalOptions& o)
   std::vector<TaskRow> rows;
   std::string data_dir;
   if (fs::exists(dir / "config.yaml")) {
-    rows = score_model(dir, o, &data_dir);
+    rows = score_model(dir, std::vector<fs::path>(o.ensemble.begin(), o.ensemble.end()), o, &data_dir);
   } else {  // a per-task tree: DIR/task-T/model
     for (int t = 1; t <= 20; ++t) {
-      const fs::path sub = dir / fmt::format("task-{}", t) / "model";
+      const fs::path task = fs::path(fmt::format("task-{}", t)) / "model", sub = dir / task;
       if (!fs::exists(sub / "config.yaml")) continue;
-      for (auto& r : score_model(sub, o, &data_dir)) rows.push_back(std::move(r));
+      std::vector<fs::path> members;  // the same task's model of each ensemble tree
+      for (const std::string& e : o.ensemble) {
+        ENGRAM_CHECK(fs::exists(fs::path(e) / task / "config.yaml"),
+                     "--ensemble: {} has no {} (the ensemble of a tree of task-T/model takes trees of the same tasks)",
+                     e, task.string());
+        members.push_back(fs::path(e) / task);
+      }
+      for (auto& r : score_model(sub, members, o, &data_dir)) rows.push_back(std::move(r));
     }
     ENGRAM_CHECK(!rows.empty(), "{} is neither a model directory (config.yaml) nor a tree of task-T/model", model);
   }
@@ -109,6 +123,10 @@ std::string babi_eval_report(const std::string& model, const BabiEvalOptions& o)
                      "({}) over {} questions\n",
                      100 * all.support_rate(), per_hop, all.with_support);
   if (!is_1k) out += "paper column: only the 1k (en) joint values are known here\n";
+  if (!o.ensemble.empty())
+    out += fmt::format("an ensemble of {} models: {} + {} (the mean answer probability; support hits: {}'s attention)\n",
+                       o.ensemble.size() + 1, model, fmt::join(o.ensemble, " + "), model);
+  if (o.precision == decode::Precision::kBf16) out += "bf16 weights\n";
   if (o.json) {
     j["mean_error"] = mean / 100;
     j["failed"] = failed;
@@ -119,7 +137,8 @@ std::string babi_eval_report(const std::string& model, const BabiEvalOptions& o)
 }
 
 BabiExplanation explain_babi(const std::string& model, const BabiExplainOptions& o) {
-  const auto loaded = load_with_data(fs::path(model).lexically_normal(), o.data);
+  const auto loaded = load_with_data(fs::path(model).lexically_normal(), o.data,
+                                     std::vector<fs::path>(o.ensemble.begin(), o.ensemble.end()), o.precision);
   LoadedBabiModel& m = *loaded;
   const std::string data_dir = babi_data_dir(m.cfg);
   const std::vector<int> model_tasks = parse_babi_tasks(m.cfg.data.tasks, data_dir);
@@ -131,7 +150,7 @@ BabiExplanation explain_babi(const std::string& model, const BabiExplainOptions&
                "task {} has {} test questions; --question {} is out of range", task, data.test.samples.size(),
                question);
   const Memn2nSample& s = data.test.samples[question];
-  const Memn2nExplanation e = explain_memn2n(*m.model, data.test, question);
+  const Memn2nExplanation e = explain_memn2n(m.models(), data.test, question);
   const auto& story = data.test.stories[s.story];
   const int first = s.begin + e.offset, n = s.end - first;
   std::vector<int> marked;

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "engram/decode/options.h"
 
 namespace engram::models {
 
@@ -11,6 +14,10 @@ struct BabiEvalOptions {
   std::string data;            // bAbI directory ("" = the one the model was trained on)
   std::string split = "test";  // the model's own split: train | valid | test
   bool json = false;           // also the numbers as one JSON line
+  // More models run with the model as one ensemble (LoadedModel::set_ensemble); for a tree of
+  // task-T/model directories, trees of the same tasks (each task's models ensembled).
+  std::vector<std::string> ensemble;
+  decode::Precision precision = decode::Precision::kFp32;  // LoadedModel::set_precision
 };
 
 // The Markdown table (task, name, error %, the paper's error % for bAbI 1k, supporting-fact hit
@@ -22,6 +29,8 @@ struct BabiExplainOptions {
   std::string data;  // bAbI directory ("" = the one the model was trained on)
   int task = 0;      // 0 = the model's first task
   int question = 0;  // index of the test question in the task (0-based)
+  std::vector<std::string> ensemble;  // as BabiEvalOptions (the attention shown is the model's own)
+  decode::Precision precision = decode::Precision::kFp32;
 };
 
 struct BabiExplanation {

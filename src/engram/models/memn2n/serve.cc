@@ -33,7 +33,7 @@ std::string request_line(const json& r, const ServeLimits& limits) {
 }  // namespace
 
 const InferenceSpec& LoadedBabiModel::inference() const {
-  static const InferenceSpec spec{{"story", "question"}, {{"batch"}, {}}};
+  static const InferenceSpec spec{{"story", "question"}, {{"batch", "precision"}, {}}};
   return spec;
 }
 
@@ -52,7 +52,7 @@ std::vector<json> LoadedBabiModel::run_requests(std::span<const Request* const> 
     encode_babi(samples, 0, vocab, &set);
     std::vector<int32_t> indices(samples.size());
     for (size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<int32_t>(i);
-    const std::vector<Memn2nExplanation> es = explain_memn2n(*model, set, indices);
+    const std::vector<Memn2nExplanation> es = explain_memn2n(models(), set, indices);
     std::vector<json> out;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const std::vector<std::string>& story = inputs[i]->story;

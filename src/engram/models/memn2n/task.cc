@@ -349,6 +349,12 @@ LoadedBabiModel load_babi_model(const fs::path& dir) {
 
 std::string LoadedBabiModel::run_line(const std::string& line) { return answer(line).answer; }
 
+void LoadedBabiModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) {
+  setup.set_members(*this, std::move(members), [&](const LoadedModel& member) {
+    check_same_vocab(vocab, dynamic_cast<const LoadedBabiModel&>(member).vocab, *this, member);
+  });
+}
+
 namespace {
 
 // run_line's text split into sentences: after each '.', '!', '?' or newline, sentences of only
@@ -409,7 +415,7 @@ LoadedBabiModel::Answer LoadedBabiModel::answer(const std::string& line) const {
   encode_babi(samples, 0, vocab, &set);
   Answer a;
   a.story = std::move(p.story);
-  a.explanation = explain_memn2n(*model, set, 0);
+  a.explanation = explain_memn2n(models(), set, 0);
   a.answer = vocab.token(a.explanation.predicted);
   return a;
 }

@@ -1,9 +1,11 @@
 // The "ntm" model: builds the NTM or the LSTM baseline for its task, saves / loads it.
 #include "engram/models/ntm/model.h"
+#include "engram/models/loading.h"
 
 #include <sstream>
 
 #include "engram/io/checkpoint.h"
+#include "engram/models/ntm/ensemble.h"
 
 namespace engram::models {
 
@@ -21,17 +23,23 @@ NtmTaskModel::NtmTaskModel(const NtmModelConfig& cfg, core::Rng& rng) : cfg_(cfg
 YAML::Node NtmTaskModel::config() const { return io::to_yaml(cfg_); }
 
 std::unique_ptr<LoadedNtmModel> load_ntm_model(const std::filesystem::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == NtmTaskModel::kName, "{} holds a '{}' model, not an '{}' model", dir.string(),
-               info.model_name, NtmTaskModel::kName);
-  NtmModelConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
   auto m = std::make_unique<LoadedNtmModel>();
   m->model_dir = dir;
-  m->model = std::make_unique<NtmTaskModel>(cfg, rng);
-  io::load_checkpoint(dir, m->model->params());
+  m->model = load_checkpoint_model<NtmTaskModel, NtmModelConfig>(dir);
   return m;
+}
+
+void LoadedNtmModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) {
+  setup.set_members(*this, std::move(members), [&](const LoadedModel& member) {
+    const NtmTaskConfig& a = model->model_config().task;
+    const NtmTaskConfig& b = dynamic_cast<const LoadedNtmModel&>(member).model->model_config().task;
+    const bool repeats = a.task != NtmTaskKind::kRepeatCopy || (a.min_repeat == b.min_repeat && a.max_repeat == b.max_repeat);
+    ENGRAM_CHECK(a.task == b.task && a.bits == b.bits && a.item_len == b.item_len && repeats,
+                 "--ensemble: {} is trained on {} ({} bits, items of {}, repeats {}-{}) and {} on {} ({} bits, items of "
+                 "{}, repeats {}-{}) (an ensemble shares its task)",
+                 member.dir().string(), task_name(b.task), b.bits, b.item_len, b.min_repeat, b.max_repeat,
+                 dir().string(), task_name(a.task), a.bits, a.item_len, a.min_repeat, a.max_repeat);
+  });
 }
 
 std::string LoadedNtmModel::run_line(const std::string& line) {
@@ -51,7 +59,7 @@ std::string LoadedNtmModel::run_line(const std::string& line) {
   const data::tasks::SeqBatch b =
       make_task_batch_at(task, static_cast<int>(length), static_cast<int>(repeat), 1, rng);
   core::Graph g(false, size_t{1} << 24);
-  const SeqLoss l = sequence_loss(g, model->seq(), b);
+  const SeqLoss l = sequence_loss_of(g, models(), b);
   ENGRAM_CHECK(!l.non_finite, "ntm: non-finite {} weighting at step {}", l.non_finite ? l.non_finite->head : "",
                l.non_finite ? l.non_finite->step : 0);
   const int64_t k = b.out_width;

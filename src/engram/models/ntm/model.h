@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "engram/models/decode_setup.h"
 #include "engram/models/ntm/lstm_seq.h"
 #include "engram/models/ntm/ntm.h"
 #include "engram/models/ntm/seq_task.h"
@@ -54,7 +55,13 @@ class NtmTaskModel : public Model {
 struct LoadedNtmModel : LoadedModel {
   std::filesystem::path model_dir;
   std::unique_ptr<NtmTaskModel> model;
+  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
+  // The model with its ensemble members and weights: what run_line, run_requests, `ntm eval` and
+  // `ntm show` run (sequence_loss_of, evaluate_at).
+  ModelSet<SeqModel> models() const {
+    return setup.models(*this, [](const LoadedNtmModel& m) -> const SeqModel& { return m.model->seq(); });
+  }
   std::string family() const override { return NtmTaskModel::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }
   nn::ParamStore& params() override { return model->params(); }
@@ -70,6 +77,12 @@ struct LoadedNtmModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
+  // bf16: every product of the model (and its members) reads a bf16 copy of the weights.
+  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
+  // Members: ntm models (NTM or LSTM baseline) of the same task (kind, bits, item length, repeat
+  // range): the same inputs and output bits. Each output bit's probability is their mean; the
+  // weightings shown are this model's.
+  void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 
 // The family's loader (models::load_model calls it); errors name a wrong model kind.

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engram/core/error.h"
+#include "engram/models/ntm/ensemble.h"
 #include "engram/viz/memory.h"
 
 namespace engram::models {
@@ -25,8 +26,12 @@ void ntm_eval_report(const LoadedNtmModel& loaded, const NtmEvalOptions& o,
   const size_t rows = std::max(lengths.size(), repeats.size());
   const bool lstm = model.model_config().architecture == NtmArchitecture::kLstm;
   const bool recall = task.task == NtmTaskKind::kRecall;
-  std::string head = fmt::format("{} ({}) on {}, trained on {} {}-{}{}; {} sequences per row, seed {}\n\n",
-                                 lstm ? "LSTM baseline" : "NTM", loaded.dir().string(), task_name(task.task),
+  std::string how;  // what else runs: ensemble members, bf16 weights
+  if (loaded.setup.members() > 0)
+    how += fmt::format(" with {} ensemble member{}", loaded.setup.members(), loaded.setup.members() > 1 ? "s" : "");
+  if (loaded.setup.precision() == decode::Precision::kBf16) how += ", bf16 weights";
+  std::string head = fmt::format("{} ({}){} on {}, trained on {} {}-{}{}; {} sequences per row, seed {}\n\n",
+                                 lstm ? "LSTM baseline" : "NTM", loaded.dir().string(), how, task_name(task.task),
                                  recall ? "items" : "lengths", task.min_len, task.max_len,
                                  repeat_task ? fmt::format(", repeats {}-{}", task.min_repeat, task.max_repeat) : "",
                                  o.sequences, o.seed);
@@ -40,7 +45,7 @@ void ntm_eval_report(const LoadedNtmModel& loaded, const NtmEvalOptions& o,
   emit(head);
   for (size_t i = 0; i < rows; ++i) {
     const int len = lengths[lengths.size() == 1 ? 0 : i], rep = repeats[repeats.size() == 1 ? 0 : i];
-    const EvalResult r = evaluate_at(model.seq(), task, len, rep, o.sequences, o.batch, o.seed);
+    const EvalResult r = evaluate_at(loaded.models(), task, len, rep, o.sequences, o.batch, o.seed);
     const std::string skipped = r.non_finite ? fmt::format(" ({} batches non-finite, skipped)", r.non_finite) : "";
     if (repeat_task)
       emit(fmt::format("| {} | {} | {:.4g} | {:.3g} | {:.3g} | {:.3g} | {:.1f}% |{}\n", len, rep, r.bits, r.bit_errors,
@@ -58,7 +63,7 @@ NtmShow show_ntm(const LoadedNtmModel& loaded, int length, int repeat_arg, uint6
   const data::tasks::SeqBatch b = make_task_batch_at(task, length, repeat, 1, rng);
   core::Graph g(false, size_t{1} << 24);
   SeqTrace trace;
-  const SeqLoss l = sequence_loss(g, model.seq(), b, &trace);
+  const SeqLoss l = sequence_loss_of(g, loaded.models(), b, &trace);
   ENGRAM_CHECK(!l.non_finite, "ntm show: non-finite {} weighting at step {}", l.non_finite ? l.non_finite->head : "",
                l.non_finite ? l.non_finite->step : 0);
   const int steps = static_cast<int>(b.steps), k = static_cast<int>(b.out_width);

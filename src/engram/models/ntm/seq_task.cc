@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engram/core/ops.h"
+#include "engram/models/ntm/ensemble.h"
 
 namespace engram::models {
 
@@ -116,8 +117,8 @@ SeqLoss sequence_loss(Graph& g, const SeqModel& model, const tasks::SeqBatch& ba
   return out;
 }
 
-EvalResult evaluate_at(const SeqModel& model, const NtmTaskConfig& cfg, int length, int repeat, int64_t sequences,
-                       int64_t batch, uint64_t seed) {
+EvalResult evaluate_at(const ModelSet<SeqModel>& models, const NtmTaskConfig& cfg, int length, int repeat,
+                       int64_t sequences, int64_t batch, uint64_t seed) {
   ENGRAM_CHECK(sequences >= 1 && batch >= 1, "evaluate: sequences {} and batch {} must be >= 1", sequences, batch);
   EvalResult res;
   res.length = length;
@@ -130,7 +131,7 @@ EvalResult evaluate_at(const SeqModel& model, const NtmTaskConfig& cfg, int leng
     const int64_t b = std::min(batch, sequences - done);
     g.reset();
     tasks::SeqBatch s = make_task_batch_at(cfg, length, repeat, b, rng);
-    SeqLoss l = sequence_loss(g, model, s);
+    SeqLoss l = sequence_loss_of(g, models, s);
     done += b;
     if (l.non_finite) {
       ++res.non_finite;

@@ -15,6 +15,7 @@
 #include "engram/core/rng.h"
 #include "engram/data/tasks/ntm_tasks.h"
 #include "engram/io/config.h"
+#include "engram/models/model_set.h"
 
 namespace engram::models {
 
@@ -124,9 +125,10 @@ struct EvalResult {
 };
 
 // Mean cost over `sequences` fresh sequences at a fixed length (and repeat), in batches of
-// `batch`, generated from `seed`; inference mode.
-EvalResult evaluate_at(const SeqModel& model, const NtmTaskConfig& cfg, int length, int repeat, int64_t sequences,
-                       int64_t batch, uint64_t seed);
+// `batch`, generated from `seed`; inference mode. `models`: one model, or an ensemble (the mean
+// probability of every output bit: ntm/ensemble.h), on bf16 weights where the set has them.
+EvalResult evaluate_at(const ModelSet<SeqModel>& models, const NtmTaskConfig& cfg, int length, int repeat,
+                       int64_t sequences, int64_t batch, uint64_t seed);
 
 }  // namespace engram::models
 

@@ -2,6 +2,7 @@
 // the model's task per request, with the model's outputs and every head's weighting over time,
 // the write heads' add vectors and the read heads' read vectors (Graves et al. 2014, figure 6).
 #include "engram/core/graph.h"
+#include "engram/models/ntm/ensemble.h"
 #include "engram/models/ntm/model.h"
 #include "engram/models/ntm/seq_task.h"
 #include "engram/models/serve_json.h"
@@ -51,7 +52,7 @@ json heads(const std::vector<float>& w, int steps, int n_heads, int slots) {
 }  // namespace
 
 const InferenceSpec& LoadedNtmModel::inference() const {
-  static const InferenceSpec spec{{"length", "repeat", "seed"}, {{"batch"}, {}}};
+  static const InferenceSpec spec{{"length", "repeat", "seed"}, {{"batch", "precision"}, {}}};
   return spec;
 }
 
@@ -73,7 +74,7 @@ std::vector<json> LoadedNtmModel::run_requests(std::span<const Request* const> r
     const data::tasks::SeqBatch b = make_task_batch_at(task, q.length, q.repeat, 1, rng);
     core::Graph g(false, size_t{1} << 24);
     SeqTrace trace;
-    const SeqLoss l = sequence_loss(g, model->seq(), b, &trace);
+    const SeqLoss l = sequence_loss_of(g, models(), b, &trace);
     ENGRAM_CHECK(!l.non_finite, "ntm: non-finite {} weighting at step {}", l.non_finite ? l.non_finite->head : "",
                  l.non_finite ? l.non_finite->step : 0);
     const int64_t k = b.out_width;

@@ -1,6 +1,7 @@
 // Decoding, metrics and the eval table of the pointer tasks; the loaded model directory.
 // Dims: B instances per decoding batch, n points, R output steps.
 #include "engram/models/pointer/eval.h"
+#include "engram/models/loading.h"
 
 #include <fmt/format.h>
 
@@ -10,9 +11,11 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "engram/core/rng.h"
 #include "engram/data/tasks/tsp.h"
+#include "engram/decode/ensemble.h"
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/pointer/task.h"
@@ -53,11 +56,12 @@ void apply_symmetry(int v, float& x, float& y) {
 // PointerDecodeOptions::views: view v maps the points by symmetry v % 8 and, from v = 8 on,
 // reads them in an order drawn from v; each instance keeps the best output by `objective`.
 template <class Objective>
-std::vector<PointerPrediction> predict_views(const PointerNet& model, std::span<const tasks::PointerInstance> instances,
+std::vector<PointerPrediction> predict_views(const ModelSet<PointerNet>& models,
+                                             std::span<const tasks::PointerInstance> instances,
                                              const PointerDecodeOptions& options, const Objective& objective) {
   PointerDecodeOptions one = options;
   one.views = 1;
-  std::vector<PointerPrediction> out = predict_pointer(model, instances, one);
+  std::vector<PointerPrediction> out = predict_pointer(models, instances, one);
   std::vector<double> best(out.size());
   for (size_t i = 0; i < out.size(); ++i) best[i] = objective(out[i], instances[i]);
   std::vector<tasks::PointerInstance> seen(instances.size());
@@ -65,9 +69,9 @@ std::vector<PointerPrediction> predict_views(const PointerNet& model, std::span<
   for (int v = 1; v < options.views; ++v) {
     for (size_t i = 0; i < instances.size(); ++i) seen[i] = pointer_view(instances[i], v, orders[i]);
     one.sample_seed = options.sample_seed + static_cast<uint64_t>(v);
-    std::vector<PointerPrediction> got = predict_pointer(model, seen, one);
+    std::vector<PointerPrediction> got = predict_pointer(models, seen, one);
     for (size_t i = 0; i < got.size(); ++i) {
-      pointer_view_back(model.cfg().task, v, orders[i], got[i]);
+      pointer_view_back(models.first().cfg().task, v, orders[i], got[i]);
       const double value = objective(got[i], instances[i]);
       if (value > best[i]) best[i] = value, out[i] = std::move(got[i]);
     }
@@ -134,7 +138,7 @@ void pointer_view_back(PointerTask task, int v, std::span<const int> order, Poin
 
 const decode::OptionSet& pointer_option_set() {
   static const decode::OptionSet set = [] {
-    decode::OptionSet s{{"beam", "samples", "temperature", "seed", "views", "batch"}, {}};
+    decode::OptionSet s{{"beam", "samples", "temperature", "seed", "views", "precision", "batch"}, {}};
     s.defaults.batch = 128;
     return s;
   }();
@@ -152,14 +156,20 @@ PointerDecodeOptions pointer_decode_options(const decode::DecodeOptions& o) {
   return p;
 }
 
-std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::span<const tasks::PointerInstance> instances,
+std::vector<PointerPrediction> predict_pointer(const ModelSet<PointerNet>& models,
+                                               std::span<const tasks::PointerInstance> instances,
                                                const PointerDecodeOptions& options) {
   ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1, "pointer decoding: beam {} and batch_size {} must be >= 1",
                options.beam, options.batch_size);
   ENGRAM_CHECK(options.samples >= 0 && std::isfinite(options.temperature) && options.temperature > 0.0f,
                "pointer decoding: samples {} must be >= 0 and temperature {} finite and > 0", options.samples,
                options.temperature);
-  const PointerTask task = model.cfg().task;
+  const PointerTask task = models.first().cfg().task;
+  for (const PointerNet* m : models.models)
+    ENGRAM_CHECK(m->cfg().task == task && m->cfg().input_dim == models.first().cfg().input_dim,
+                 "pointer ensemble: a {} model of input width {} with a {} model of width {}",
+                 pointer_task_name(m->cfg().task), m->cfg().input_dim, pointer_task_name(task),
+                 models.first().cfg().input_dim);
   ENGRAM_CHECK(options.views >= 1 && options.views <= kMaxPointerViews, "pointer decoding: views {} must be in [1, {}]",
                options.views, kMaxPointerViews);
   ENGRAM_CHECK(options.views == 1 || task != PointerTask::kSort,
@@ -171,12 +181,18 @@ std::vector<PointerPrediction> predict_pointer(const PointerNet& model, std::spa
     if (!p.finished || !tasks::is_valid_tour(p.output, in.size())) return -std::numeric_limits<double>::infinity();
     return -tasks::tour_length(std::span<const float>(in.points), p.output);
   };
-  if (options.views > 1) return predict_views(model, instances, options, objective);
+  if (options.views > 1) return predict_views(models, instances, options, objective);
   core::Rng rng(options.sample_seed);
   std::vector<PointerPrediction> out;
   out.reserve(instances.size());
   core::Graph g(false);
   g.use_packed_weights(options.packed_weights);
+  g.use_bf16_weights(models.bf16);
+  // One model, or the members as one (their mean probability of each next position).
+  std::optional<decode::EnsembleStepModel> ensemble;
+  if (models.size() > 1)
+    ensemble.emplace(std::vector<const decode::StepModel*>(models.models.begin(), models.models.end()));
+  const decode::StepModel& model = ensemble ? static_cast<const decode::StepModel&>(*ensemble) : models.first();
   decode::SearchOptions so;
   so.beam = options.beam;
   so.alignments = options.attention;
@@ -293,11 +309,11 @@ std::vector<tasks::PointerInstance> pointer_test_set(PointerTask task, int n, in
   return make_pointer_instances(o, seed, 0, instances);
 }
 
-std::vector<PointerEvalRow> evaluate_pointer(const PointerNet& model, const PointerEvalOptions& options) {
-  const PointerTask task = model.cfg().task;
+std::vector<PointerEvalRow> evaluate_pointer(const ModelSet<PointerNet>& models, const PointerEvalOptions& options) {
+  const PointerTask task = models.first().cfg().task;
   std::vector<PointerEvalRow> rows;
   auto add = [&](int n, std::string reference, std::span<const tasks::PointerInstance> set) {
-    const std::vector<PointerPrediction> p = predict_pointer(model, set, options.decode);
+    const std::vector<PointerPrediction> p = predict_pointer(models, set, options.decode);
     rows.push_back({n, std::move(reference), score_pointer(task, set, p)});
   };
   if (!options.file.empty()) {
@@ -350,18 +366,23 @@ std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow>
 // ---- the loaded model directory
 
 std::unique_ptr<LoadedPointerModel> load_pointer_model(const std::filesystem::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == PointerNet::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
-               info.model_name, PointerNet::kName);
-  PointerConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
   auto m = std::make_unique<LoadedPointerModel>();
   m->model_dir = dir;
-  m->model = std::make_unique<PointerNet>(cfg, rng);
-  io::load_checkpoint(dir, m->model->params());
+  m->model = load_checkpoint_model<PointerNet, PointerConfig>(dir);
   m->packed = std::make_unique<core::PackedWeights>(nn::packed_weights(m->model->params()));
   return m;
+}
+
+void LoadedPointerModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) {
+  setup.set_members(*this, std::move(members), [&](const LoadedModel& member) {
+    const PointerConfig& a = model->cfg();
+    const PointerConfig& b = dynamic_cast<const LoadedPointerModel&>(member).model->cfg();
+    ENGRAM_CHECK(a.task == b.task && a.input_dim == b.input_dim,
+                 "--ensemble: {} is a {} model of input width {} and {} a {} model of width {} (an ensemble shares "
+                 "its task)",
+                 member.dir().string(), pointer_task_name(b.task), b.input_dim, dir().string(),
+                 pointer_task_name(a.task), a.input_dim);
+  });
 }
 
 std::string LoadedPointerModel::input_help() const {
@@ -391,7 +412,7 @@ std::string LoadedPointerModel::run_line(const std::string& line) {
   in.target.clear();
   PointerDecodeOptions o;
   o.packed_weights = packed.get();
-  const std::vector<PointerPrediction> p = predict_pointer(*model, std::span(&in, 1), o);
+  const std::vector<PointerPrediction> p = predict_pointer(models(), std::span(&in, 1), o);
   std::string out;
   for (int j : p[0].output) out += fmt::format("{}{}", out.empty() ? "" : " ", j + 1);
   if (fo.closed && !p[0].output.empty()) out += fmt::format(" {}", p[0].output[0] + 1);

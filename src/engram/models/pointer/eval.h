@@ -20,6 +20,8 @@
 
 #include "engram/core/weights_packed.h"
 #include "engram/decode/options.h"
+#include "engram/models/decode_setup.h"
+#include "engram/models/model_set.h"
 #include "engram/models/pointer/model.h"
 #include "engram/models/registry.h"
 #include "engram/train/trainer.h"
@@ -65,8 +67,11 @@ struct PointerPrediction {
   std::vector<float> attention;  // [R, n] with PointerDecodeOptions::attention, R = output + end
 };
 
-// One prediction per instance, in order.
-std::vector<PointerPrediction> predict_pointer(const PointerNet& model,
+// One prediction per instance, in order, by one model or an ensemble (ModelSet: the members of
+// one task decoded as one decode::EnsembleStepModel, each step the log of their mean probability
+// of the next position; attention is their mean), on bf16 weights where the set has them (which
+// take precedence over options.packed_weights).
+std::vector<PointerPrediction> predict_pointer(const ModelSet<PointerNet>& models,
                                                std::span<const data::tasks::PointerInstance> instances,
                                                const PointerDecodeOptions& options = {});
 
@@ -117,7 +122,7 @@ struct PointerEvalRow {
 // The test set of one n (TSP references: Held-Karp up to 20, the heuristic above).
 std::vector<data::tasks::PointerInstance> pointer_test_set(PointerTask task, int n, int64_t instances, uint64_t seed,
                                                            int tsp_starts);
-std::vector<PointerEvalRow> evaluate_pointer(const PointerNet& model, const PointerEvalOptions& options);
+std::vector<PointerEvalRow> evaluate_pointer(const ModelSet<PointerNet>& models, const PointerEvalOptions& options);
 // The rows as a Markdown table with the task's columns (percentages with one decimal).
 std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow> rows);
 
@@ -128,7 +133,13 @@ struct LoadedPointerModel : LoadedModel {
   // The weights' packed copy (made at load), for the one-instance decoding of run_line and serve;
   // it does not follow later changes to params().
   std::unique_ptr<core::PackedWeights> packed;
+  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
+  // The model with its ensemble members and weights: what run_line, run_requests and
+  // `pointer eval` decode with.
+  ModelSet<PointerNet> models() const {
+    return setup.models(*this, [](const LoadedPointerModel& m) -> const PointerNet& { return *m.model; });
+  }
   std::string family() const override { return PointerNet::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }
   nn::ParamStore& params() override { return model->params(); }
@@ -144,6 +155,12 @@ struct LoadedPointerModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
+  // bf16: every product of the model (and its members) reads a bf16 copy of the weights; fp32:
+  // the packed copy above serves the few-row products of this model.
+  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
+  // Members: pointer models of the same task and input width (the same output space: the input
+  // positions and the end).
+  void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 
 // The family's loader (models::load_model calls it); errors name a wrong model kind.

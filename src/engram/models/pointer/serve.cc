@@ -65,7 +65,7 @@ std::vector<json> LoadedPointerModel::run_requests(std::span<const Request* cons
     o.packed_weights = packed.get();  // read by the few-row products only
     std::vector<tasks::PointerInstance> batch;
     for (const tasks::PointerInstance* in : inputs) batch.push_back(*in);
-    const std::vector<PointerPrediction> ps = predict_pointer(*model, batch, o);
+    const std::vector<PointerPrediction> ps = predict_pointer(models(), batch, o);
     std::vector<json> out;
     for (size_t i = 0; i < batch.size(); ++i) {
       const PointerPrediction& p = ps[i];

@@ -5,6 +5,7 @@
 #include "engram/models/pointer_generator/summarize.h"
 #include "engram/models/pointer_generator/task.h"
 #include "engram/models/registry.h"
+#include "engram/models/training.h"
 #include "engram/train/run_lock.h"
 #include "engram/train/trainer.h"
 
@@ -15,16 +16,11 @@ namespace {
 std::string train_pg(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const PgTrainConfig cfg = parse_run_config<PgTrainConfig>(node, source, sets);
   cfg.validate();  // everything that can be checked before the data is read
-  const train::RunDirLock lock(cfg.train.run_dir);
-  // Rank 0 builds the vocabulary into the run directory first; the other ranks load it.
-  std::unique_ptr<PgTrainTask> made;
-  train::root_first([&] { made = std::make_unique<PgTrainTask>(cfg); });
-  PgTrainTask& task = *made;
-  train::Trainer trainer(task, task.config().train);
-  const train::TrainSummary s = trainer.run();
-  return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.2f}; model in {}/best", s.steps, s.seconds,
-                     s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "", task.primary_metric(),
-                     s.best_metric, task.config().train.run_dir);
+  return train_task(
+      cfg.train, [&] { return std::make_unique<PgTrainTask>(cfg); },  // writes the vocabulary and train.yaml
+      [](PgTrainTask& task, const train::TrainSummary& s) {
+        return train_summary(s, task.primary_metric(), 2, fmt::format("model in {}/best", task.config().train.run_dir));
+      });
 }
 
 std::unique_ptr<LoadedModel> load_pg(const std::filesystem::path& dir) { return load_pointer_generator(dir); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engram/models/pointer_generator/summarize.h"
+#include "engram/data/vocab.h"
 #include "engram/models/serve_json.h"
 
 namespace engram::models {
@@ -12,6 +13,11 @@ namespace engram::models {
 namespace {
 
 using nlohmann::json;
+
+// One article of a request and its target prefix ("" = none).
+struct PgInput {
+  std::string article, prefix;
+};
 
 json summary_reply(const Summary& sum) {
   const size_t n = sum.source.tokens.size();
@@ -32,30 +38,54 @@ json summary_reply(const Summary& sum) {
 }  // namespace
 
 const InferenceSpec& LoadedPointerGenerator::inference() const {
-  static const InferenceSpec spec{{"article"}, summarize_option_set()};
+  static const InferenceSpec spec{{"article", "target_prefix"}, summarize_option_set()};
   return spec;
 }
 
 std::unique_ptr<Request> LoadedPointerGenerator::parse_request(const json& body, const ServeLimits& limits) const {
-  return models::parse_request<std::string>(body, inference(), family(), limits, [&](const json& r) {
-    std::string article = serve_json::string_field(r, "article", kPgMaxLineBytes);
-    ENGRAM_CHECK(!article.empty(), "'article' is empty");
-    return std::vector<std::string>{std::move(article)};
+  return models::parse_request<PgInput>(body, inference(), family(), limits, [&](const json& r) {
+    PgInput in;
+    in.article = serve_json::string_field(r, "article", kPgMaxLineBytes);
+    ENGRAM_CHECK(!in.article.empty(), "'article' is empty");
+    if (serve_json::find(r, "target_prefix")) {
+      in.prefix = serve_json::string_field(r, "target_prefix", kPgMaxLineBytes);
+      ENGRAM_CHECK(codec->tokens(in.prefix).size() <= static_cast<size_t>(limits.max_tokens),
+                   "'target_prefix' has more than the limit of {} tokens", limits.max_tokens);
+    }
+    return std::vector<PgInput>{std::move(in)};
   });
 }
 
 std::vector<json> LoadedPointerGenerator::run_requests(std::span<const Request* const> requests) const {
-  auto run = [&](std::span<const std::string* const> articles, const decode::DecodeOptions& options) {
-    SummarizeOptions o = summarize_options(options);
-    o.batch_size = std::min(o.batch_size, static_cast<int>(articles.size()));
+  auto run = [&](std::span<const PgInput* const> inputs, const decode::DecodeOptions& options, const Emit& emit) {
+    SummarizeOptions o = with_setup(summarize_options(options));
+    o.batch_size = std::min(o.batch_size, static_cast<int>(inputs.size()));
     o.validate();
-    std::vector<std::string> lines;
-    for (const std::string* a : articles) lines.push_back(*a);
     std::vector<json> out;
-    for (const Summary& s : summarize_lines(*model, *codec, lines, o)) out.push_back(summary_reply(s));
+    if (emit) {  // streaming: each article decoded alone, its tokens sent as they are chosen
+      o.batch_size = 1;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const ExtendedSource source = extend_source(*codec, inputs[i]->article, model->cfg().max_source_tokens);
+        int step = 0;
+        o.search.on_token = [&](int, int32_t token, std::span<const float> alpha) {
+          const bool eos = token == data::kEosId;
+          emit(i, {{"step", step++},
+                   {"id", token},
+                   {"token", eos ? std::string("<eos>") : output_tokens(*codec, {token}, source).at(0)},
+                   {"alpha", std::vector<float>(alpha.begin(), alpha.end())}});
+        };
+        const std::string prefix = inputs[i]->prefix;
+        out.push_back(summary_reply(
+            summarize_lines(*model, *codec, {inputs[i]->article}, o, std::span<const std::string>(&prefix, 1)).at(0)));
+      }
+      return out;
+    }
+    std::vector<std::string> lines, prefixes;
+    for (const PgInput* in : inputs) lines.push_back(in->article), prefixes.push_back(in->prefix);
+    for (const Summary& s : summarize_lines(*model, *codec, lines, o, prefixes)) out.push_back(summary_reply(s));
     return out;
   };
-  return models::run_requests<std::string>(requests, run, single_reply);
+  return models::run_requests<PgInput>(requests, run, single_reply);
 }
 
 }  // namespace engram::models

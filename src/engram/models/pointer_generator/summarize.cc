@@ -10,6 +10,8 @@
 #include "engram/decode/ensemble.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
+#include "engram/models/loading.h"
+#include "engram/nn/param_store.h"
 
 namespace engram::models {
 
@@ -17,7 +19,8 @@ namespace fs = std::filesystem;
 
 const decode::OptionSet& summarize_option_set() {
   static const decode::OptionSet set = [] {
-    decode::OptionSet s{{"beam", "alpha", "coverage_penalty", "min_length", "max_length", "block_ngram_repeat", "batch"},
+    decode::OptionSet s{{"beam", "alpha", "coverage_penalty", "min_length", "max_length", "block_ngram_repeat",
+                         "sampling_topk", "sampling_topp", "temperature", "seed", "precision", "batch", "stream"},
                         {}};
     s.defaults.max_length_ratio = 100.0f;  // summaries: max_length bounds the output
     s.defaults.batch = 32;
@@ -46,13 +49,15 @@ void SummarizeOptions::validate() const {
 namespace {
 
 // α [R, S] and p_gen [R] of each summary's output by teacher forcing (one batch).
-void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool coverage_active) {
+void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool coverage_active,
+             const core::Bf16Weights* bf16) {
   std::vector<data::Example> ex;
   for (const Summary* s : batch) ex.push_back({s->source.ids, s->ids});
   std::vector<int64_t> idx(ex.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int64_t>(k);
   const data::Batch b = data::collate(ex, idx);
   core::Graph g(false);
+  g.use_bf16_weights(bf16);
   const PgForward f = model.forward(g, b, {.coverage_active = coverage_active});
   const int64_t nb = b.batch_size, s = b.src_steps;
   for (size_t k = 0; k < batch.size(); ++k) {
@@ -72,8 +77,11 @@ void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool c
 }  // namespace
 
 std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCodec& codec,
-                                     const std::vector<std::string>& lines, const SummarizeOptions& options) {
+                                     const std::vector<std::string>& lines, const SummarizeOptions& options,
+                                     std::span<const std::string> prefixes) {
   options.validate();
+  ENGRAM_CHECK(prefixes.empty() || prefixes.size() == lines.size(), "summarize: {} prefixes for {} articles",
+               prefixes.size(), lines.size());
   ENGRAM_CHECK(codec.size() == model.vocab(), "summarize: vocabulary of {} tokens for a model of {}", codec.size(),
                model.vocab());
   std::vector<Summary> out(lines.size());
@@ -105,15 +113,20 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
   const decode::EnsembleStepModel ensemble(members);
   const decode::StepModel& stepper = members.size() == 1 ? static_cast<const decode::StepModel&>(first) : ensemble;
   core::Graph g(false);
+  g.use_bf16_weights(options.bf16_weights);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);
-    std::vector<std::vector<int32_t>> chunk;
+    std::vector<std::vector<int32_t>> chunk, forced;
     std::vector<Summary*> sums;
     for (size_t k = begin; k < end; ++k) {
       chunk.push_back(out[order[k]].source.ids);
       sums.push_back(&out[order[k]]);
+      if (!prefixes.empty())
+        forced.push_back(extend_target(codec, codec.tokens(prefixes[order[k]]), out[order[k]].source));
     }
-    auto results = decode::search(g, stepper, decode::SourceBatch::from_ids(chunk), options.search);
+    decode::SourceBatch batch = decode::SourceBatch::from_ids(chunk);
+    batch.prefixes = std::move(forced);
+    auto results = decode::search(g, stepper, batch, options.search);
     for (size_t k = 0; k < sums.size(); ++k) {
       Summary& s = *sums[k];
       const decode::Hypothesis& h = results[k].front();
@@ -122,28 +135,48 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
       s.tokens = output_tokens(codec, s.ids, s.source);
       s.text = codec.join(s.tokens);
     }
-    explain(model, sums, options.coverage_active);
+    explain(model, sums, options.coverage_active, options.bf16_weights);
   }
   return out;
 }
 
 std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const fs::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == PointerGenerator::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
-               info.model_name, PointerGenerator::kName);
-  PointerGeneratorConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
   auto m = std::make_unique<LoadedPointerGenerator>();
   m->model_dir = dir;
-  m->model = std::make_unique<PointerGenerator>(cfg, rng);
-  io::load_checkpoint(dir, m->model->params());
-  const std::string name = PgCodec::file_name(cfg);
-  const fs::path vocab_dir = fs::exists(dir / name) || !fs::exists(dir.parent_path() / name) ? dir : dir.parent_path();
-  m->codec = std::make_unique<PgCodec>(PgCodec::load(cfg, vocab_dir.string()));
-  ENGRAM_CHECK(m->codec->size() == cfg.vocab, "{}: a vocabulary of {} tokens for a model of {}",
-               (vocab_dir / name).string(), m->codec->size(), cfg.vocab);
+  m->model = load_checkpoint_model<PointerGenerator, PointerGeneratorConfig>(dir);
+  const PointerGeneratorConfig& cfg = m->model->cfg();
+  const fs::path vocab = model_file(dir, PgCodec::file_name(cfg));
+  m->codec = std::make_unique<PgCodec>(PgCodec::load(cfg, vocab.parent_path().string()));
+  ENGRAM_CHECK(m->codec->size() == cfg.vocab, "{}: a vocabulary of {} tokens for a model of {}", vocab.string(),
+               m->codec->size(), cfg.vocab);
   return m;
+}
+
+SummarizeOptions LoadedPointerGenerator::with_setup(SummarizeOptions o) const {
+  o.bf16_weights = bf16.get();
+  for (const auto& m : members) {
+    const auto& pg = static_cast<const LoadedPointerGenerator&>(*m);
+    o.ensemble.push_back({pg.model.get(), pg.codec.get()});
+  }
+  return o;
+}
+
+void LoadedPointerGenerator::set_precision(decode::Precision p) {
+  bf16 = p == decode::Precision::kBf16 ? std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()))
+                                       : nullptr;
+}
+
+void LoadedPointerGenerator::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
+  ENGRAM_CHECK(ms.size() < static_cast<size_t>(decode::kMaxEnsemble), "ensemble: {} models (at most {})",
+               ms.size() + 1, decode::kMaxEnsemble);
+  for (const auto& m : ms) {
+    const auto* pg = dynamic_cast<const LoadedPointerGenerator*>(m.get());
+    ENGRAM_CHECK(pg != nullptr, "--ensemble: {} holds a '{}' model and {} a 'pointer_generator' model (an ensemble is of one family)",
+                 m->dir().string(), m->family(), model_dir.string());
+    ENGRAM_CHECK(same_vocabulary(*pg->codec, *codec) && pg->model->cfg().copy == model->cfg().copy,
+                 "ensemble: {} has another vocabulary or copy setting than {}", m->dir().string(), model_dir.string());
+  }
+  members = std::move(ms);
 }
 
 std::vector<SummarizeOptions::Member> LoadedPgEnsemble::members() const {
@@ -160,7 +193,7 @@ LoadedPgEnsemble load_pg_ensemble(const fs::path& dir, const std::vector<std::st
 }
 
 std::string LoadedPointerGenerator::run_line(const std::string& line) {
-  return summarize_lines(*model, *codec, {line}, SummarizeOptions{}).front().text;
+  return summarize_lines(*model, *codec, {line}, with_setup(SummarizeOptions{})).front().text;
 }
 
 }  // namespace engram::models

@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "engram/core/weights_bf16.h"
 #include "engram/decode/options.h"
 #include "engram/decode/search.h"
 #include "engram/models/pointer_generator/model.h"
@@ -42,6 +44,9 @@ struct SummarizeOptions {
     const PgCodec* codec = nullptr;
   };
   std::vector<Member> ensemble;
+  // bf16 copy of the first model's parameters (core/weights_bf16.h): its products read it
+  // (members' read fp32); nullptr = fp32 throughout.
+  const core::Bf16Weights* bf16_weights = nullptr;
   void validate() const;
 };
 
@@ -61,16 +66,25 @@ struct Summary {
   bool copied(size_t r) const { return p_gen[r] < 0.5f; }  // 1 − p_gen > 0.5
 };
 
-// Summaries of `lines`, in input order (empty lines give an empty summary).
+// Summaries of `lines`, in input order (empty lines give an empty summary). `prefixes`: none, or
+// one per line (text, "" = none): its tokens (in the article's extended ids: a word outside the
+// vocabulary is copied from the article, else <unk>) are forced first, then decoding is free
+// (decode/search.h); the summary holds them. options.search.on_token is called with the row of
+// the sentence in its chunk (streaming: batch_size 1).
 std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCodec& codec,
-                                     const std::vector<std::string>& lines, const SummarizeOptions& options);
+                                     const std::vector<std::string>& lines, const SummarizeOptions& options,
+                                     std::span<const std::string> prefixes = {});
 
 // A loaded pointer-generator directory: the model and its vocabulary.
 struct LoadedPointerGenerator : LoadedModel {
   std::filesystem::path model_dir;
   std::unique_ptr<PointerGenerator> model;
   std::unique_ptr<PgCodec> codec;
+  std::unique_ptr<core::Bf16Weights> bf16;              // set_precision(kBf16)
+  std::vector<std::unique_ptr<LoadedModel>> members;  // set_ensemble: more pointer-generators
 
+  // `o` with this model's decode-time setup: its bf16 copy and its ensemble members.
+  SummarizeOptions with_setup(SummarizeOptions o) const;
   std::string family() const override { return PointerGenerator::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }
   nn::ParamStore& params() override { return model->params(); }
@@ -82,6 +96,9 @@ struct LoadedPointerGenerator : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
+  void set_precision(decode::Precision p) override;
+  // Members with the same vocabulary, token for token, and the same `copy` setting.
+  void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 
 // The family's loader: the vocabulary file in the checkpoint or in the run directory above it.

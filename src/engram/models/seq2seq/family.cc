@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engram/models/registry.h"
+#include "engram/models/training.h"
 #include "engram/models/seq2seq/task.h"
 #include "engram/models/seq2seq/translate.h"
 #include "engram/train/run_lock.h"
@@ -15,17 +16,11 @@ namespace {
 std::string train_seq2seq(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const Seq2SeqTrainConfig cfg = parse_run_config<Seq2SeqTrainConfig>(node, source, sets);
   cfg.seq2seq.validate_options();  // everything that can be checked before the data is read
-  train::check_trainer_config(cfg.train);
-  const train::RunDirLock lock(cfg.train.run_dir);
-  // Rank 0 builds the vocabularies into the run directory first; the other ranks load them.
-  std::unique_ptr<Seq2SeqTask> made;
-  train::root_first([&] { made = std::make_unique<Seq2SeqTask>(cfg); });
-  Seq2SeqTask& task = *made;
-  train::Trainer trainer(task, task.config().train);
-  const train::TrainSummary s = trainer.run();
-  return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.2f}; model in {}/best", s.steps, s.seconds,
-                     s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "", task.primary_metric(),
-                     s.best_metric, task.config().train.run_dir);
+  return train_task(
+      cfg.train, [&] { return std::make_unique<Seq2SeqTask>(cfg); },  // writes the vocabularies and train.yaml
+      [](Seq2SeqTask& task, const train::TrainSummary& s) {
+        return train_summary(s, task.primary_metric(), 2, fmt::format("model in {}/best", task.config().train.run_dir));
+      });
 }
 
 std::unique_ptr<LoadedModel> load_seq2seq(const std::filesystem::path& dir) { return load_translator(dir); }

@@ -52,31 +52,59 @@ std::unique_ptr<Request> Translator::parse_request(const json& body, const Serve
 }
 
 std::vector<json> Translator::run_requests(std::span<const Request* const> requests) const {
-  auto run = [&](std::span<const EncodedInput* const> inputs, const decode::DecodeOptions& options) {
+  auto to_json = [](const Translation& t, bool alignments) {
+    json hyps = json::array();
+    for (size_t h = 0; h < t.nbest.size(); ++h) {
+      json one = {{"tgt", t.texts[h]}, {"score", t.nbest[h].score}};
+      if (alignments) {
+        one["alignment"] = alignment_rows(t.nbest[h]);
+        one["src_tokens"] = t.src_tokens;
+        one["tgt_tokens"] = t.tgt_tokens[h];
+      }
+      hyps.push_back(std::move(one));
+    }
+    return hyps;
+  };
+  auto run = [&](std::span<const EncodedInput* const> inputs, const decode::DecodeOptions& options, const Emit& emit) {
     TranslateOptions o;
     o.search = options.search();
-    // Decoded kSmallRows sentences at a time (sorted by length over the whole batch): those
-    // products run on the packed few-row kernel; a beam multiplies the rows anyway.
-    o.batch_size = std::min(static_cast<int>(inputs.size()), core::kernels::kSmallRows);
-    const std::vector<Translation> ts = translate(inputs, o);
     std::vector<json> out;
-    for (const Translation& t : ts) {
-      json hyps = json::array();
-      for (size_t h = 0; h < t.nbest.size(); ++h) {
-        json one = {{"tgt", t.texts[h]}, {"score", t.nbest[h].score}};
-        if (o.search.alignments) {
-          one["alignment"] = alignment_rows(t.nbest[h]);
-          one["src_tokens"] = t.src_tokens;
-          one["tgt_tokens"] = t.tgt_tokens[h];
-        }
-        hyps.push_back(std::move(one));
+    if (emit) {  // streaming: each sentence decoded alone, its tokens sent as they are chosen
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        int step = 0;
+        o.batch_size = 1;
+        o.search.on_token = [&](int, int32_t token, std::span<const float> alpha) {
+          json event = {{"step", step}, {"id", token}, {"token", token == seq2seq().eos_id() ? "<eos>" : tgt.token(token)},
+                        {"alpha", std::vector<float>(alpha.begin(), alpha.end())}};
+          if (step++ == 0) event["src_tokens"] = inputs[i]->tokens;  // the columns of every α row
+          emit(i, std::move(event));
+        };
+        out.push_back(to_json(translate(inputs.subspan(i, 1), o).at(0), o.search.alignments));
       }
-      out.push_back(std::move(hyps));
+      return out;
     }
+    // Decoded kSmallRows sentences at a time (sorted by length over the whole batch): those
+    // products run on the packed few-row kernel; a beam multiplies the rows anyway. A caller
+    // decoding its own inputs may ask for larger chunks (options.chunk).
+    o.batch_size = options.chunk > 0 ? options.chunk
+                                     : std::min(static_cast<int>(inputs.size()), core::kernels::kSmallRows);
+    for (const Translation& t : translate(inputs, o)) out.push_back(to_json(t, o.search.alignments));
     return out;
   };
   auto respond = [](std::vector<json> sentences) { return json{{"translations", std::move(sentences)}}; };
   return models::run_requests<EncodedInput>(requests, run, respond);
+}
+
+void Translator::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
+  ENGRAM_CHECK(ms.size() < static_cast<size_t>(decode::kMaxEnsemble), "ensemble: {} models (at most {})",
+               ms.size() + 1, decode::kMaxEnsemble);
+  for (const auto& m : ms) {
+    const auto* t = dynamic_cast<const Translator*>(m.get());
+    ENGRAM_CHECK(t != nullptr, "--ensemble: {} holds a '{}' model and {} a 'seq2seq' model (an ensemble is of one family)",
+                 m->dir().string(), m->family(), model_dir.string());
+    check_same_codecs(*this, *t);
+  }
+  members = std::move(ms);
 }
 
 void Translator::set_precision(decode::Precision p) {

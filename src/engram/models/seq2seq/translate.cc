@@ -1,6 +1,8 @@
 // translate_lines, model-directory loading and alignment JSON.
 #include "engram/models/seq2seq/translate.h"
 
+#include "engram/models/loading.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
@@ -106,8 +108,9 @@ std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec
 
 const decode::OptionSet& translate_option_set() {
   static const decode::OptionSet set{{"beam", "n_best", "alpha", "coverage_penalty", "min_length", "max_length",
-                                      "max_length_ratio", "max_length_offset", "block_ngram_repeat", "precision",
-                                      "batch", "alignments"},
+                                      "max_length_ratio", "max_length_offset", "block_ngram_repeat", "sampling_topk",
+                                      "sampling_topp", "temperature", "seed", "precision", "batch", "alignments",
+                                      "stream"},
                                      {}};
   return set;
 }
@@ -120,24 +123,13 @@ void Translator::use_packed() {
   packed = std::make_unique<core::PackedWeights>(nn::packed_weights(model->params()));
 }
 
-std::unique_ptr<Seq2Seq> load_seq2seq_model(const fs::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == Seq2Seq::kName, "{}: holds a '{}' model; translation needs a '{}' model",
-               dir.string(), info.model_name, Seq2Seq::kName);
-  Seq2SeqConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
-  auto model = std::make_unique<Seq2Seq>(cfg, rng);
-  io::load_checkpoint(dir, model->params());
-  return model;
-}
+std::unique_ptr<Seq2Seq> load_seq2seq_model(const fs::path& dir) { return load_checkpoint_model<Seq2Seq, Seq2SeqConfig>(dir); }
 
 std::unique_ptr<Translator> load_translator(const fs::path& dir) {
   std::unique_ptr<Seq2Seq> model = load_seq2seq_model(dir);
   const Seq2SeqConfig cfg = model->cfg();
   // Vocabulary files: in the checkpoint, else in the run directory above it.
-  const std::string name = TextCodec::file_name(cfg.tokenizer, Side::kSource);
-  const fs::path vocab_dir = fs::exists(dir / name) || !fs::exists(dir.parent_path() / name) ? dir : dir.parent_path();
+  const fs::path vocab_dir = model_file(dir, TextCodec::file_name(cfg.tokenizer, Side::kSource)).parent_path();
   auto t = std::make_unique<Translator>(std::move(model), dir,
                                         TextCodec::load(cfg.tokenizer, Side::kSource, vocab_dir.string()),
                                         TextCodec::load(cfg.tokenizer, Side::kTarget, vocab_dir.string()));

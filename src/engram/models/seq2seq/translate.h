@@ -81,6 +81,7 @@ struct Translator : LoadedModel {
   TextCodec src, tgt;
   std::unique_ptr<core::Bf16Weights> bf16;      // set by use_bf16()
   std::unique_ptr<core::PackedWeights> packed;  // set by use_packed()
+  std::vector<std::unique_ptr<LoadedModel>> members;  // set_ensemble: more seq2seq models
 
   Translator(std::unique_ptr<Model> m, std::filesystem::path d, TextCodec s, TextCodec t)
       : model(std::move(m)), model_dir(std::move(d)), src(std::move(s)), tgt(std::move(t)) {}
@@ -92,16 +93,21 @@ struct Translator : LoadedModel {
   void use_packed();
   std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o,
                                      std::span<const std::string> prefixes = {}) const {
-    if (bf16) o.bf16_weights = bf16.get();
-    if (packed) o.packed_weights = packed.get();
+    with_setup(o);
     return translate_lines(seq2seq(), src, tgt, lines, o, prefixes);
   }
   std::vector<Translation> translate(std::span<const EncodedInput* const> inputs, TranslateOptions o) const {
-    if (bf16) o.bf16_weights = bf16.get();
-    if (packed) o.packed_weights = packed.get();
+    with_setup(o);
     return translate_encoded(seq2seq(), tgt, inputs, o);
   }
 
+  // `o` with this model's bf16 / packed copies and, unless o names its own, its members.
+  void with_setup(TranslateOptions& o) const {
+    if (bf16) o.bf16_weights = bf16.get();
+    if (packed) o.packed_weights = packed.get();
+    if (o.ensemble.empty())
+      for (const auto& m : members) o.ensemble.push_back(&static_cast<const Translator&>(*m).seq2seq());
+  }
   std::string family() const override { return Seq2Seq::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }
   nn::ParamStore& params() override { return model->params(); }
@@ -116,6 +122,8 @@ struct Translator : LoadedModel {
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
   // fp32: few-row products on the packed copy (use_packed); bf16: use_bf16.
   void set_precision(decode::Precision p) override;
+  // Members with this model's vocabularies, token for token (check_same_codecs).
+  void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 
 // An error unless `b` has `a`'s source and target vocabularies, token for token (an ensemble).

@@ -11,6 +11,8 @@
 #include "engram/decode/runner.h"
 #include "engram/decode/search.h"
 #include "engram/io/checkpoint.h"
+#include "engram/models/loading.h"
+#include "engram/nn/param_store.h"
 #include "engram/models/speech/task.h"
 #include "engram/viz/heatmap.h"
 
@@ -18,7 +20,7 @@ namespace engram::models {
 
 const decode::OptionSet& speech_option_set() {
   static const decode::OptionSet set = [] {
-    decode::OptionSet s{{"beam", "max_length", "batch"}, {}};
+    decode::OptionSet s{{"beam", "max_length", "precision", "batch", "stream"}, {}};
     s.defaults.max_length = SpeechDecodeOptions{}.max_length;
     return s;
   }();
@@ -48,6 +50,7 @@ std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::sp
                "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
                options.max_length);
   core::Graph g(false);
+  g.use_bf16_weights(options.bf16_weights);
   const decode::SearchOptions so = speech_search(options);
   std::vector<int> lengths;
   for (const data::audio::Features& f : utts) lengths.push_back(static_cast<int>(f.frames));
@@ -97,18 +100,32 @@ std::string digits_text(std::span<const int> digits) {
 }
 
 std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == SpeechModel::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
-               info.model_name, SpeechModel::kName);
-  SpeechConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);
   auto m = std::make_unique<LoadedSpeechModel>();
   m->model_dir = dir;
-  m->model = std::make_unique<SpeechModel>(cfg, rng);
-  m->fbank = std::make_unique<data::audio::FbankComputer>(cfg.features);
-  io::load_checkpoint(dir, m->model->params());
+  m->model = load_checkpoint_model<SpeechModel, SpeechConfig>(dir);
+  m->fbank = std::make_unique<data::audio::FbankComputer>(m->model->cfg().features);
   return m;
+}
+
+const decode::StepModel& LoadedSpeechModel::decoder() const {
+  return ensemble ? *ensemble : static_cast<const decode::StepModel&>(*model);
+}
+
+void LoadedSpeechModel::set_precision(decode::Precision p) {
+  bf16 = p == decode::Precision::kBf16 ? std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()))
+                                       : nullptr;
+}
+
+void LoadedSpeechModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
+  std::vector<const LoadedSpeechModel*> others;
+  for (const auto& m : ms) {
+    const auto* sp = dynamic_cast<const LoadedSpeechModel*>(m.get());
+    ENGRAM_CHECK(sp != nullptr, "--ensemble: {} holds a '{}' model and {} a 'speech' model (an ensemble is of one family)",
+                 m->dir().string(), m->family(), model_dir.string());
+    others.push_back(sp);
+  }
+  ensemble = others.empty() ? nullptr : speech_ensemble(*this, others);  // checks the front ends
+  members = std::move(ms);
 }
 
 std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& first,
@@ -133,7 +150,7 @@ LoadedSpeechEnsemble::LoadedSpeechEnsemble(const std::string& dir, const std::ve
   decoder = speech_ensemble(*first, others);
 }
 
-SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch,
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& o,
                            const std::vector<std::string>& sets,
                            std::span<const LoadedSpeechModel* const> ensemble) {
   namespace fs = std::filesystem;
@@ -148,8 +165,8 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   const SpeechTrainConfig run = read_speech_config(io::load_yaml_file(e.train_yaml), e.train_yaml.string(), sets);
   run.data.validate();
   e.set = set;
-  e.beam = beam;
-  e.batch = batch;
+  e.beam = o.beam;
+  e.batch = o.batch_size;
   e.models = loaded.dir().string();
   for (const LoadedSpeechModel* m : ensemble) e.models += " + " + m->dir().string();
   e.split = run.data.test_speaker.empty() ? "upstream split" : "test speaker " + run.data.test_speaker;
@@ -163,9 +180,6 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
     e.paths.push_back(u.path);
     e.audio_seconds += u.seconds;
   }
-  SpeechDecodeOptions o;
-  o.beam = beam;
-  o.batch_size = batch;
   t0 = std::chrono::steady_clock::now();
   const std::unique_ptr<decode::StepModel> model = speech_ensemble(loaded, ensemble);
   e.hyps = transcribe(*model, feats, o);
@@ -201,12 +215,13 @@ std::string LoadedSpeechModel::input_help() const {
                      model->cfg().features.sample_rate);
 }
 
-std::string LoadedSpeechModel::transcribe_file(const std::string& path, int beam,
+std::string LoadedSpeechModel::transcribe_file(const std::string& path, const SpeechDecodeOptions& o,
                                                const decode::StepModel* decoder) const {
-  return transcribe_speaker(std::span(&path, 1), beam, decoder)[0];
+  return transcribe_speaker(std::span(&path, 1), o, decoder)[0];
 }
 
-std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const std::string> paths, int beam,
+std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const std::string> paths,
+                                                              const SpeechDecodeOptions& o,
                                                               const decode::StepModel* decoder) const {
   std::vector<data::audio::Features> feats;
   feats.reserve(paths.size());
@@ -221,14 +236,12 @@ std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const s
   std::vector<data::audio::Features*> all;
   for (auto& f : feats) all.push_back(&f);
   finish_speaker_features(model->cfg(), all);
-  SpeechDecodeOptions o;
-  o.beam = beam;
   std::vector<std::string> out;
   for (const auto& digits : transcribe(decoder ? *decoder : *model, feats, o)) out.push_back(digits_text(digits));
   return out;
 }
 
-SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, int beam) {
+SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, const SpeechDecodeOptions& o) {
   const SpeechModel& model = *loaded.model;
   const SpeechConfig& cfg = model.cfg();
   const data::audio::Waveform wave = data::audio::read_wav(wav_path);
@@ -242,8 +255,7 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   const std::vector<const data::audio::Features*> one = {&stacked};
   const decode::SourceBatch src = speech_source(one);
   core::Graph g(false);
-  SpeechDecodeOptions o;
-  o.beam = beam;
+  g.use_bf16_weights(o.bf16_weights);
   decode::SearchOptions so = speech_search(o);
   so.alignments = true;
   const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];
@@ -282,7 +294,7 @@ std::string LoadedSpeechModel::run_line(const std::string& line) {
   while (!path.empty() && std::isspace(static_cast<unsigned char>(path.back()))) path.pop_back();
   while (!path.empty() && std::isspace(static_cast<unsigned char>(path.front()))) path.erase(path.begin());
   ENGRAM_CHECK(!path.empty(), "speech: run_line takes the path of a WAV file");
-  return transcribe_file(path, 1);
+  return transcribe_file(path, with_setup({}), &decoder());
 }
 
 }  // namespace engram::models

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engram/core/weights_bf16.h"
 #include "engram/decode/options.h"
 #include "engram/models/registry.h"
 #include "engram/models/speech/model.h"
@@ -21,6 +22,8 @@ struct SpeechDecodeOptions {
   int beam = 1;          // 1 = greedy
   int batch_size = 64;   // utterances decoded together
   int max_length = 16;   // output digits at most
+  // bf16 copy of the model's parameters (its products read it); nullptr = fp32.
+  const core::Bf16Weights* bf16_weights = nullptr;
 };
 
 // The decode options the family honours (decode/options.h) with its defaults, the
@@ -59,7 +62,17 @@ struct LoadedSpeechModel : LoadedModel {
   std::filesystem::path model_dir;
   std::unique_ptr<SpeechModel> model;
   std::unique_ptr<data::audio::FbankComputer> fbank;
+  std::unique_ptr<core::Bf16Weights> bf16;                // set_precision(kBf16)
+  std::vector<std::unique_ptr<LoadedModel>> members;    // set_ensemble: more speech models
+  std::unique_ptr<decode::StepModel> ensemble;          // this model and the members as one
 
+  // What this model decodes with: the ensemble when it has members, else its own model.
+  const decode::StepModel& decoder() const;
+  // `o` with this model's bf16 copy.
+  SpeechDecodeOptions with_setup(SpeechDecodeOptions o) const {
+    o.bf16_weights = bf16.get();
+    return o;
+  }
   std::string family() const override { return SpeechModel::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }
   nn::ParamStore& params() override { return model->params(); }
@@ -67,11 +80,12 @@ struct LoadedSpeechModel : LoadedModel {
   std::string run_line(const std::string& line) override;
   std::string input_help() const override;
   // The same with a beam; `model` (default: this one) may be an ensemble with this front end.
-  std::string transcribe_file(const std::string& path, int beam = 1, const decode::StepModel* model = nullptr) const;
+  std::string transcribe_file(const std::string& path, const SpeechDecodeOptions& options = {},
+                              const decode::StepModel* model = nullptr) const;
   // Files of one speaker, transcribed in order: a model with features.cmvn_scope speaker
   // normalises them by statistics pooled over all of them (one file: its own, which is
   // transcribe_file), any other model each by its own.
-  std::vector<std::string> transcribe_speaker(std::span<const std::string> paths, int beam = 1,
+  std::vector<std::string> transcribe_speaker(std::span<const std::string> paths, const SpeechDecodeOptions& options = {},
                                               const decode::StepModel* model = nullptr) const;
   // POST /v1/transcribe (serve.cc, docs/serve.md): {"wav_base64": a WAV file in base64, "beam"?}
   // -> {"text", "digits", "score", "frames_per_step", "attention": [[α per encoder step] per
@@ -80,6 +94,9 @@ struct LoadedSpeechModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
+  void set_precision(decode::Precision p) override;
+  // Members with this model's front end (speech_ensemble's check).
+  void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 
 // `engram speech show`: one recording's log-mel spectrogram (frames as columns, the highest mel
@@ -90,7 +107,8 @@ struct SpeechShow {
   std::string svg;
   std::string text;
 };
-SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path, int beam = 1);
+SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_path,
+                       const SpeechDecodeOptions& options = {});
 
 std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir);
 
@@ -133,9 +151,9 @@ std::string speech_errors_tsv(const SpeechEval& e);
 // `engram speech eval`'s report: what was scored, the digit error rate, the sequence accuracy and
 // the time taken (reading + features, decoding), one line each.
 std::string speech_eval_report(const SpeechEval& e);
-// `batch`: utterances decoded together (1 = one file at a time). `ensemble`: further models
-// decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
-SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, int beam, int batch = 64,
+// options.batch_size: utterances decoded together (1 = one file at a time). `ensemble`: further
+// models decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
+SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& options,
                            const std::vector<std::string>& sets = {},
                            std::span<const LoadedSpeechModel* const> ensemble = {});
 

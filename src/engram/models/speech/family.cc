@@ -6,6 +6,7 @@
 
 #include "engram/io/files.h"
 #include "engram/models/registry.h"
+#include "engram/models/training.h"
 #include "engram/models/speech/eval.h"
 #include "engram/models/speech/task.h"
 #include "engram/train/run_lock.h"
@@ -20,16 +21,16 @@ std::string train_speech(const YAML::Node& node, const std::string& source, cons
   const SpeechTrainConfig cfg = read_speech_config(node, source, sets);
   cfg.speech.validate();
   cfg.data.validate();
-  train::check_trainer_config(cfg.train);
-  const train::RunDirLock lock(cfg.train.run_dir);  // one process per run directory
-  train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
-  SpeechTrainTask task(cfg);
-  train::Trainer trainer(task, cfg.train);
-  const train::TrainSummary s = trainer.run();
-  return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.4f}; transcribe with: engram speech transcribe -m {} "
-                     "FILE.wav",
-                     s.steps, s.seconds, s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "",
-                     task.primary_metric(), s.best_metric, cfg.train.run_dir);
+  return train_task(
+      cfg.train,
+      [&] {
+        train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
+        return std::make_unique<SpeechTrainTask>(cfg);
+      },
+      [&](SpeechTrainTask& task, const train::TrainSummary& s) {
+        return train_summary(s, task.primary_metric(), 4,
+                             fmt::format("transcribe with: engram speech transcribe -m {} FILE.wav", cfg.train.run_dir));
+      });
 }
 
 std::unique_ptr<LoadedModel> load_speech(const std::filesystem::path& dir) { return load_speech_model(dir); }

@@ -3,6 +3,7 @@
 // for the same options are decoded together (decode::run_batched); the reply carries each output
 // token's attention over the encoder steps and the log-mel spectrogram those steps cover.
 #include "engram/core/graph.h"
+#include "engram/core/printable.h"
 #include "engram/decode/runner.h"
 #include "engram/models/serve_json.h"
 #include "engram/models/speech/eval.h"
@@ -26,12 +27,25 @@ data::audio::WavLimits serve_wav_limits() {
 struct Utterance {
   data::audio::Features features;  // [T', F] stacked, as the encoder reads them
   data::audio::Features mel;       // [T, M]
+  std::vector<int32_t> prefix;     // target prefix digits, forced first (empty: none)
 };
+
+// "target_prefix": digits, spaces between them allowed ("4 2" or "42").
+std::vector<int32_t> read_digits(const std::string& text, size_t max_digits) {
+  std::vector<int32_t> out;
+  for (char c : text) {
+    if (c == ' ') continue;
+    ENGRAM_CHECK(c >= '0' && c <= '9', "'target_prefix' must hold digits 0-9 (and spaces), got '{}'", core::printable(text, 80));
+    out.push_back(c - '0');
+  }
+  ENGRAM_CHECK(out.size() <= max_digits, "'target_prefix' has {} digits, more than max_length {}", out.size(), max_digits);
+  return out;
+}
 
 }  // namespace
 
 const InferenceSpec& LoadedSpeechModel::inference() const {
-  static const InferenceSpec spec{{"wav_base64"}, speech_option_set()};
+  static const InferenceSpec spec{{"wav_base64", "target_prefix"}, speech_option_set()};
   return spec;
 }
 
@@ -48,6 +62,8 @@ std::unique_ptr<Request> LoadedSpeechModel::parse_request(const json& body, cons
     u.features = speech_features(model->cfg(), *fbank, wave);
     ENGRAM_CHECK(u.features.frames >= 1, "'wav_base64' is shorter than one analysis window");
     u.mel = spectrogram(model->cfg(), *fbank, wave);
+    if (serve_json::find(r, "target_prefix"))
+      u.prefix = read_digits(serve_json::string_field(r, "target_prefix", 4096), static_cast<size_t>(limits.max_length));
     std::vector<Utterance> one;
     one.push_back(std::move(u));
     return one;
@@ -56,18 +72,38 @@ std::unique_ptr<Request> LoadedSpeechModel::parse_request(const json& body, cons
 
 std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const> requests) const {
   const SpeechConfig& cfg = model->cfg();
-  auto run = [&](std::span<const Utterance* const> utts, const decode::DecodeOptions& options) {
-    const SpeechDecodeOptions o = speech_decode_options(options);
+  auto run = [&](std::span<const Utterance* const> utts, const decode::DecodeOptions& options, const Emit& emit) {
+    const SpeechDecodeOptions o = with_setup(speech_decode_options(options));
     decode::SearchOptions so = speech_search(o);
     so.alignments = true;
     std::vector<int> lengths;
     for (const Utterance* u : utts) lengths.push_back(static_cast<int>(u->features.frames));
     core::Graph g(false);
-    const auto hyps = decode::run_batched(g, *model, lengths, o.batch_size, so, [&](std::span<const size_t> chunk) {
+    g.use_bf16_weights(o.bf16_weights);
+    auto make = [&](std::span<const size_t> chunk) {
       std::vector<const data::audio::Features*> part;
       for (size_t i : chunk) part.push_back(&utts[i]->features);
-      return speech_source(part);
-    });
+      decode::SourceBatch b = speech_source(part);
+      for (size_t i : chunk) b.prefixes.push_back(utts[i]->prefix);
+      return b;
+    };
+    std::vector<std::vector<decode::Hypothesis>> hyps;
+    if (emit) {  // streaming: each utterance decoded alone, its digits sent as they are chosen
+      for (size_t i = 0; i < utts.size(); ++i) {
+        int step = 0;
+        so.on_token = [&](int, int32_t token, std::span<const float> alpha) {
+          const bool eos = token == model->eos_id();
+          emit(i, {{"step", step++},
+                   {"id", token},
+                   {"token", eos ? std::string("<eos>") : std::to_string(token)},
+                   {"alpha", std::vector<float>(alpha.begin(), alpha.end())}});
+        };
+        const size_t one[1] = {i};
+        hyps.push_back(decode::search(g, decoder(), make(one), so).at(0));
+      }
+    } else {
+      hyps = decode::run_batched(g, decoder(), lengths, o.batch_size, so, make);
+    }
     std::vector<json> out;
     for (size_t u = 0; u < utts.size(); ++u) {
       const decode::Hypothesis& h = hyps[u].at(0);

@@ -8,6 +8,7 @@
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
 #include "engram/models/tree/task.h"
+#include "engram/models/loading.h"
 #include "engram/viz/tree.h"
 
 namespace engram::models {
@@ -34,23 +35,27 @@ const char* sentiment_name(int32_t label, int classes) {
 }
 
 std::unique_ptr<LoadedTreeModel> load_tree_model(const fs::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == TreeModel::kName, "{} holds a '{}' model, not a '{}' model", dir.string(),
-               info.model_name, TreeModel::kName);
-  TreeConfig cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
   auto m = std::make_unique<LoadedTreeModel>();
   m->model_dir = dir;
+  m->model = load_checkpoint_model<TreeModel, TreeConfig>(dir);
+  const TreeConfig& cfg = m->model->tree_config();
   const fs::path vocab = find_file(dir, "vocab.txt");
   ENGRAM_CHECK(!vocab.empty(), "{}: no vocab.txt (in the directory or its parent)", dir.string());
   m->vocab = data::Vocab::load(vocab.string());
   ENGRAM_CHECK(m->vocab.size() == cfg.vocab, "{}: vocab.txt has {} words, the model {}", dir.string(), m->vocab.size(),
                cfg.vocab);
   if (const fs::path d = find_file(dir, "data.yaml"); !d.empty()) m->data = io::load_config<TreeDataConfig>(d);
-  core::Rng rng(1);
-  m->model = std::make_unique<TreeModel>(cfg, rng);
-  io::load_checkpoint(dir, m->model->params());
   return m;
+}
+
+void LoadedTreeModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) {
+  setup.set_members(*this, std::move(members), [&](const LoadedModel& member) {
+    const auto& m = dynamic_cast<const LoadedTreeModel&>(member);
+    check_same_vocab(vocab, m.vocab, *this, m);
+    const int c = model->tree_config().classes, mc = m.model->tree_config().classes;
+    ENGRAM_CHECK(mc == c, "--ensemble: {} predicts {} classes and {} {} (an ensemble shares its classes)",
+                 m.dir().string(), mc, dir().string(), c);
+  });
 }
 
 data::Tree LoadedTreeModel::read_input(const std::string& text) const {
@@ -70,7 +75,7 @@ data::Tree LoadedTreeModel::read_input(const std::string& text) const {
 
 std::pair<data::Tree, TreePrediction> LoadedTreeModel::predict(const std::string& text) const {
   data::Tree t = read_input(text);
-  std::vector<TreePrediction> p = predict_trees(*model, std::span<const data::Tree>(&t, 1));
+  std::vector<TreePrediction> p = predict_trees(models(), std::span<const data::Tree>(&t, 1));
   return {std::move(t), std::move(p[0])};
 }
 
@@ -97,7 +102,7 @@ SentimentEval evaluate_sentiment(const LoadedTreeModel& m, const std::string& sp
   // No accuracy or loss of nothing: 0 / 0 is an error, not a score.
   ENGRAM_CHECK(e.trees > 0, "{}/{}.txt: no trees{}", e.dir, split,
                view == data::SentimentView::kBinary ? " with a non-neutral root (the binary view)" : "");
-  e.score = score_trees(*m.model, trees, view, d.valid_batch);
+  e.score = score_trees(m.models(), trees, view, d.valid_batch);
   ENGRAM_CHECK(e.score.roots > 0, "{}/{}.txt: no tree has a labelled root in the {} view", e.dir, split,
                data::sentiment_view_name(view));
   return e;

@@ -106,17 +106,32 @@ TreeLoss TreeModel::loss(Graph& g, std::span<const data::Tree> trees, TreeExecut
 
 // ---- inference ----------------------------------------------------------------------------
 
-std::vector<TreePrediction> predict_trees(const TreeModel& model, std::span<const data::Tree> trees, int batch) {
+std::vector<TreePrediction> predict_trees(const ModelSet<TreeModel>& models, std::span<const data::Tree> trees,
+                                          int batch) {
   ENGRAM_CHECK(batch >= 1, "tree: batch {} must be >= 1", batch);
-  const int c = model.tree_config().classes;
+  const int c = models.first().tree_config().classes;
+  for (const TreeModel* m : models.models)
+    ENGRAM_CHECK(m->tree_config().classes == c, "tree ensemble: a member of {} classes with one of {}",
+                 m->tree_config().classes, c);
   std::vector<TreePrediction> out;
   out.reserve(trees.size());
   core::Graph g(false, size_t{1} << 24);
+  g.use_bf16_weights(models.bf16);
+  std::vector<float> mean;  // [N_all, C] the members' mean probabilities (an ensemble)
   for (size_t start = 0; start < trees.size(); start += static_cast<size_t>(batch)) {
     const std::span<const data::Tree> part = trees.subspan(start, std::min(trees.size() - start, size_t(batch)));
     g.reset();
-    const Var probs = core::softmax(model.node_logits(g, part, TreeExecution::kByLevel));  // [N_all, C]
-    const float* p = probs.data();
+    const float* p = nullptr;
+    for (const TreeModel* m : models.models) {
+      const Var probs = core::softmax(m->node_logits(g, part, TreeExecution::kByLevel));  // [N_all, C]
+      if (models.size() == 1) {
+        p = probs.data();
+        break;
+      }
+      if (m == models.models.front()) mean.assign(static_cast<size_t>(probs.numel()), 0.0f);
+      for (size_t i = 0; i < mean.size(); ++i) mean[i] += probs.data()[i] / static_cast<float>(models.size());
+      p = mean.data();
+    }
     for (const data::Tree& t : part) {
       TreePrediction pr;
       pr.classes = c;
@@ -136,15 +151,16 @@ double TreeScore::loss() const {
   return has_loss && nodes ? ce_sum / double(nodes) : std::numeric_limits<double>::quiet_NaN();
 }
 
-TreeScore score_trees(const TreeModel& model, std::span<const data::Tree> trees, data::SentimentView view, int batch) {
-  const int c = model.tree_config().classes, want = data::num_sentiment_classes(view);
+TreeScore score_trees(const ModelSet<TreeModel>& models, std::span<const data::Tree> trees, data::SentimentView view,
+                      int batch) {
+  const int c = models.first().tree_config().classes, want = data::num_sentiment_classes(view);
   ENGRAM_CHECK(c == want || (c == data::kNumFineSentiments && view == data::SentimentView::kBinary),
                "a {}-class tree model cannot be scored on the {} view ({} classes)", c,
                data::sentiment_view_name(view), want);
   const bool fine_as_binary = c != want;  // positive iff p(3) + p(4) > p(0) + p(1)
   TreeScore s;
   s.has_loss = !fine_as_binary;
-  const std::vector<TreePrediction> preds = predict_trees(model, trees, batch);
+  const std::vector<TreePrediction> preds = predict_trees(models, trees, batch);
   for (size_t i = 0; i < trees.size(); ++i) {
     const data::Tree& t = trees[i];
     const TreePrediction& p = preds[i];

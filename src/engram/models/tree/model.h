@@ -24,6 +24,7 @@
 
 #include "engram/core/rng.h"
 #include "engram/data/tree.h"
+#include "engram/models/model_set.h"
 #include "engram/models/registry.h"
 #include "engram/models/tree/cells.h"
 #include "engram/models/tree/config.h"
@@ -89,8 +90,11 @@ struct TreePrediction {
   float prob(int32_t node) const { return probs[static_cast<size_t>(node) * classes + labels[node]]; }
 };
 
-// Level-batched inference (no gradients), `batch` trees at a time.
-std::vector<TreePrediction> predict_trees(const TreeModel& model, std::span<const data::Tree> trees, int batch = 256);
+// Level-batched inference (no gradients), `batch` trees at a time, by one model or an ensemble
+// (ModelSet: every node's class probabilities are the members' mean, p = 1/M Σ_m softmax(W_m h_m);
+// the members must have the model's classes C), on bf16 weights where the set has them.
+std::vector<TreePrediction> predict_trees(const ModelSet<TreeModel>& models, std::span<const data::Tree> trees,
+                                          int batch = 256);
 
 // Root and all-node accuracy of a model on trees labelled in `view`. A 5-class model scored on
 // the binary view predicts positive when p(3) + p(4) > p(0) + p(1) (Tai et al.'s binary task); a
@@ -105,7 +109,7 @@ struct TreeScore {
   double node_accuracy() const { return nodes ? double(node_correct) / double(nodes) : 0.0; }
   double loss() const;
 };
-TreeScore score_trees(const TreeModel& model, std::span<const data::Tree> trees, data::SentimentView view,
+TreeScore score_trees(const ModelSet<TreeModel>& models, std::span<const data::Tree> trees, data::SentimentView view,
                       int batch = 256);
 
 }  // namespace engram::models

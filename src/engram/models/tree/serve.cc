@@ -38,7 +38,7 @@ json tree_reply(const data::Tree& t, const TreePrediction& p) {
 }  // namespace
 
 const InferenceSpec& LoadedTreeModel::inference() const {
-  static const InferenceSpec spec{{"text"}, {{"batch"}, {}}};
+  static const InferenceSpec spec{{"text"}, {{"batch", "precision"}, {}}};
   return spec;
 }
 
@@ -57,7 +57,7 @@ std::vector<json> LoadedTreeModel::run_requests(std::span<const Request* const> 
   auto run = [&](std::span<const data::Tree* const> trees, const decode::DecodeOptions&) {
     std::vector<data::Tree> batch;
     for (const data::Tree* t : trees) batch.push_back(*t);
-    const std::vector<TreePrediction> ps = predict_trees(*model, batch);
+    const std::vector<TreePrediction> ps = predict_trees(models(), batch);
     std::vector<json> out;
     for (size_t i = 0; i < batch.size(); ++i) out.push_back(tree_reply(batch[i], ps[i]));
     return out;

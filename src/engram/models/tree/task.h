@@ -16,6 +16,7 @@
 
 #include "engram/data/tree.h"
 #include "engram/data/vocab.h"
+#include "engram/models/decode_setup.h"
 #include "engram/models/registry.h"
 #include "engram/models/tree/model.h"
 #include "engram/train/trainer.h"
@@ -155,7 +156,12 @@ struct LoadedTreeModel : LoadedModel {
   TreeDataConfig data;  // data.yaml (defaults when absent)
   data::Vocab vocab;
   std::unique_ptr<TreeModel> model;
+  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
+  // The model with its ensemble members and weights: what every prediction below runs.
+  ModelSet<TreeModel> models() const {
+    return setup.models(*this, [](const LoadedTreeModel& m) -> const TreeModel& { return *m.model; });
+  }
   std::string family() const override { return TreeModel::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }
   nn::ParamStore& params() override { return model->params(); }
@@ -174,6 +180,11 @@ struct LoadedTreeModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
+  // bf16: every product of the model (and its members) reads a bf16 copy of the weights.
+  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
+  // Members: tree models of the same vocabulary (token for token) and classes; each node's class
+  // probabilities are the members' mean (predict_trees).
+  void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 // Reads MODEL_DIR/config.yaml, model.safetensors, vocab.txt and data.yaml (the last two also
 // found in the parent directory).

@@ -1,0 +1,50 @@
+// The flags of a loaded model's ensemble and precision, spelled the same by every verb that
+// takes them (engram run, pointer eval, babi eval, ntm eval, sentiment eval):
+//   --ensemble DIR   another model (or run) directory run with -m's as one ensemble (repeatable)
+//   --precision P    fp32 | bf16 (the decode-options schema's field, decode/options.h)
+// Both go through the model's hooks (LoadedModel::set_ensemble, set_precision), which check them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engram/cli/options.h"
+#include "engram/decode/options.h"
+#include "engram/models/registry.h"
+
+namespace engram::cli {
+
+inline CLI::Option* add_ensemble_dirs_option(CLI::App* cmd, std::vector<std::string>& dirs) {
+  return cmd
+      ->add_option("--ensemble", dirs,
+                   "another model (or run) directory run with -m's as one ensemble, output probabilities averaged "
+                   "(repeatable; the same family and vocabulary / task)")
+      ->expected(1)
+      ->take_all();
+}
+
+// --precision alone, from the schema (for verbs whose other decode options are their own).
+inline void add_precision_flag(CLI::App* cmd, const std::shared_ptr<decode::DecodeOptions>& o) {
+  add_config_flags(cmd, o, {"precision"});
+}
+
+// The members of `dirs` (each loaded as whatever family it holds: set_ensemble names a mismatch
+// with both directories), then the precision, onto `m`. Returns the directories read, "-m's +
+// each member's" (a run directory as its best/ or last/).
+inline std::string use_ensemble_and_precision(models::LoadedModel& m, const std::vector<std::string>& dirs,
+                                              decode::Precision precision) {
+  std::string names = m.dir().string();
+  if (!dirs.empty()) {
+    std::vector<std::unique_ptr<models::LoadedModel>> members =
+        models::load_ensemble_members<models::LoadedModel>(dirs, m.family());
+    for (const auto& member : members) names += " + " + member->dir().string();
+    m.set_ensemble(std::move(members));
+  }
+  m.set_precision(precision);
+  return names;
+}
+
+}  // namespace engram::cli

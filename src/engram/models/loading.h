@@ -1,0 +1,40 @@
+// One checkpoint loader for every family: a model directory (config.yaml + model.safetensors,
+// io/checkpoint.h) -> the family's model, and the one lookup of a file that sits in the model
+// directory or in the run directory above it (vocabularies are written once per run).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "engram/core/error.h"
+#include "engram/core/rng.h"
+#include "engram/io/checkpoint.h"
+#include "engram/io/config.h"
+
+namespace engram::models {
+
+// The model of checkpoint directory `dir`: config.yaml must name M::kName; its config is read as
+// Cfg (strict: an unknown key or a bad value is an error naming the file), the model is built
+// from it and its parameters are loaded (shapes checked against the file).
+template <class M, class Cfg>
+std::unique_ptr<M> load_checkpoint_model(const std::filesystem::path& dir) {
+  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
+  ENGRAM_CHECK(info.model_name == M::kName, "{} holds a '{}' model, not a '{}' model", dir.string(), info.model_name,
+               M::kName);
+  Cfg cfg;
+  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
+  core::Rng rng(1);  // the initial values are replaced by the checkpoint's
+  auto model = std::make_unique<M>(cfg, rng);
+  io::load_checkpoint(dir, model->params());
+  return model;
+}
+
+// `dir`/`name` when it exists, else the run directory's (`dir`/../`name`) when that exists, else
+// `dir`/`name` (an error reading it names the model directory).
+inline std::filesystem::path model_file(const std::filesystem::path& dir, const std::string& name) {
+  if (std::filesystem::exists(dir / name) || !std::filesystem::exists(dir.parent_path() / name)) return dir / name;
+  return dir.parent_path() / name;
+}
+
+}  // namespace engram::models

@@ -1,0 +1,42 @@
+// The one shape of a family's train entry on the shared Trainer (models::Family::train): the
+// trainer config checked before anything is written, one process per run directory (RunDirLock),
+// the task built on rank 0 first (a task may write vocabularies and train.yaml into the run
+// directory, which the other ranks then read), the Trainer run, and one summary line.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "engram/train/distributed.h"
+#include "engram/train/run_lock.h"
+#include "engram/train/trainer.h"
+
+namespace engram::models {
+
+// "done: N steps in S s[ (resumed)][ (early stop)]; best METRIC V; NEXT" (V with `digits` decimals).
+inline std::string train_summary(const train::TrainSummary& s, const std::string& metric, int digits,
+                                 const std::string& next) {
+  return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.{}f}; {}", s.steps, s.seconds,
+                     s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "", metric, s.best_metric,
+                     digits, next);
+}
+
+// Trains the task `make()` builds (a std::unique_ptr<Task>) and returns `done(task, summary)`.
+// The Trainer runs with the task's own train config where the task has one (config().train: a
+// task that completes its config, e.g. with the vocabulary sizes), else with `tc`.
+template <class Make, class Done>
+std::string train_task(const train::TrainerConfig& tc, Make&& make, Done&& done) {
+  train::check_trainer_config(tc);  // everything checked before anything is written
+  const train::RunDirLock lock(tc.run_dir);
+  decltype(make()) task;
+  train::root_first([&] { task = make(); });
+  const train::TrainerConfig* used = &tc;
+  if constexpr (requires { task->config().train; }) used = &task->config().train;
+  train::Trainer trainer(*task, *used);
+  const train::TrainSummary s = trainer.run();
+  return done(*task, s);
+}
+
+}  // namespace engram::models
