@@ -1,6 +1,6 @@
 // `engram demo`: the embedded default, no download. Trains (about two minutes on 2 cores) a
 // character-level GRU encoder-decoder with Bahdanau attention on a task engram generates itself
-// (dates written in many human forms -> ISO "2026-11-29", data/tasks/dates.h), then prints its
+// (dates written in many human forms -> ISO 8601 "YYYY-MM-DD", data/tasks/dates.h), then prints its
 // exact-match accuracy on held-out dates, a few translations, and writes the attention heatmap of
 // one of them. The recipe is configs/demo.yaml, built into the binary. A thin adapter over
 // models/seq2seq/demo.h.

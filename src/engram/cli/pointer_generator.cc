@@ -8,9 +8,7 @@
 // Each takes --ensemble DIR (repeatable): more models of the same vocabulary decoded with -m's
 // as one (their probabilities averaged); attention and p_gen are -m's.
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -19,7 +17,6 @@
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
-#include "engram/data/vocab.h"
 #include "engram/io/files.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/models/pointer_generator/show.h"
@@ -79,48 +76,8 @@ models::LoadedPgEnsemble prepare(PgArgs& a) {
 void run_summarize(PgArgs& a) {
   const models::LoadedPgEnsemble e = prepare(a);
   const models::LoadedPointerGenerator& m = e.first();
-  std::vector<std::string> lines = data::read_lines_or_stdin("-"), prefixes;
-  if (a.prefix_column)
-    for (std::string& line : lines) {
-      const size_t tab = line.find('\t');
-      prefixes.push_back(tab == std::string::npos ? "" : line.substr(tab + 1));
-      if (tab != std::string::npos) line.resize(tab);
-    }
-  auto write = [](const std::string& text) {
-    ENGRAM_CHECK(std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0,
-                 "cannot write to standard output: {}", std::strerror(errno));
-  };
-  if (!a.stream) {
-    for (const models::Summary& s : models::summarize_lines(*m.model, *m.codec, lines, a.options, prefixes))
-      write(s.text + "\n");
-    return;
-  }
-  // --stream: each article alone, its summary printed as the tokens come (the text of all but the
-  // newest token, which may still join the next), the line ended when the summary is.
-  models::SummarizeOptions o = a.options;
-  o.batch_size = 1;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const models::ExtendedSource source = models::extend_source(*m.codec, lines[i], m.model->cfg().max_source_tokens);
-    std::vector<std::string> tokens;
-    size_t shown = 0;
-    o.search.on_token = [&](int, int32_t token, std::span<const float>) {
-      if (token == data::kEosId) return;
-      tokens.push_back(models::output_tokens(*m.codec, {token}, source).at(0));
-      const std::string text = m.codec->join(std::vector<std::string>(tokens.begin(), tokens.end() - 1));
-      if (text.size() > shown && text.compare(0, shown, text, 0, shown) == 0) {
-        write(text.substr(shown));
-        shown = text.size();
-      }
-    };
-    const std::string text =
-        models::summarize_lines(*m.model, *m.codec, {lines[i]}, o,
-                                a.prefix_column ? std::span<const std::string>(&prefixes[i], 1)
-                                                : std::span<const std::string>())
-            .at(0)
-            .text;
-    write((text.compare(0, shown, text, 0, shown) == 0 && shown <= text.size() ? text.substr(shown) : "\n" + text) +
-          "\n");
-  }
+  models::summarize_stream(*m.model, *m.codec, data::read_lines_or_stdin("-"), a.options,
+                           {.prefix_column = a.prefix_column, .tokens = a.stream});
 }
 
 void run_eval(PgArgs& a) {

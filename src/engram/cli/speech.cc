@@ -20,7 +20,6 @@
 
 #include "engram/cli/commands.h"
 #include "engram/cli/options.h"
-#include "engram/data/text.h"
 #include "engram/io/files.h"
 #include "engram/models/speech/eval.h"
 #include "engram/viz/heatmap.h"
@@ -48,31 +47,7 @@ struct TranscribeArgs {
 void run_transcribe(const TranscribeArgs& a) {
   use_threads(a.threads);
   const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode);
-  const models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
-  const auto print = [](const std::string& f, const std::string& text) {
-    std::printf("%s\t%s\n", f.c_str(), text.c_str());
-    std::fflush(stdout);
-  };
-  if (a.one_speaker) {  // every file first: their statistics are pooled
-    std::vector<std::string> files = a.files;
-    if (files.empty())
-      for (const std::string& line : data::read_lines_or_stdin("-"))
-        if (!line.empty()) files.push_back(line);
-    if (files.empty()) return;
-    const std::vector<std::string> texts = m.first->transcribe_speaker(files, o, m.decoder.get());
-    for (size_t i = 0; i < files.size(); ++i) print(files[i], texts[i]);
-    return;
-  }
-  if (!a.files.empty()) {
-    for (const std::string& f : a.files) print(f, m.first->transcribe_file(f, o, m.decoder.get()));
-    return;
-  }
-  char buf[4096];  // one file at a time as its path arrives
-  while (std::fgets(buf, sizeof buf, stdin)) {
-    std::string line(buf);
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (!line.empty()) print(line, m.first->transcribe_file(line, o, m.decoder.get()));
-  }
+  models::transcribe_to_stdout(models::LoadedSpeechEnsemble(a.dir, a.ensemble), a.files, o, a.one_speaker);
 }
 
 struct EvalArgs {

@@ -1,6 +1,6 @@
 // Date normalisation task for the seq2seq demo: a random date written in one of many human forms
 // ("29 November 2026", "Nov 29, 2026", "29/11/2026", "2026年11月29日", "Sunday, November 29,
-// 2026", "11.29.26", ...) -> ISO "2026-11-29". Split the strings with utf8_chars() (text.h) for a
+// 2026", "11.29.26", ...) -> ISO 8601 "YYYY-MM-DD". Split the strings with utf8_chars() (text.h) for a
 // character model or split_whitespace() for a word model.
 #pragma once
 
@@ -28,7 +28,7 @@ struct DatesOptions {
 
 struct DatePair {
   std::string source;  // e.g. "Sunday, November 29, 2026"
-  std::string target;  // "2026-11-29"
+  std::string target;  // ISO 8601 "YYYY-MM-DD"
   int format = 0;
 };
 
@@ -37,7 +37,7 @@ int days_in_month(int year, int month);
 int day_of_week(const Date& d);  // 0 = Monday ... 6 = Sunday (proleptic Gregorian)
 // Formats 0..num_date_formats()-1; format_date(d, 0) == "29 November 2026".
 std::string format_date(const Date& d, int format);
-std::string iso_date(const Date& d);  // "2026-11-29"
+std::string iso_date(const Date& d);  // ISO 8601 "YYYY-MM-DD"
 
 // A uniformly random day in [min_year-01-01, max_year-12-31].
 Date random_date(const DatesOptions& options, core::Rng& rng);

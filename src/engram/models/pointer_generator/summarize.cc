@@ -3,10 +3,14 @@
 #include "engram/models/pointer_generator/summarize.h"
 
 #include <algorithm>
+#include <cstring>
+#include <cstdio>
+#include <cerrno>
 #include <cmath>
 
 #include "engram/core/graph.h"
 #include "engram/data/batching.h"
+#include "engram/data/vocab.h"
 #include "engram/decode/ensemble.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
@@ -138,6 +142,47 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
     explain(model, sums, options.coverage_active, options.bf16_weights);
   }
   return out;
+}
+
+void summarize_stream(const PointerGenerator& model, const PgCodec& codec, std::vector<std::string> lines,
+                      const SummarizeOptions& options, const SummarizeStream& stream) {
+  std::vector<std::string> prefixes;
+  if (stream.prefix_column)
+    for (std::string& line : lines) {
+      const size_t tab = line.find('\t');
+      prefixes.push_back(tab == std::string::npos ? "" : line.substr(tab + 1));
+      if (tab != std::string::npos) line.resize(tab);
+    }
+  auto write = [](const std::string& text) {
+    ENGRAM_CHECK(std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0,
+                 "cannot write to standard output: {}", std::strerror(errno));
+  };
+  if (!stream.tokens) {
+    for (const Summary& s : summarize_lines(model, codec, lines, options, prefixes)) write(s.text + "\n");
+    return;
+  }
+  SummarizeOptions o = options;
+  o.batch_size = 1;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const ExtendedSource source = extend_source(
+        codec, lines[i], options.max_source_tokens > 0 ? options.max_source_tokens : model.cfg().max_source_tokens);
+    std::vector<std::string> tokens;
+    size_t shown = 0;
+    o.search.on_token = [&](int, int32_t token, std::span<const float>) {
+      if (token == data::kEosId) return;
+      tokens.push_back(output_tokens(codec, {token}, source).at(0));
+      const std::string text = codec.join(std::vector<std::string>(tokens.begin(), tokens.end() - 1));
+      if (text.size() > shown && text.compare(0, shown, text, 0, shown) == 0) {
+        write(text.substr(shown));
+        shown = text.size();
+      }
+    };
+    const std::span<const std::string> prefix =
+        prefixes.empty() ? std::span<const std::string>() : std::span<const std::string>(&prefixes[i], 1);
+    const std::string text = summarize_lines(model, codec, {lines[i]}, o, prefix).at(0).text;
+    write((text.compare(0, shown, text, 0, shown) == 0 && shown <= text.size() ? text.substr(shown) : "\n" + text) +
+          "\n");
+  }
 }
 
 std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const fs::path& dir) {

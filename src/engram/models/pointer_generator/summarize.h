@@ -75,6 +75,17 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
                                      const std::vector<std::string>& lines, const SummarizeOptions& options,
                                      std::span<const std::string> prefixes = {});
 
+// `engram summarize`: each line an article ("article<TAB>summary prefix" with prefix_column),
+// each summary a line of stdout. With `tokens` (greedy or sampling) each article is decoded alone
+// and its summary printed as the tokens come (the text of all but the newest token, which may
+// still join the next). Failed writes are errors.
+struct SummarizeStream {
+  bool prefix_column = false;
+  bool tokens = false;
+};
+void summarize_stream(const PointerGenerator& model, const PgCodec& codec, std::vector<std::string> lines,
+                      const SummarizeOptions& options, const SummarizeStream& stream);
+
 // A loaded pointer-generator directory: the model and its vocabulary.
 struct LoadedPointerGenerator : LoadedModel {
   std::filesystem::path model_dir;

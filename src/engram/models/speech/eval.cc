@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <numeric>
 
+#include "engram/data/text.h"
 #include "engram/decode/ensemble.h"
 #include "engram/decode/runner.h"
 #include "engram/decode/search.h"
@@ -148,6 +150,34 @@ LoadedSpeechEnsemble::LoadedSpeechEnsemble(const std::string& dir, const std::ve
       owned(load_ensemble_members<LoadedSpeechModel>(ensemble_dirs, SpeechModel::kName)) {
   for (const auto& m : owned) others.push_back(m.get());
   decoder = speech_ensemble(*first, others);
+}
+
+void transcribe_to_stdout(const LoadedSpeechEnsemble& m, const std::vector<std::string>& files,
+                          const SpeechDecodeOptions& o, bool one_speaker) {
+  const auto print = [](const std::string& f, const std::string& text) {
+    ENGRAM_CHECK(std::printf("%s\t%s\n", f.c_str(), text.c_str()) >= 0 && std::fflush(stdout) == 0,
+                 "cannot write to standard output");
+  };
+  if (one_speaker) {  // every file first: their statistics are pooled
+    std::vector<std::string> all = files;
+    if (all.empty())
+      for (const std::string& line : data::read_lines_or_stdin("-"))
+        if (!line.empty()) all.push_back(line);
+    if (all.empty()) return;
+    const std::vector<std::string> texts = m.first->transcribe_speaker(all, o, m.decoder.get());
+    for (size_t i = 0; i < all.size(); ++i) print(all[i], texts[i]);
+    return;
+  }
+  if (!files.empty()) {
+    for (const std::string& f : files) print(f, m.first->transcribe_file(f, o, m.decoder.get()));
+    return;
+  }
+  char buf[4096];  // one file at a time as its path arrives
+  while (std::fgets(buf, sizeof buf, stdin)) {
+    std::string line(buf);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) print(line, m.first->transcribe_file(line, o, m.decoder.get()));
+  }
 }
 
 SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& o,

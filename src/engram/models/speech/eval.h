@@ -128,6 +128,13 @@ struct LoadedSpeechEnsemble {
   LoadedSpeechEnsemble(const std::string& dir, const std::vector<std::string>& ensemble_dirs);
 };
 
+// `engram speech transcribe`: "FILE<TAB>digits" lines on stdout for `files`, or (none given)
+// for the WAV paths read from stdin, each transcribed as its path arrives. With `one_speaker`
+// every file is read first and their features normalised by pooled statistics
+// (transcribe_speaker).
+void transcribe_to_stdout(const LoadedSpeechEnsemble& m, const std::vector<std::string>& files,
+                          const SpeechDecodeOptions& options, bool one_speaker);
+
 // `engram speech eval`: the loaded model scored on one set ("train", "valid" or "test") of the
 // data its run was trained on: the run's train.yaml (in the model directory or its parent),
 // with `sets` overrides (`data.test_speaker=theo`, `data.dir=...`) applied; the model's own
