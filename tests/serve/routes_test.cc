@@ -209,7 +209,7 @@ TEST(ServeRoutes, BabiAnswersWithTheAttentionOfEveryHop) {
 }
 
 // Requests run together (one forward pass of a batch: memn2n stories of different lengths, tree
-// sentences, pointer instances, summaries) answer as each does alone: same answers and labels,
+// sentences, pointer instances, summaries, NTM sequences of different lengths) answer as each does alone: same answers and labels,
 // the same numbers up to the summation order of a batched product.
 TEST(ServeRoutes, ABatchAnswersAsEachRequestAlone) {
   const std::vector<std::pair<std::string, std::vector<json>>> families = {
@@ -223,7 +223,8 @@ TEST(ServeRoutes, ABatchAnswersAsEachRequestAlone) {
       {"pointer", {json{{"points", {0.5, 0.1, 0.9, 0.3}}}, json{{"points", {0.25, 0.75, 0.5, 0.125, 0.875}}},
                    json{{"points", {0.9, 0.8}}}}},
       {"pointer_generator", {json{{"article", "reports say Zisi won the race in Seritof today"}},
-                             json{{"article", "crowds in Pelu cheered as Tamiros spoke"}}}}};
+                             json{{"article", "crowds in Pelu cheered as Tamiros spoke"}}}},
+      {"ntm", {json{{"length", 6}, {"seed", 3}}, json{{"length", 2}, {"seed", 9}}, json{{"length", 4}, {"seed", 3}}}}};
   // Every number in `a` within 1e-4 of `b`'s, everything else equal.
   std::function<void(const json&, const json&, const std::string&)> near = [&](const json& a, const json& b,
                                                                               const std::string& where) {

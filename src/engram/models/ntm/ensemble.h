@@ -2,7 +2,7 @@
 // scored output bit's probability is the members' mean, p = 1/M Σ_m σ(l_m), returned as the
 // logit of that mean, log Σ_m σ(l_m) − log Σ_m σ(−l_m) (log-sum-exp, finite for finite l_m), so
 // sequence_loss scores the mixture as it scores one model. Inference only: the logits are
-// constants of the graph (no gradient). Row 0's trace (the pictures) is the first member's.
+// constants of the graph (no gradient). The trace (the pictures) is the first member's.
 // Dims: M members, R scored rows, K output bits.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Neural Turing Machine: parameters, the unrolled forward with the NaN guard, and the trace of
-// row 0's weightings for plots.
+// every row's weightings for plots and the server.
 // Dims: T steps, B batch, I inputs, K outputs, H controller width, N slots, M slot width,
 // R read heads, W write heads, P = M + S + 3 head parameters, F = H + R*M output features.
 #include "engram/models/ntm/ntm.h"
@@ -18,8 +18,8 @@ namespace {
 
 bool all_finite(Var v) { return Eigen::Map<const Eigen::ArrayXf>(v.data(), v.numel()).allFinite(); }
 
-// Appends the first `n` values of v (batch row 0) to out.
-void append_row0(std::vector<float>& out, Var v, int n) { out.insert(out.end(), v.data(), v.data() + n); }
+// Appends v [B, n] to out.
+void append_rows(std::vector<float>& out, Var v) { out.insert(out.end(), v.data(), v.data() + v.shape().numel()); }
 
 }  // namespace
 
@@ -104,7 +104,7 @@ SeqOutput Ntm::forward(Graph& g, Var x, const std::vector<int32_t>& rows, SeqTra
   std::vector<nn::RnnState> state = lstm_ ? lstm_->zero_state(g, b) : std::vector<nn::RnnState>{};
   if (trace) {
     *trace = SeqTrace{};
-    trace->steps = steps, trace->slots = n, trace->width = m, trace->read_heads = nr, trace->write_heads = nw;
+    trace->steps = steps, trace->batch = b, trace->slots = n, trace->width = m, trace->read_heads = nr, trace->write_heads = nw;
   }
 
   std::vector<Var> feats;  // needed steps x [B, F]
@@ -132,8 +132,8 @@ SeqOutput Ntm::forward(Graph& g, Var x, const std::vector<int32_t>& rows, SeqTra
     reads = nr == 1 ? read_vecs[0] : c::concat(read_vecs, 1);  // [B, R*M]
     if (slot_of[t] >= 0) feats.push_back(c::concat({h, reads}, 1));  // [B, F]
     if (trace) {
-      for (int r = 0; r < nr; ++r) append_row0(trace->read_w, w_read[r], n), append_row0(trace->reads, read_vecs[r], m);
-      for (int q = 0; q < nw; ++q) append_row0(trace->write_w, w_write[q], n), append_row0(trace->adds, add[q], m);
+      for (int r = 0; r < nr; ++r) append_rows(trace->read_w, w_read[r]), append_rows(trace->reads, read_vecs[r]);
+      for (int q = 0; q < nw; ++q) append_rows(trace->write_w, w_write[q]), append_rows(trace->adds, add[q]);
     }
   }
   Var features = feats.size() == 1 ? feats[0] : c::concat(feats, 0);  // [needed * B, F]

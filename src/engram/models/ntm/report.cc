@@ -75,12 +75,13 @@ NtmShow show_ntm(const LoadedNtmModel& loaded, int length, int repeat_arg, uint6
       {"targets", b.target, steps, k},
       {"outputs", outputs, steps, k},
   };
-  // One panel per head: [T, N] from the trace's [T, heads, N].
+  // One panel per head: [T, N] from the trace's [T, heads, B = 1, N].
   auto head_panel = [&](const std::vector<float>& w, int heads, int h, const std::string& name) {
     std::vector<float> v;
-    for (int t = 0; t < steps; ++t)
-      v.insert(v.end(), w.begin() + (static_cast<int64_t>(t) * heads + h) * trace.slots,
-               w.begin() + (static_cast<int64_t>(t) * heads + h + 1) * trace.slots);
+    for (int t = 0; t < steps; ++t) {
+      const float* row = SeqTrace::row(w, t, heads, h, 1, 0, trace.slots);
+      v.insert(v.end(), row, row + trace.slots);
+    }
     panels.push_back({heads == 1 ? name : fmt::format("{} {}", name, h), std::move(v), steps, trace.slots});
   };
   for (int h = 0; h < trace.write_heads; ++h) head_panel(trace.write_w, trace.write_heads, h, "write weighting");

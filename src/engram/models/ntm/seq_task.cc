@@ -3,6 +3,7 @@
 // Dims: T steps, B batch, I input channels, K output channels, R scored rows.
 #include "engram/models/ntm/seq_task.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engram/core/ops.h"
@@ -107,11 +108,19 @@ SeqLoss sequence_loss(Graph& g, const SeqModel& model, const tasks::SeqBatch& ba
   out.loss = core::scale(core::bce_with_logits(y.logits, target.data()), per_seq);
   out.bits = out.loss.data()[0] / std::log(2.0);
   out.probs.resize(n_rows * k);
+  out.seq_bits.assign(batch.batch, 0.0);
+  out.seq_bit_errors.assign(batch.batch, 0.0);
   int64_t wrong = 0;
   const float* lg = y.logits.data();
   for (int64_t i = 0; i < n_rows * k; ++i) {
     out.probs[i] = 1.0f / (1.0f + std::exp(-lg[i]));
-    wrong += (lg[i] > 0.0f) != (target[i] > 0.5f);
+    const bool miss = (lg[i] > 0.0f) != (target[i] > 0.5f);
+    wrong += miss;
+    // Sequence b = row % B. BCE of logit l, target y: max(l, 0) − l·y + log(1 + e^−|l|), in bits.
+    const int64_t seq = out.rows[i / k] % batch.batch;
+    const double l = lg[i], yv = target[i];
+    out.seq_bits[seq] += (std::max(l, 0.0) - l * yv + std::log1p(std::exp(-std::abs(l)))) / std::log(2.0);
+    out.seq_bit_errors[seq] += miss;
   }
   out.bit_errors = static_cast<double>(wrong) / static_cast<double>(batch.batch);
   return out;

@@ -71,13 +71,17 @@ struct NonFinite {
   std::string head;  // "read0", "write1", ...
 };
 
-// Per-step internals of batch row 0, for plots (filled by models that have them).
+// Per-step internals of every batch row, for plots and the server (filled by models that have them).
 struct SeqTrace {
-  int steps = 0, slots = 0, width = 0, read_heads = 0, write_heads = 0;  // T, N, M, R, W
-  std::vector<float> read_w;   // [T, R, N] read weightings
-  std::vector<float> write_w;  // [T, W, N] write weightings
-  std::vector<float> reads;    // [T, R, M] read vectors
-  std::vector<float> adds;     // [T, W, M] add vectors
+  int steps = 0, batch = 0, slots = 0, width = 0, read_heads = 0, write_heads = 0;  // T, B, N, M, R, W
+  std::vector<float> read_w;   // [T, R, B, N] read weightings
+  std::vector<float> write_w;  // [T, W, B, N] write weightings
+  std::vector<float> reads;    // [T, R, B, M] read vectors
+  std::vector<float> adds;     // [T, W, B, M] add vectors
+  // Head h's row of sequence b at step t in one of the vectors above ([T, heads, B, cols]).
+  static const float* row(const std::vector<float>& v, int t, int heads, int h, int batch, int b, int cols) {
+    return v.data() + ((static_cast<int64_t>(t) * heads + h) * batch + b) * cols;
+  }
 };
 
 struct SeqOutput {
@@ -90,7 +94,7 @@ class SeqModel {
  public:
   virtual ~SeqModel() = default;
   // x [T, B, I] -> logits of the rows listed in `rows` (indices t * B + b, ascending).
-  // Differentiable in the model's parameters. `trace` (optional) receives row 0's internals.
+  // Differentiable in the model's parameters. `trace` (optional) receives every row's internals.
   virtual SeqOutput forward(Graph& g, Var x, const std::vector<int32_t>& rows, SeqTrace* trace = nullptr) const = 0;
   virtual int input_size() const = 0;   // I
   virtual int output_size() const = 0;  // K
@@ -102,6 +106,7 @@ struct SeqLoss {
   double bit_errors = 0;     // output bits on the wrong side of 0.5, per sequence
   std::vector<float> probs;  // [R, K] sigmoid outputs of the scored rows
   std::vector<int32_t> rows; // the scored rows (t * B + b)
+  std::vector<double> seq_bits, seq_bit_errors;  // [B] bits and bit_errors of each sequence
   std::optional<NonFinite> non_finite;  // set: loss is invalid, bits / bit_errors are NaN
 };
 
