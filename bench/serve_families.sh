@@ -12,9 +12,10 @@
 #                                    may decode to its max length), requests from the corpora under
 #                                    ENGRAM_DATA_DIR: Multi30k val.de, random 20-point TSP instances,
 #                                    bAbI test stories, SST test trees, BBC articles (400 words),
-#                                    NTM copy sequences of random lengths 1-20 and seeds
+#                                    NTM copy sequences of random lengths 1-20 and seeds (ntm:
+#                                    "alignments": false; ntm_traces: with the heads' traces)
 # Environment: BUILD (build), RUNS (/tmp/engram-serve-families), REQUESTS (2000), CLIENTS (64),
-# FAMILIES (all: "seq2seq pointer memn2n tree pointer_generator ntm").
+# FAMILIES (all: "seq2seq pointer memn2n tree pointer_generator ntm ntm_traces").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-golden}
@@ -60,7 +61,7 @@ elif [ "$mode" = full ]; then
   train babi-1k-joint "$runs/memn2n" --set data.dir="$data/babi/en"; model[memn2n]=$runs/memn2n/model
   train sst-treelstm-fine "$runs/tree" --set data.dir="$data/sst"; model[tree]=$runs/tree
   train pointer-generator-bbc-headline "$runs/pointer_generator"; model[pointer_generator]=$runs/pointer_generator
-  train ntm-copy "$runs/ntm"; model[ntm]=$runs/ntm
+  train ntm-copy "$runs/ntm"; model[ntm]=$runs/ntm; model[ntm_traces]=$runs/ntm
   python3 - "$data" "$tmp" <<'PY'
 import glob, gzip, json, random, sys
 data, out = sys.argv[1], sys.argv[2]
@@ -85,14 +86,17 @@ with open(f"{out}/pointer_generator.jsonl", "w") as o:
     for a in sorted(glob.glob(f"{data}/summarization/bbc-news-summary/articles/*/*.txt"))[:300]:
         lines = open(a, encoding="utf-8", errors="replace").read().split("\n")
         o.write(json.dumps({"article": " ".join(" ".join(lines[1:]).split()[:400])}) + "\n")
-with open(f"{out}/ntm.jsonl", "w") as o:
-    for _ in range(1000): o.write(json.dumps({"length": rng.randint(1, 20), "seed": rng.randint(0, 1 << 20)}) + "\n")
+with open(f"{out}/ntm.jsonl", "w") as o, open(f"{out}/ntm_traces.jsonl", "w") as t:
+    for _ in range(1000):
+        q = {"length": rng.randint(1, 20), "seed": rng.randint(0, 1 << 20)}
+        t.write(json.dumps(q) + "\n")
+        o.write(json.dumps({**q, "alignments": False}) + "\n")
 PY
 else
   echo "usage: bench/serve_families.sh golden|full" >&2; exit 2
 fi
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, commit $(git -C "$root" rev-parse --short HEAD), mode $mode"
-for family in ${FAMILIES:-seq2seq pointer memn2n tree pointer_generator ntm}; do
+for family in ${FAMILIES:-seq2seq pointer memn2n tree pointer_generator ntm ntm_traces}; do
   [ -n "${model[$family]:-}" ] || continue
   echo
   echo "## $family (${model[$family]})"

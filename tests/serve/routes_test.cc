@@ -359,6 +359,23 @@ TEST(ServeRoutes, NtmRepliesTheAddAndReadVectorsOfTheTrace) {
   }
 }
 
+// "alignments": false leaves the traces out of the NTM reply (they are most of its bytes); the
+// outputs are those of the full reply.
+TEST(ServeRoutes, NtmWithoutAlignmentsRepliesTheOutputsAlone) {
+  RunningServer s({"ntm"}, ServeOptions{});
+  httplib::Client c = s.client();
+  auto [status, full] = post(c, "/v1/ntm", json{{"length", 5}, {"seed", 3}});
+  ASSERT_EQ(status, 200) << full.dump();
+  auto [status2, bare] = post(c, "/v1/ntm", json{{"length", 5}, {"seed", 3}, {"alignments", false}});
+  ASSERT_EQ(status2, 200) << bare.dump();
+  for (const char* key : {"write_weightings", "read_weightings", "add_vectors", "read_vectors"}) {
+    EXPECT_TRUE(full.contains(key)) << key;
+    EXPECT_FALSE(bare.contains(key)) << key;
+    full.erase(key);
+  }
+  EXPECT_EQ(bare, full);
+}
+
 TEST(ServeRoutes, PointerGivesTheGoldenOutputsAndPointerDistributions) {
   RunningServer s(kFamilies, ServeOptions{});
   httplib::Client c = s.client();

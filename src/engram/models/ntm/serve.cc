@@ -79,12 +79,13 @@ data::tasks::SeqBatch stack(const std::vector<data::tasks::SeqBatch>& seqs) {
   return out;
 }
 
-// The replies of sequences [B], run as one batch.
-std::vector<json> run_batch(const ModelSet<SeqModel>& models, const std::vector<data::tasks::SeqBatch>& seqs) {
+// The replies of sequences [B], run as one batch; `traces`: with the heads' weightings and vectors.
+std::vector<json> run_batch(const ModelSet<SeqModel>& models, const std::vector<data::tasks::SeqBatch>& seqs,
+                            bool traces) {
   const data::tasks::SeqBatch b = stack(seqs);
   core::Graph g(false, size_t{1} << 24);
   SeqTrace trace;
-  const SeqLoss l = sequence_loss_of(g, models, b, &trace);
+  const SeqLoss l = sequence_loss_of(g, models, b, traces ? &trace : nullptr);
   ENGRAM_CHECK(!l.non_finite, "ntm: non-finite {} weighting at step {}", l.non_finite ? l.non_finite->head : "",
                l.non_finite ? l.non_finite->step : 0);
   const int64_t k = b.out_width, n = b.batch;
@@ -95,16 +96,19 @@ std::vector<json> run_batch(const ModelSet<SeqModel>& models, const std::vector<
   for (int64_t s = 0; s < n; ++s) {
     const int steps = static_cast<int>(seqs[s].steps);
     const int batch = static_cast<int>(n), row = static_cast<int>(s);
-    out.push_back({{"input", rows(b.input, steps, n, s, b.in_width)},
-                   {"target", rows(b.target, steps, n, s, k)},
-                   {"output", rows(outputs, steps, n, s, k)},
-                   {"scored", seqs[s].mask},
-                   {"bits", l.seq_bits[s]},
-                   {"bit_errors", l.seq_bit_errors[s]},
-                   {"write_weightings", heads(trace.write_w, steps, trace.write_heads, batch, row, trace.slots)},
-                   {"read_weightings", heads(trace.read_w, steps, trace.read_heads, batch, row, trace.slots)},
-                   {"add_vectors", heads(trace.adds, steps, trace.write_heads, batch, row, trace.width)},
-                   {"read_vectors", heads(trace.reads, steps, trace.read_heads, batch, row, trace.width)}});
+    json r = {{"input", rows(b.input, steps, n, s, b.in_width)},
+              {"target", rows(b.target, steps, n, s, k)},
+              {"output", rows(outputs, steps, n, s, k)},
+              {"scored", seqs[s].mask},
+              {"bits", l.seq_bits[s]},
+              {"bit_errors", l.seq_bit_errors[s]}};
+    if (traces) {
+      r["write_weightings"] = heads(trace.write_w, steps, trace.write_heads, batch, row, trace.slots);
+      r["read_weightings"] = heads(trace.read_w, steps, trace.read_heads, batch, row, trace.slots);
+      r["add_vectors"] = heads(trace.adds, steps, trace.write_heads, batch, row, trace.width);
+      r["read_vectors"] = heads(trace.reads, steps, trace.read_heads, batch, row, trace.width);
+    }
+    out.push_back(std::move(r));
   }
   return out;
 }
@@ -112,7 +116,9 @@ std::vector<json> run_batch(const ModelSet<SeqModel>& models, const std::vector<
 }  // namespace
 
 const InferenceSpec& LoadedNtmModel::inference() const {
-  static const InferenceSpec spec{{"length", "repeat", "seed"}, {{"batch", "precision"}, {}}};
+  // alignments (default on): the heads' weightings and vectors over time in the reply.
+  static const InferenceSpec spec{{"length", "repeat", "seed"},
+                                  {{"batch", "precision", "alignments"}, decode::DecodeOptions{.alignments = true}}};
   return spec;
 }
 
@@ -122,7 +128,7 @@ std::unique_ptr<Request> LoadedNtmModel::parse_request(const json& body, const S
   });
 }
 
-// The sequences of a group run in batches of up to `batch`, sorted by length (the least padding);
+// The sequences of a group run in batches of up to `batch` of similar lengths, sorted by length;
 // a batch that meets a non-finite weighting runs its sequences alone, so only that request fails.
 std::vector<json> LoadedNtmModel::run_requests(std::span<const Request* const> requests) const {
   const NtmTaskConfig& task = model->model_config().task;
@@ -137,16 +143,21 @@ std::vector<json> LoadedNtmModel::run_requests(std::span<const Request* const> r
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].steps < seqs[b].steps; });
     std::vector<json> out(seqs.size());
     const size_t chunk = static_cast<size_t>(std::max(1, o.batch));
-    for (size_t first = 0; first < order.size(); first += chunk) {
-      const std::span<const size_t> part(order.data() + first, std::min(chunk, order.size() - first));
+    for (size_t first = 0, end = 0; first < order.size(); first = end) {
+      // A batch costs its longest sequence's steps in every row: it ends where a sequence is more
+      // than 5/4 of its shortest's length (at most 25% padding) or at `batch` sequences.
+      end = first + 1;
+      while (end < order.size() && end - first < chunk && 4 * seqs[order[end]].steps <= 5 * seqs[order[first]].steps)
+        ++end;
+      const std::span<const size_t> part(order.data() + first, end - first);
       std::vector<data::tasks::SeqBatch> batch;
       for (size_t i : part) batch.push_back(seqs[i]);
       std::vector<json> replies;
       try {
-        replies = run_batch(models(), batch);
+        replies = run_batch(models(), batch, o.alignments);
       } catch (const Error&) {
         if (part.size() == 1) throw;
-        for (const data::tasks::SeqBatch& s : batch) replies.push_back(run_batch(models(), {s}).front());
+        for (const data::tasks::SeqBatch& s : batch) replies.push_back(run_batch(models(), {s}, o.alignments).front());
       }
       for (size_t j = 0; j < part.size(); ++j) out[part[j]] = std::move(replies[j]);
     }
