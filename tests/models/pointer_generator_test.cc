@@ -12,6 +12,7 @@
 
 #include "engram/core/grad_check.h"
 #include "engram/core/ops.h"
+#include "engram/data/batching.h"
 #include "engram/data/text.h"
 #include "engram/data/vocab.h"
 #include "engram/decode/ensemble.h"
@@ -416,6 +417,41 @@ TEST(PointerGeneratorEval, SentencesStemmerAndTrigramsByHand) {
   EXPECT_NE(pg_rouge_table(stem).find("stem: yes"), std::string::npos);
   EXPECT_NE(error_of([&] { score_summaries(codec, {a, b}, {ref_a}, {}); }).find("2 summaries for 1 references"),
             std::string::npos);
+}
+
+// A summary's attention and p_gen (one teacher-forced pass without the vocabulary's scores) are
+// those of the full teacher-forced forward of its output, row by row (<eos> last when finished).
+TEST(PointerGeneratorSummarize, AttentionAndPGenAreTheFullForwardsOfTheOutput) {
+  TempDir dir;
+  PointerGeneratorConfig cfg;
+  cfg.vocab_size = data::kNumSpecial + 3;
+  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  cfg.vocab = codec.size();
+  cfg.embed_dim = 4;
+  cfg.hidden = 6;
+  core::Rng rng(5);
+  const PointerGenerator model(cfg, rng);
+  const std::vector<std::string> lines = {"the Zorvak met Belima in", "in the met Zorvak", "met met the"};
+  SummarizeOptions o;
+  o.search.max_length = 6;
+  const std::vector<Summary> sums = summarize_lines(model, codec, lines, o);
+  for (size_t k = 0; k < sums.size(); ++k) {
+    const Summary& s = sums[k];
+    std::vector<int32_t> tgt = s.ids;
+    if (s.finished) tgt.push_back(data::kEosId);
+    const data::Batch b = data::collate({{s.source.ids, s.ids}}, std::vector<int64_t>{0});
+    Graph g(false);
+    const PgForward f = model.forward(g, b, {});
+    const size_t rows = tgt.size(), len = s.source.ids.size();
+    ASSERT_EQ(s.p_gen.size(), rows) << k;
+    ASSERT_EQ(s.attention.size(), rows * len) << k;
+    ASSERT_TRUE(f.p_gen.valid());
+    for (size_t t = 0; t < rows; ++t) {
+      EXPECT_NEAR(s.p_gen[t], f.p_gen.data()[t], 1e-6) << "summary " << k << " row " << t;
+      for (size_t i = 0; i < len; ++i)
+        EXPECT_NEAR(s.attention[t * len + i], f.alpha.data()[t * b.src_steps + i], 1e-6) << k << " " << t << " " << i;
+    }
+  }
 }
 
 // An ensemble of a model with itself decodes exactly as the model alone (the mean of equal

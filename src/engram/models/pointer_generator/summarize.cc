@@ -62,7 +62,7 @@ void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool c
   const data::Batch b = data::collate(ex, idx);
   core::Graph g(false);
   g.use_bf16_weights(bf16);
-  const PgForward f = model.forward(g, b, {.coverage_active = coverage_active});
+  const PgForward f = model.forward(g, b, {.coverage_active = coverage_active, .scores = false});
   const int64_t nb = b.batch_size, s = b.src_steps;
   for (size_t k = 0; k < batch.size(); ++k) {
     Summary& sum = *batch[k];
