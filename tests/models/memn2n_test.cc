@@ -5,7 +5,11 @@
 // Dims: B batch, N memory slots, W words per sentence, V vocab, D width, K hops.
 #include <gtest/gtest.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -14,6 +18,8 @@
 #include "engram/core/ops.h"
 #include "engram/data/tasks/toy_babi.h"
 #include "engram/models/memn2n/model.h"
+#include "engram/models/memn2n/task.h"
+#include "data/test_util.h"
 #include "engram/optim/clip.h"
 #include "engram/optim/optimizers.h"
 
@@ -228,6 +234,33 @@ TEST(Memn2nModel, LearnsTheToySingleSupportingFactWorld) {
   }
   EXPECT_EQ(acc, 1.0);
   EXPECT_GT(support, 0.9) << "the model answers without looking at the supporting fact";
+}
+
+// A checkpoint of the older config layout (the whole run config: the model under `model:`, the
+// data keys at the top, a `trainer:`) loads as the one-shape checkpoint it was converted from,
+// and answers the same.
+TEST(Memn2nLoading, TheOlderConfigLayoutLoadsAsTheCurrentOne) {
+  const std::filesystem::path golden = std::filesystem::path(ENGRAM_SOURCE_DIR) / "tests/golden/models/memn2n";
+  data::testing::TempDir tmp;
+  const std::filesystem::path old = tmp.file("old");
+  std::filesystem::create_directories(old);
+  for (const char* f : {"model.safetensors", "vocab.txt"}) std::filesystem::copy_file(golden / f, old / f);
+  YAML::Node file = YAML::LoadFile((golden / "config.yaml").string());
+  const YAML::Node data = YAML::LoadFile((golden / "data.yaml").string());
+  YAML::Node run;
+  run["model"] = file["config"];
+  run["trainer"]["max_epochs"] = 1;
+  run["tasks"] = data["tasks"];
+  run["random_noise"] = 0.25;
+  file["config"] = run;
+  std::ofstream((old / "config.yaml").string()) << file;
+  const LoadedBabiModel a = load_babi_model(golden), b = load_babi_model(old);
+  EXPECT_EQ(b.cfg.memn2n.memory_size, a.cfg.memn2n.memory_size);
+  EXPECT_EQ(b.cfg.memn2n.hops, a.cfg.memn2n.hops);
+  EXPECT_EQ(b.cfg.data.random_noise, 0.25);  // read from the top of the old layout
+  const std::string line = "Mary moved to the bathroom. John went to the hallway. Where is Mary?";
+  EXPECT_EQ(b.answer(line).answer, a.answer(line).answer);
+  EXPECT_EQ(b.answer(line).explanation.probability, a.answer(line).explanation.probability);
 }
 
 }  // namespace

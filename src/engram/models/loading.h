@@ -14,20 +14,28 @@
 
 namespace engram::models {
 
-// The model of checkpoint directory `dir`: config.yaml must name M::kName; its config is read as
-// Cfg (strict: an unknown key or a bad value is an error naming the file), the model is built
-// from it and its parameters are loaded (shapes checked against the file).
-template <class M, class Cfg>
-std::unique_ptr<M> load_checkpoint_model(const std::filesystem::path& dir) {
+// The model of checkpoint directory `dir`: config.yaml must name M::kName; its config is read
+// into a Cfg by `read(config, cfg, where)` — by default strictly (an unknown key or a bad value is
+// an error naming the file) — the model is built from it and its parameters are loaded (shapes
+// checked against the file). A family whose older checkpoints hold another config layout passes
+// its own `read`.
+template <class M, class Cfg, class Read>
+std::unique_ptr<M> load_checkpoint_model(const std::filesystem::path& dir, Read&& read) {
   const io::CheckpointInfo info = io::read_checkpoint_info(dir);
   ENGRAM_CHECK(info.model_name == M::kName, "{} holds a '{}' model, not a '{}' model", dir.string(), info.model_name,
                M::kName);
   Cfg cfg;
-  io::from_yaml(info.config, cfg, (dir / "config.yaml").string());
+  read(info.config, cfg, (dir / "config.yaml").string());
   core::Rng rng(1);  // the initial values are replaced by the checkpoint's
   auto model = std::make_unique<M>(cfg, rng);
   io::load_checkpoint(dir, model->params());
   return model;
+}
+
+template <class M, class Cfg>
+std::unique_ptr<M> load_checkpoint_model(const std::filesystem::path& dir) {
+  return load_checkpoint_model<M, Cfg>(
+      dir, [](const YAML::Node& config, Cfg& cfg, const std::string& where) { io::from_yaml(config, cfg, where); });
 }
 
 // `dir`/`name` when it exists, else the run directory's (`dir`/../`name`) when that exists, else

@@ -123,6 +123,7 @@ struct Memn2nOutput {
 
 class Memn2n {
  public:
+  static constexpr const char* kName = "memn2n";
   // Builds every parameter under "memn2n/" (N(0, init_stddev²)). Errors on a config that
   // cannot work (vocab, dim, hops or memory_size < 1).
   Memn2n(const Memn2nConfig& cfg, core::Rng& rng, bool fused = true);

@@ -12,6 +12,7 @@
 #include "engram/core/error.h"
 #include "engram/data/paths.h"
 #include "engram/io/checkpoint.h"
+#include "engram/models/loading.h"
 #include "engram/io/config.h"
 #include "engram/io/files.h"
 #include "engram/optim/clip.h"
@@ -305,45 +306,32 @@ std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& da
   return results;
 }
 
-namespace {
-
-// `name` in dir, else in its parent (a run directory's seed-S/ or model/ holds it).
-fs::path beside(const fs::path& dir, const char* name) {
-  fs::path p = dir / name;
-  if (!fs::exists(p)) p = dir.parent_path() / name;
-  ENGRAM_CHECK(fs::exists(p), "{}: no {} (looked in the directory and its parent)", dir.string(), name);
-  return p;
-}
-
-}  // namespace
-
 LoadedBabiModel load_babi_model(const fs::path& dir) {
-  const io::CheckpointInfo info = io::read_checkpoint_info(dir);
-  ENGRAM_CHECK(info.model_name == "memn2n", "{} holds a '{}' model, not memn2n", dir.string(), info.model_name);
   LoadedBabiModel m;
   m.model_dir = dir;
-  const std::string where = (dir / "config.yaml").string();
   // Keys a checkpoint lacks (written before they existed) take the struct defaults, which keep
   // the model as it was trained (e.g. null_slots false), not the recipe's defaults.
-  if (info.config.IsMap() && info.config["trainer"] && info.config["model"].IsMap()) {
-    // The older layout (before the one config shape of docs/families.md): the whole run config,
-    // the model under `model:` and the data keys at the top.
-    io::from_yaml(info.config["model"], m.cfg.memn2n, where + ": model");
-    YAML::Node d;
-    for (const char* k : {"tasks", "joint", "batch_size", "valid_fraction", "split_seed", "random_noise"})
-      if (info.config[k]) d[k] = info.config[k];
-    if (info.config["data"]) d["dir"] = info.config["data"];
-    io::from_yaml(d, m.cfg.data, where);
-  } else {
-    io::from_yaml(info.config, m.cfg.memn2n, where);
-    io::from_yaml(io::load_yaml_file(beside(dir, "data.yaml")), m.cfg.data, (dir / "data.yaml").string());
-  }
-  m.vocab = data::Vocab::load(beside(dir, "vocab.txt").string());
+  m.model = load_checkpoint_model<Memn2n, Memn2nConfig>(
+      dir, [&](const YAML::Node& config, Memn2nConfig& cfg, const std::string& where) {
+        if (config.IsMap() && config["trainer"] && config["model"].IsMap()) {
+          // The older layout (before the one config shape of docs/families.md): the whole run
+          // config, the model under `model:` and the data keys at the top.
+          io::from_yaml(config["model"], cfg, where + ": model");
+          YAML::Node d;
+          for (const char* k : {"tasks", "joint", "batch_size", "valid_fraction", "split_seed", "random_noise"})
+            if (config[k]) d[k] = config[k];
+          if (config["data"]) d["dir"] = config["data"];
+          io::from_yaml(d, m.cfg.data, where);
+        } else {
+          io::from_yaml(config, cfg, where);
+          const fs::path data = model_file(dir, "data.yaml");
+          io::from_yaml(io::load_yaml_file(data), m.cfg.data, data.string());
+        }
+      });
+  m.cfg.memn2n = m.model->config();
+  m.vocab = data::Vocab::load(model_file(dir, "vocab.txt").string());
   ENGRAM_CHECK(m.vocab.size() == m.cfg.memn2n.vocab, "{}: vocab.txt has {} tokens but the model was built for {}",
                dir.string(), m.vocab.size(), m.cfg.memn2n.vocab);
-  core::Rng rng(1);
-  m.model = std::make_unique<models::Memn2n>(m.cfg.memn2n, rng);
-  io::load_checkpoint(dir, m.model->params());
   return m;
 }
 
