@@ -7,7 +7,7 @@
 #include "engram/models/ntm/task.h"
 #include "engram/io/files.h"
 #include "engram/models/registry.h"
-#include "engram/train/run_lock.h"
+#include "engram/models/training.h"
 #include "engram/train/run_config.h"
 
 namespace engram::models {
@@ -16,13 +16,16 @@ namespace {
 
 std::string train_ntm_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const NtmTrainConfig cfg = read_ntm_config(node, source, sets);
-  train::check_trainer_config(cfg.train);
-  const train::RunDirLock lock(cfg.train.run_dir);
-  train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
-  const train::TrainSummary s = train_ntm(cfg);
-  return fmt::format("done: {} updates in {:.0f} s, best {} cost {:.4f} bits/seq; evaluate with: engram ntm eval -m {}",
-                     s.steps, s.seconds, cfg.data.extrapolation.sequences > 0 ? "extrapolation" : "validation",
-                     s.best_metric, cfg.train.run_dir);
+  return train_task(
+      cfg.train,
+      [&] {
+        train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
+        return make_ntm_task(cfg);
+      },
+      [&](const train::TrainTask& task, const train::TrainSummary& s) {
+        return train_summary(s, task.primary_metric(), 4,
+                             fmt::format("evaluate with: engram ntm eval -m {}", cfg.train.run_dir));
+      });
 }
 
 std::unique_ptr<LoadedModel> load_ntm(const std::filesystem::path& dir) { return load_ntm_model(dir); }

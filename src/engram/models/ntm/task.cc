@@ -183,17 +183,22 @@ NtmTrainConfig read_ntm_config(const YAML::Node& node, const std::string& source
   return parse_run_config<NtmTrainConfig>(node, source, sets, &ntm_recipe);
 }
 
-train::TrainSummary train_ntm(const NtmTrainConfig& cfg) {
-  NtmTrainTask task(cfg);
+std::unique_ptr<train::TrainTask> make_ntm_task(const NtmTrainConfig& cfg) {
+  auto task = std::make_unique<NtmTrainTask>(cfg);
   std::printf("%s on %s: %lld parameters, batch %d, %s lr %g; run dir %s\n",
               cfg.ntm.architecture == NtmArchitecture::kNtm ? "NTM" : "LSTM baseline",
-              models::task_name(cfg.ntm.task.task), static_cast<long long>(task.params().numel()), cfg.data.batch_size,
-              cfg.train.optimizer.name.c_str(), cfg.train.optimizer.lr, cfg.train.run_dir.c_str());
+              models::task_name(cfg.ntm.task.task), static_cast<long long>(task->params().numel()),
+              cfg.data.batch_size, cfg.train.optimizer.name.c_str(), cfg.train.optimizer.lr, cfg.train.run_dir.c_str());
   if (cfg.data.extrapolation.sequences > 0)
     std::printf("best/ is chosen on %d extrapolation sequences (metric extrap_bits), not on the training range\n",
                 cfg.data.extrapolation.sequences);
   std::fflush(stdout);
-  train::Trainer trainer(task, cfg.train);
+  return task;
+}
+
+train::TrainSummary train_ntm(const NtmTrainConfig& cfg) {
+  const std::unique_ptr<train::TrainTask> task = make_ntm_task(cfg);
+  train::Trainer trainer(*task, cfg.train);
   return trainer.run();
 }
 

@@ -84,5 +84,8 @@ NtmTrainConfig read_ntm_config(const YAML::Node& node, const std::string& source
 
 // Trains (resuming from train.run_dir/last if present); prints progress. Returns the summary.
 train::TrainSummary train_ntm(const NtmTrainConfig& cfg);
+// The training task of `cfg` (no lock, nothing written); prints the model, the task and the run
+// directory.
+std::unique_ptr<train::TrainTask> make_ntm_task(const NtmTrainConfig& cfg);
 
 }  // namespace engram::models

@@ -9,8 +9,7 @@
 #include "engram/models/pointer/eval.h"
 #include "engram/models/pointer/task.h"
 #include "engram/models/registry.h"
-#include "engram/train/run_lock.h"
-#include "engram/train/trainer.h"
+#include "engram/models/training.h"
 #include "engram/train/run_config.h"
 
 namespace engram::models {
@@ -21,15 +20,16 @@ std::string train_pointer(const YAML::Node& node, const std::string& source, con
   const PointerTrainConfig cfg = read_pointer_config(node, source, sets);
   cfg.pointer.validate();
   cfg.data.validate();
-  train::check_trainer_config(cfg.train);  // everything checked before anything is written
-  const train::RunDirLock lock(cfg.train.run_dir);  // one process per run directory
-  train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
-  PointerTrainTask task(cfg);
-  train::Trainer trainer(task, cfg.train);
-  const train::TrainSummary s = trainer.run();
-  return fmt::format("done: {} steps in {:.1f} s{}{}; best {} {:.4f}; evaluate with: engram pointer eval -m {}",
-                     s.steps, s.seconds, s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "",
-                     task.primary_metric(), s.best_metric, cfg.train.run_dir);
+  return train_task(
+      cfg.train,
+      [&] {
+        train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
+        return std::make_unique<PointerTrainTask>(cfg);
+      },
+      [&](const PointerTrainTask& task, const train::TrainSummary& s) {
+        return train_summary(s, task.primary_metric(), 4,
+                             fmt::format("evaluate with: engram pointer eval -m {}", cfg.train.run_dir));
+      });
 }
 
 std::unique_ptr<LoadedModel> load_pointer(const std::filesystem::path& dir) { return load_pointer_model(dir); }
