@@ -45,7 +45,7 @@ BabiConfig default_babi_config(bool joint) {
 }
 
 std::string babi_data_dir(const BabiConfig& cfg) {
-  if (!cfg.data.dir.empty()) return cfg.data.dir;
+  if (!cfg.data.dir.empty()) return data::resolve_data_path(cfg.data.dir);
   return (data::data_root() / "babi" / "en").string();
 }
 

@@ -53,7 +53,7 @@ struct BabiDataConfig {
 
   template <class V>
   void visit(V& v) {
-    v("dir", dir, "bAbI directory ('' = $ENGRAM_DATA_DIR/babi/en)");
+    v("dir", dir, "bAbI directory, relative ones under $ENGRAM_DATA_DIR ('' = babi/en)");
     v("tasks", tasks, "tasks: all | 1,2,5 | 1-3,7");
     v("joint", joint, "train one model on all tasks (else one per task)");
     v("batch_size", batch_size, "questions per batch");
@@ -104,7 +104,8 @@ BabiConfig default_babi_config(bool joint);
 
 // "all" -> tasks available in dir; "1,2,5" / "1-3,7" -> those (each must be available).
 std::vector<int> parse_babi_tasks(const std::string& spec, const std::string& dir);
-// cfg.data.dir, or $ENGRAM_DATA_DIR/babi/en, or ../shared/data/babi/en.
+// cfg.data.dir (a relative one as given if it exists, else under the data root: data/paths.h),
+// or <data root>/babi/en when it is empty.
 std::string babi_data_dir(const BabiConfig& cfg);
 
 struct BabiData {
