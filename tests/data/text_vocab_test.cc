@@ -42,25 +42,16 @@ TEST(Text, SplittingHelpers) {
   EXPECT_EQ(utf8_length("héllo 中"), 7);
 }
 
-// Multi30k raw/val.en.gz holds 1014 lines (shared/data/multi30k/README.md). Without zlib the
-// reader must say to decompress the file first.
+// Multi30k raw/val.en.gz holds 1014 lines (shared/data/multi30k/README.md).
 TEST_F(CorpusTest, GzipInput) {
-  const std::string p = path("multi30k/raw/val.en.gz");
-  if (gzip_supported()) {
-    const auto lines = read_lines(p);
-    EXPECT_EQ(lines.size(), 1014u);
-    EXPECT_FALSE(lines[0].empty());
-  } else {
-    const std::string err = error_of([&] { read_lines(p); });
-    EXPECT_NE(err.find("gzip-compressed input"), std::string::npos) << err;
-    EXPECT_NE(err.find("gunzip -k " + p), std::string::npos) << err;
-  }
+  const auto lines = read_lines(path("multi30k/raw/val.en.gz"));
+  EXPECT_EQ(lines.size(), 1014u);
+  EXPECT_FALSE(lines[0].empty());
 }
 
 // A gzip file cut short is an error, not fewer lines (fuzzing found it read as a clean end of
 // file): every prefix of the real val.en.gz, from the header on, is refused.
 TEST_F(CorpusTest, TruncatedGzipIsAnError) {
-  if (!gzip_supported()) GTEST_SKIP() << "*** SKIPPING: this build has no zlib ***";
   std::ifstream in(path("multi30k/raw/val.en.gz"), std::ios::binary);
   const std::string bytes(std::istreambuf_iterator<char>(in), {});
   ASSERT_GT(bytes.size(), 1000u);

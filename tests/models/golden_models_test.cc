@@ -1,8 +1,10 @@
 // Format stability: one tiny committed checkpoint per family (tests/golden/models/<family>/) must
 // keep loading through load_model and give, for every input of its cases.tsv, exactly the output
 // recorded there — engram's own output at the commit that made it (tests/golden/README.md,
-// "models/"), not a reference tool's and not an accuracy claim. A damaged copy must fail with an
-// engram::Error, never crash.
+// "models/"), not a reference tool's and not an accuracy claim: they catch a change of format or
+// numerics, not a wrong forward pass that was wrong when recorded. Against that, MemN2N's answers
+// and probabilities are also pinned to an independent implementation (below). A damaged copy
+// must fail with an engram::Error, never crash.
 //
 // cases.tsv: one case a line, INPUT<TAB>EXPECTED OUTPUT (UTF-8, LF). With ENGRAM_UPDATE_GOLDEN=1
 // the tests write each input's current output into cases.tsv instead of checking it (how
@@ -20,6 +22,7 @@
 
 #include "data/test_util.h"
 #include "engram/core/error.h"
+#include "engram/models/memn2n/task.h"
 #include "engram/models/registry.h"
 
 namespace engram::models {
@@ -78,6 +81,32 @@ void check_golden(const std::string& family) {
   }
   for (const Case& c : cases) {
     EXPECT_EQ(m->run_line(c.input), c.expected) << file.string() << ":" << c.line << ": input '" << c.input << "'";
+  }
+}
+
+// One family pinned to an outside source: tests/golden/models/memn2n_reference.py, a float64
+// forward pass of the golden MemN2N in Python's standard library alone (the maths in its
+// docstring), gives for the first three cases of memn2n/cases.tsv these answers and softmax
+// probabilities (`cut -f1 tests/golden/models/memn2n/cases.tsv | head -3 |
+// tests/golden/models/memn2n_reference.py`). engram's float32 forward must agree to 1e-5.
+TEST(GoldenModels, Memn2nAgreesWithAnIndependentForwardPass) {
+  struct Pinned {
+    const char* line;
+    const char* answer;
+    double probability;
+  };
+  const Pinned pinned[] = {
+      {"Mary moved to the bathroom. John went to the hallway. Where is Mary?", "bathroom", 0.997329894},
+      {"Mary moved to the bathroom. John went to the hallway. Where is John?", "hallway", 0.997395835},
+      {"Daniel went back to the kitchen. Sandra journeyed to the garden. Daniel travelled to the office. Where is "
+       "Daniel?",
+       "office", 0.970557959},
+  };
+  const std::unique_ptr<LoadedBabiModel> m = load_model_as<LoadedBabiModel>(golden_dir("memn2n"), "memn2n");
+  for (const Pinned& p : pinned) {
+    const LoadedBabiModel::Answer a = m->answer(p.line);
+    EXPECT_EQ(a.answer, p.answer) << p.line;
+    EXPECT_NEAR(a.explanation.probability, p.probability, 1e-5) << p.line;
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "engram/core/error.h"
 #include "engram/models/ntm/report.h"
+#include "viz/xml_check.h"
 
 namespace engram::models {
 namespace {
@@ -43,9 +44,40 @@ TEST(NtmReport, ShowSummaryAndSvg) {
   const NtmShow s = show_ntm(*m, 4, 0, 1);
   EXPECT_EQ(s.summary.rfind(m->dir().string() + ", length 4: cost ", 0), 0u) << s.summary;
   EXPECT_NE(s.summary.find(" bits, 0 wrong bits"), std::string::npos) << s.summary;
-  EXPECT_NE(s.svg.find("<svg"), std::string::npos);
-  EXPECT_NE(s.svg.find("write weighting"), std::string::npos);
-  EXPECT_NE(s.svg.find("read weighting"), std::string::npos);
+  // The SVG holds five panels of [rows, T] cells, row-major, each cell's value in its tooltip
+  // ("row / step: value", 4 significant digits): inputs (bits + 1 wide), targets and outputs
+  // (bits), then the write and read weightings over the N memory slots.
+  viz::testing::XmlElement doc;
+  ASSERT_NO_THROW(doc = viz::testing::parse_xml(s.svg)) << s.svg;
+  std::vector<std::string> titles;
+  for (const viz::testing::XmlElement* t : doc.find_all("title")) titles.push_back(t->text);
+  for (const char* panel : {"inputs", "targets", "outputs", "write weighting", "read weighting"}) {
+    bool found = false;
+    for (const viz::testing::XmlElement* t : doc.find_all("text")) found = found || t->text == panel;
+    EXPECT_TRUE(found) << panel;
+  }
+  const NtmModelConfig& cfg = m->model->model_config();
+  const int in = cfg.ntm.input_size, k = cfg.ntm.output_size, n = cfg.ntm.memory_slots;
+  const int per_step = in + 2 * k + 2 * n;
+  ASSERT_EQ(titles.size() % per_step, 0u) << titles.size() << " cells";
+  const int steps = static_cast<int>(titles.size()) / per_step;
+  EXPECT_EQ(steps, 2 * 4 + 1) << "copy of 4 vectors: 4 in, the delimiter, 4 out";
+  std::vector<double> v;
+  for (const std::string& t : titles) v.push_back(std::stod(t.substr(t.rfind(": ") + 2)));
+  // cell (row r, step t) of the panel starting at cell `first`
+  auto at = [&](int first, int r, int t) { return v[static_cast<size_t>(first + r * steps + t)]; };
+  const int targets = in * steps, outputs = targets + k * steps, write = outputs + k * steps, read = write + n * steps;
+  for (int t = 0; t < steps; ++t) {
+    double write_sum = 0, read_sum = 0;
+    for (int r = 0; r < n; ++r) write_sum += at(write, r, t), read_sum += at(read, r, t);
+    EXPECT_NEAR(write_sum, 1.0, 1e-3) << "the write weighting at step " << t << " is a distribution";
+    EXPECT_NEAR(read_sum, 1.0, 1e-3) << "the read weighting at step " << t << " is a distribution";
+    for (int r = 0; r < k; ++r) {
+      // 0 wrong bits: each scored output rounds to its target bit; unscored steps are 0 in both.
+      EXPECT_EQ(at(outputs, r, t) > 0.5, at(targets, r, t) > 0.5) << "bit " << r << " at step " << t;
+      if (t <= 4) EXPECT_EQ(at(outputs, r, t), 0.0) << "step " << t << " is not scored";
+    }
+  }
 }
 
 }  // namespace

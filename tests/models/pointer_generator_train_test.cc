@@ -4,6 +4,7 @@
 // and config errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -108,10 +109,27 @@ TEST(PointerGeneratorFamily, CoverageAfterANoCoveragePhase) {
   EXPECT_NE(all.find("\"phase\":\"no_coverage\""), std::string::npos) << all;
   EXPECT_NE(all.find("\"coverage_loss\""), std::string::npos) << all;
   ASSERT_TRUE(fs::exists(fs::path(run) / "best" / "vocab.txt"));
+  const std::vector<std::string> articles = {"officials said Kovaletu visited Bramido",
+                                             "reports say Zisi won the race in Seritof today"};
+  std::vector<std::string> in_run;
+  {
+    auto r = load_model_as<LoadedPointerGenerator>(run, "pointer_generator");
+    for (const std::string& a : articles) in_run.push_back(r->run_line(a));
+  }
   fs::rename(fs::path(run) / "best", dir.file("model"));
   auto m = load_model_as<LoadedPointerGenerator>(dir.file("model"), "pointer_generator");
   EXPECT_TRUE(m->model->cfg().coverage);
-  EXPECT_NO_THROW(m->run_line("officials said Kovaletu visited Bramido"));
+  for (size_t i = 0; i < articles.size(); ++i) {
+    // The moved copy summarises as the run directory did, and its words are vocabulary words or
+    // copies of the article's own words (every output id < V + X maps to one or the other).
+    const std::string out = m->run_line(articles[i]);
+    EXPECT_EQ(out, in_run[i]) << articles[i];
+    const std::vector<std::string> source = m->codec->tokens(articles[i]);
+    for (const std::string& w : m->codec->tokens(out)) {
+      const bool in_vocab = m->codec->id(w) != m->codec->id("<unk>");
+      EXPECT_TRUE(in_vocab || std::count(source.begin(), source.end(), w) > 0) << "'" << w << "' in '" << out << "'";
+    }
+  }
   // The effective config lists the phase keys.
   const std::string dumped = family("pointer_generator").dump_config(YAML::Load("model: pointer_generator\n"), "<test>", sets);
   EXPECT_NE(dumped.find("pre_coverage_epochs"), std::string::npos);
@@ -182,7 +200,17 @@ TEST(PointerGeneratorFamily, SentencePieceOnATsvFile) {
   EXPECT_TRUE(m->codec->spm());
   EXPECT_EQ(m->codec->size(), 80);
   EXPECT_TRUE(fs::exists(fs::path(run) / "best" / "vocab.spm"));
-  EXPECT_NO_THROW(m->run_line("officials said Kovaletu visited Bramido"));
+  // Pieces back to text: "▁" reads as a space, so an article's pieces join to the article, and a
+  // summary is its pieces joined, with no "▁" left in it.
+  const std::string article = "officials said Kovaletu visited Bramido";
+  const std::vector<std::string> pieces = m->codec->tokens(article);
+  EXPECT_GT(pieces.size(), 5u) << "80 pieces split the made-up names";
+  EXPECT_EQ(m->codec->join(pieces), article);
+  const std::vector<Summary> sums = summarize_lines(*m->model, *m->codec, {article}, {});
+  ASSERT_EQ(sums.size(), 1u);
+  EXPECT_EQ(m->run_line(article), sums[0].text);
+  EXPECT_EQ(sums[0].text, m->codec->join(sums[0].tokens));
+  EXPECT_EQ(sums[0].text.find("\u2581"), std::string::npos) << sums[0].text;
 }
 
 // A BBC-shaped corpus of ten tech articles (001-008 train, 009 valid, 010 test by the fixed

@@ -119,9 +119,10 @@ TEST(PointerReinforce, LearnsShorterToursWithoutLabels) {
   for (double l : PointerReinforce::greedy_lengths(*trained->model, test)) after += l / test.size();
   double optimum = 0;
   for (const auto& in : test) optimum += tasks::tour_length(in.points, tasks::held_karp_tour(in.points)) / test.size();
-  // Untrained: 17% above the optimum; trained (150 updates of 32 instances): 10%.
+  // Untrained: 17.3% above the optimum; trained (150 updates of 32 instances, seed 1): 10.2%. The
+  // bound leaves 1.8 points for summation order (sanitizer builds), no more.
   EXPECT_GT(before, 1.15 * optimum) << "the untrained policy is far from optimal";
-  EXPECT_LT(after, 1.13 * optimum) << "mean greedy tour length " << before << " -> " << after << ", optimum " << optimum;
+  EXPECT_LT(after, 1.12 * optimum) << "mean greedy tour length " << before << " -> " << after << ", optimum " << optimum;
   // That policy replaces an untrained baseline, and is then kept against itself.
   PointerReinforce rl(untrained, {.task = PointerTask::kTsp, .min_n = 5, .max_n = 5}, 200, 9, "");
   const PointerReinforce::Update u = rl.maybe_replace(*trained->model);

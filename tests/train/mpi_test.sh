@@ -67,6 +67,13 @@ runs=(
   "tree|configs/sst-rnn-fine.yaml|--set data.dir=$data/sst --set tree.embed=8 --set tree.hidden=8 --set tree.dropout=0 --set train.max_epochs=0 --set train.max_steps=30 --set data.batch_size=5 --set train.log_every=1 --set train.valid_every=15"
 )
 
+# The largest relative difference allowed between the two runs' curves: 10 times the largest
+# measured (bench/results_mpi.md: MemN2N 8.7e-6, every other family 1.4e-7 or less, float
+# summation order), so a gradient shard lost or counted twice (a difference of percents) fails.
+tolerance_of() {  # family
+  if [ "$1" = memn2n ]; then echo 1e-4; else echo 1e-5; fi
+}
+
 metrics_of() {  # family run_dir
   if [ "$1" = memn2n ]; then echo "$2/task-1/seed-1/metrics.jsonl"; else echo "$2/metrics.jsonl"; fi
 }
@@ -86,12 +93,13 @@ for entry in "${runs[@]}"; do
   m1=$(metrics_of "$family" "$one") m2=$(metrics_of "$family" "$two")
   series "$m1" train loss > "$tmp/a"
   series "$m2" train loss > "$tmp/b"
-  same_curve "$family train loss (1 process vs 2 ranks, $(($(date +%s) - t0)) s)" "$tmp/a" "$tmp/b" 1e-3
+  tol=$(tolerance_of "$family")
+  same_curve "$family train loss (1 process vs 2 ranks, $(($(date +%s) - t0)) s)" "$tmp/a" "$tmp/b" "$tol"
   key=$(grep -m1 '"event":"valid"' "$m1" | sed -nE 's/.*"(loss|bits|error|exact|root_acc)":.*/\1/p')
   [ -n "$key" ] || key=loss
   series "$m1" valid "$key" > "$tmp/a"
   series "$m2" valid "$key" > "$tmp/b"
-  same_curve "$family validation $key" "$tmp/a" "$tmp/b" 1e-3
+  same_curve "$family validation $key" "$tmp/a" "$tmp/b" "$tol"
   grep -q '"ranks":2' "$m2" || fail "$family: the 2-rank metrics do not record the rank count"
   [ -s "$(dirname "$m2")/last/model.safetensors" ] || fail "$family: the 2-rank run left no checkpoint"
 done
@@ -207,7 +215,7 @@ for plan in "2 1" "1 2"; do
     >> "$dir.log" 2>&1 || { fail "resume $first->$second: the resumed part failed"; tail -3 "$dir.log"; continue; }
   grep -q "resuming $dir at step 20" "$dir.log" || fail "resume $first->$second: the second part did not resume at step 20"
   series "$dir/metrics.jsonl" train loss > "$tmp/resumed"
-  same_curve "resume on $first then $second rank(s) vs one uninterrupted process" "$tmp/full" "$tmp/resumed" 1e-3
+  same_curve "resume on $first then $second rank(s) vs one uninterrupted process" "$tmp/full" "$tmp/resumed" 1e-5
 done
 
 if [ $fails -ne 0 ]; then

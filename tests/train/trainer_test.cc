@@ -725,9 +725,24 @@ TEST(Trainer, OneProcessIsRankZeroOfOne) {
   std::string s = "x";
   broadcast(s, "test");
   EXPECT_EQ(s, "x");
-  const float a[2] = {1.0f, 2.0f}, b[2] = {1.0f, 2.0000002f};
-  EXPECT_NE(checksum(a, 2), checksum(b, 2));  // one bit of one float changes it
-  EXPECT_EQ(checksum(a, 2), checksum(a, 2));
+}
+
+// The parameter checksum against values computed outside engram. A float whose bit pattern is
+// 0x61 is one FNV-1a step over the byte 'a', so its sum is FNV's published FNV-1a 64-bit value
+// of "a"; no floats leave the offset basis. The two-float sums are from Python:
+//   import struct; bits = lambda f: struct.unpack('<I', struct.pack('<f', f))[0]
+//   h = 14695981039346656037
+//   for w in (bits(1.0), bits(2.0)): h = ((h ^ w) * 1099511628211) % 2**64
+// (and with bits(2.0) + 1, the next float after 2.0, for the second).
+TEST(Trainer, ParameterChecksumIsFnv1aOverTheFloatsBits) {
+  EXPECT_EQ(checksum(nullptr, 0), 0xcbf29ce484222325ull);
+  uint32_t a_bits = 0x61;
+  float a;
+  std::memcpy(&a, &a_bits, sizeof a);
+  EXPECT_EQ(checksum(&a, 1), 0xaf63dc4c8601ec8cull);
+  const float one_two[2] = {1.0f, 2.0f}, one_next[2] = {1.0f, std::nextafter(2.0f, 3.0f)};
+  EXPECT_EQ(checksum(one_two, 2), 0x083327da586b6fedull);
+  EXPECT_EQ(checksum(one_next, 2), 0x083326da586b6e3aull);  // one bit of one float changes it
 }
 
 }  // namespace

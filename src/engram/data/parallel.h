@@ -1,7 +1,7 @@
 // Parallel corpus reading: two line-aligned text files, or one tab-separated pair file such as
 // Tatoeba/ManyThings ("English<TAB>other<TAB>attribution"). Lines are validated UTF-8 (errors
 // name file:line); pairs with an empty side are skipped and counted; optional length filtering.
-// Gzip input is read when gzip_supported() (see text.h), otherwise gunzip it first.
+// Gzip input is decompressed as read_lines does (see text.h).
 #pragma once
 
 #include <cstdint>

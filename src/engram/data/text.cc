@@ -8,12 +8,7 @@
 #include "engram/core/error.h"
 #include "engram/core/read_file.h"
 
-#if defined(ENGRAM_WITH_ZLIB) && ENGRAM_WITH_ZLIB
 #include <zlib.h>
-constexpr bool kHaveZlib = true;
-#else
-constexpr bool kHaveZlib = false;
-#endif
 
 namespace engram::data {
 namespace {
@@ -51,7 +46,6 @@ bool has_gzip_magic(const std::string& bytes) {
 
 // A decompression bomb stops at max_bytes of output, as a plain file does of input.
 std::string gunzip_file(const std::string& path, uint64_t max_bytes, std::string_view what) {
-#if defined(ENGRAM_WITH_ZLIB) && ENGRAM_WITH_ZLIB
   gzFile f = gzopen(path.c_str(), "rb");
   ENGRAM_CHECK(f != nullptr, "{}: cannot open for reading", path);
   std::string out;
@@ -78,14 +72,6 @@ std::string gunzip_file(const std::string& path, uint64_t max_bytes, std::string
   gzclose(f);
   ENGRAM_CHECK(errnum == Z_OK || errnum == Z_STREAM_END, "{}: truncated or damaged gzip data ({})", path, msg);
   return out;
-#else
-  (void)max_bytes, (void)what;
-  ENGRAM_CHECK(false,
-               "{}: gzip-compressed input, but this build has no zlib support "
-               "(decompress it first: gunzip -k {})",
-               path, path);
-  return {};
-#endif
 }
 
 }  // namespace
@@ -99,8 +85,6 @@ size_t find_invalid_utf8(std::string_view s) {
   }
   return std::string_view::npos;
 }
-
-bool gzip_supported() { return kHaveZlib; }
 
 std::vector<std::string> read_lines(const std::string& path, uint64_t max_bytes, std::string_view what) {
   std::string bytes = core::read_file_limited(path, max_bytes, what);

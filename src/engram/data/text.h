@@ -1,7 +1,7 @@
 // Text-file and UTF-8 basics for the data layer: read a file as validated UTF-8 lines (errors
 // name file:line), split text into whitespace tokens or into characters.
-// Gzip input: files starting with the gzip magic bytes are decompressed when the library is built
-// with ENGRAM_WITH_ZLIB (zlib linked); otherwise reading one is an error that says to gunzip first.
+// Gzip input: files starting with the gzip magic bytes are decompressed (zlib is a required
+// dependency); a truncated or damaged stream is an error, never fewer lines.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +14,6 @@ namespace engram::data {
 // Byte offset of the first invalid UTF-8 sequence (overlong forms, surrogates and code points
 // above U+10FFFF are invalid), or npos when s is valid.
 size_t find_invalid_utf8(std::string_view s);
-
-// True when this build can read .gz files (compiled with ENGRAM_WITH_ZLIB).
-bool gzip_supported();
 
 // The most bytes read_lines reads from one file by default (a corpus), before and after gzip
 // decompression alike (docs/limits.md).

@@ -76,7 +76,9 @@ void root_first(F&& f) {
   if (!world().root()) f();
 }
 
-// FNV-1a over the bit patterns of n floats (the parameter checksum).
+// The parameter checksum: FNV-1a's step h = (h ^ w) * 1099511628211 (mod 2^64) from the 64-bit
+// offset basis 14695981039346656037, over the n floats' 32-bit patterns w (one step a float, not a
+// byte). Equal bits give equal sums on every machine; one changed bit changes the sum.
 uint64_t checksum(const float* data, size_t n);
 
 }  // namespace engram::train

@@ -62,9 +62,9 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
       for (int j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
-  // Measured on this machine kind (bench/RESULTS.md): Eigen's coefficient-based product wins on
-  // tiny problems (no packing, no call overhead: the attention bmm slices), oneDNN's JIT sgemm
-  // on everything else we run; with several threads, the product is split over the calling
+  // Eigen's coefficient-based product for tiny problems (no packing, no call overhead: the
+  // attention bmm slices), oneDNN's JIT sgemm for everything else (the crossover kTinyGemm and
+  // its figures: bench/RESULTS.md); with several threads, the product is split over the calling
   // thread's team (blas_split.cc, one single-threaded oneDNN sgemm per block), or from kOpenmpWork
   // on given to oneDNN's own threads.
   const int64_t work = static_cast<int64_t>(m) * n * k;
