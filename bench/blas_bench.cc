@@ -1,6 +1,7 @@
 // sgemm throughput of every backend behind core/kernels/blas.h, and of kernels::sgemm (the one
 // the library dispatches to), at square shapes and at the GEMM shapes of an RNN layer; and the
-// few-row decoding kernels (fp32, bf16, packed bf16) against oneDNN.
+// few-row decoding kernels (fp32, bf16, packed bf16, int8) against oneDNN; and one large few-row
+// product (a decoder's output layer, 64 x 1024 · 1024 x 32000) in each decoding precision.
 // Dims: M rows of op(A) and C, K inner, N columns of op(B) and C. The RNN shapes are those of
 // affine(x [M, K], W [N, K]) = x Wᵀ (op(B) = Bᵀ, as the layers call it): B=64, H=512 (GRU 3H) and
 // B=16, H=128. Threads: OpenBLAS via set_blas_threads, oneDNN via omp_set_num_threads; Eigen's GEMM
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "engram/core/kernels/gemm_int8.h"
 #include "engram/core/rng.h"
 
 namespace {
@@ -92,8 +94,9 @@ void add_agreement_context() {
 
 // Few-row x·Wᵀ products (decoding one sentence or its beams): the decoder's output layer, 8000 x
 // 512, at 1 and 5 rows, one thread: oneDNN's sgemm, engram's fp32 few-row kernel (plain and packed), the bf16 kernel
-// on the plain copy and the packed kernels (fp32 and bf16). GB/s = weight bytes read per second.
-enum class FewRow { kDnnl, kFp32, kFp32Packed, kBf16, kPacked };
+// on the plain copy, the packed kernels (fp32 and bf16) and the int8 kernel (kernels/gemm_int8.h).
+// GB/s = weight bytes read per second.
+enum class FewRow { kDnnl, kFp32, kFp32Packed, kBf16, kPacked, kInt8 };
 void run_few_rows(benchmark::State& state, FewRow kind, int m) {
   engram::bench::set_threads(1);
   const int n = 8000, k = 512;
@@ -113,8 +116,11 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
     }
     kernels::pack_f32(w.data(), n, k, wf.data());
   }
+  std::vector<int8_t> wq(kind == FewRow::kInt8 ? kernels::packed_int8_size(n, k) : 0);
+  if (kind == FewRow::kInt8) kernels::pack_int8(w.data(), n, k, wq.data());
   auto once = [&] {
     switch (kind) {
+      case FewRow::kInt8: kernels::gemm_int8_packed(m, n, k, x.data(), k, wq.data(), 0.0f, y.data(), n); break;
       case FewRow::kDnnl: kernels::sgemm_dnnl(false, true, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n); break;
       case FewRow::kFp32: kernels::sgemm_small_m(m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n); break;
       case FewRow::kFp32Packed: kernels::sgemm_small_m_packed(m, n, k, 1.0f, x.data(), k, wf.data(), 0.0f, y.data(), n); break;
@@ -128,9 +134,71 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  const double bytes = double(n) * k * (kind == FewRow::kDnnl || kind == FewRow::kFp32 || kind == FewRow::kFp32Packed ? 4 : 2);
+  const double bytes = double(n) * k *
+                       (kind == FewRow::kDnnl || kind == FewRow::kFp32 || kind == FewRow::kFp32Packed ? 4
+                        : kind == FewRow::kInt8                                                        ? 1
+                                                                                                       : 2);
   state.counters["GMAC"] = benchmark::Counter(double(m) * n * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// One large few-row product y [M, N] = x [M, K] · W [N, K]ᵀ, the output layer of a WMT-like
+// decoder (N = 32000 outputs, K = 1024) at M = 64 rows (a batch's step) and 1, in each decoding
+// precision as ops/matmul.h weight_product runs it: fp32 on the packed copy (oneDNN's sgemm
+// beside it), bf16 on the packed few-row kernel up to kSmallRows rows and oneDNN's bf16 matmul
+// above, int8 on the int8 kernel (VNNI where the CPU has it; int8_scalar: the portable loops, at
+// M = 1 only). GOPS = 2 M N K / s (multiply and add counted apart, whatever the precision).
+enum class Prec { kFp32Packed, kFp32Dnnl, kBf16, kInt8, kInt8Scalar };
+void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
+  engram::bench::set_threads(threads);
+  const int n = 32000, k = 1024;
+  std::vector<float> x = random_matrix(int64_t{m} * k, 7), w = random_matrix(int64_t{n} * k, 8), y(int64_t{m} * n);
+  std::vector<float> wf;
+  std::vector<uint16_t> wb, wp;
+  std::vector<int8_t> wq;
+  switch (kind) {
+    case Prec::kFp32Packed:
+      if (!kernels::packed_f32_kernel()) return state.SkipWithError("no AVX-512 in this build");
+      wf.resize(kernels::packed_f32_size(n, k));
+      kernels::pack_f32(w.data(), n, k, wf.data());
+      break;
+    case Prec::kFp32Dnnl: break;
+    case Prec::kBf16:
+      wb.resize(w.size());
+      kernels::to_bf16(w.data(), wb.data(), static_cast<int64_t>(w.size()));
+      if (m <= kernels::kSmallRows && kernels::packed_bf16_kernel()) {
+        wp.resize(kernels::packed_bf16_size(n, k));
+        kernels::pack_bf16_pairs(w.data(), n, k, wp.data());
+      }
+      break;
+    case Prec::kInt8:
+    case Prec::kInt8Scalar:
+      wq.resize(kernels::packed_int8_size(n, k));
+      kernels::pack_int8(w.data(), n, k, wq.data());
+      break;
+  }
+  auto once = [&] {
+    switch (kind) {
+      case Prec::kFp32Packed: kernels::sgemm_small_m_packed(m, n, k, 1.0f, x.data(), k, wf.data(), 0.0f, y.data(), n); break;
+      case Prec::kFp32Dnnl: kernels::sgemm(false, true, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n); break;
+      case Prec::kBf16:
+        if (!wp.empty()) kernels::gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), k, wp.data(), 0.0f, y.data(), n);
+        else kernels::gemm_bf16(m, n, k, x.data(), k, wb.data(), k, 0.0f, y.data(), n);
+        break;
+      case Prec::kInt8: kernels::gemm_int8_packed(m, n, k, x.data(), k, wq.data(), 0.0f, y.data(), n); break;
+      case Prec::kInt8Scalar:
+        kernels::gemm_int8_packed(m, n, k, x.data(), k, wq.data(), 0.0f, y.data(), n, nullptr,
+                                  kernels::Int8Kernel::kScalar);
+        break;
+    }
+  };
+  once();
+  for (auto _ : state) {
+    once();
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * m * n * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void register_all() {
@@ -138,11 +206,22 @@ void register_all() {
   for (int m : {1, 5})
     for (auto [kind, name] : {std::pair{FewRow::kDnnl, "dnnl"}, {FewRow::kFp32, "fp32"},
                               {FewRow::kFp32Packed, "fp32_packed"}, {FewRow::kBf16, "bf16"},
-                              {FewRow::kPacked, "bf16_packed"}})
+                              {FewRow::kPacked, "bf16_packed"}, {FewRow::kInt8, "int8"}})
       benchmark::RegisterBenchmark(("few_rows:M=" + std::to_string(m) + ",N=8000,K=512/" + name + "/t1").c_str(),
                                    [kind, m](benchmark::State& st) { run_few_rows(st, kind, m); })
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
+  for (int m : {64, 1})
+    for (int t : {1, 2})
+      for (auto [kind, name] : {std::pair{Prec::kFp32Packed, "fp32_packed"}, {Prec::kFp32Dnnl, "fp32_sgemm"},
+                                {Prec::kBf16, "bf16"}, {Prec::kInt8, "int8"}, {Prec::kInt8Scalar, "int8_scalar"}}) {
+        if (kind == Prec::kInt8Scalar && (m != 1 || t != 1)) continue;
+        benchmark::RegisterBenchmark(
+            ("precision:M=" + std::to_string(m) + ",N=32000,K=1024/" + name + "/t" + std::to_string(t)).c_str(),
+            [kind, m, t](benchmark::State& st) { run_precision(st, kind, m, t); })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
   for (const GemmShape& s : kShapes)
     for (const Backend& be : kBackends)
       for (int t = 1; t <= be.max_threads; ++t)

@@ -6,7 +6,7 @@
 // hypothesis capped at the target length, with a freshly initialised model (random weights rarely
 // pick <eos>, so every search runs the full length on both sides; the tokens per output say so).
 //   build/bench/seq2seq_speed [--batch 64] [--src-len 20] [--tgt-len 20] [--vocab 8000] [--steps 5]
-//       [--what train,greedy,beam] [--precision fp32,bf16] [--threads 1] [--set cell=lstm ...]
+//       [--what train,greedy,beam] [--precision fp32,bf16,int8] [--threads 1] [--set cell=lstm ...]
 // Dims: B batch, S source len, T target steps, E embedding, H decoder hidden, C encoder width,
 // G decoder gates, A attention width, P readout width, V target vocab.
 #include <algorithm>
@@ -189,6 +189,7 @@ void run_speed(const SpeedArgs& a) {
   so.max_length_ratio = 10.0f;
   core::Graph dg(false);
   const core::Bf16Weights bf16 = nn::bf16_weights(fresh.params());
+  const core::Int8Weights int8 = nn::int8_weights(fresh.params());
   const core::PackedWeights packed = nn::packed_weights(fresh.params());  // fp32, as engram translate uses it
   dg.use_packed_weights(&packed);
   auto decode_rate = [&](int beam, int per_call) {
@@ -209,16 +210,17 @@ void run_speed(const SpeedArgs& a) {
     const double sec = seconds_since(t0);
     return std::pair{a.sentences / sec, double(tokens) / a.sentences};
   };
-  for (const char* precision : {"fp32", "bf16"}) {
-    if (!listed(a.precision, precision)) continue;
-    const bool use_bf16 = precision[0] == 'b';
-    dg.use_bf16_weights(use_bf16 ? &bf16 : nullptr);
+  for (const std::string precision : {"fp32", "bf16", "int8"}) {
+    if (!listed(a.precision, precision.c_str())) continue;
+    dg.use_bf16_weights(precision == "bf16" ? &bf16 : nullptr);
+    dg.use_int8_weights(precision == "int8" ? &int8 : nullptr);
+    const std::string tag = precision == "fp32" ? "" : " " + precision;
     for (int beam : {1, a.beam}) {
       if (!wants(beam == 1 ? "greedy" : "beam")) continue;
       for (int per_call : {a.sentences, 1}) {
         auto [rate, len] = decode_rate(beam, per_call);
         std::printf("%s%s batch %d: %.1f sentences/s (%.1f tokens per output, %d sentences)\n",
-                    beam == 1 ? "greedy" : fmt::format("beam {}", beam).c_str(), use_bf16 ? " bf16" : "", per_call,
+                    beam == 1 ? "greedy" : fmt::format("beam {}", beam).c_str(), tag.c_str(), per_call,
                     rate, len, a.sentences);
         std::fflush(stdout);
       }
@@ -246,9 +248,9 @@ int main(int argc, char** argv) {
   speed->add_option("--what", a->what, "comma list of train, greedy, beam")
       ->delimiter(',')
       ->check(CLI::IsMember({"train", "greedy", "beam"}));
-  speed->add_option("--precision", a->precision, "decoding weights, comma list of fp32, bf16")
+  speed->add_option("--precision", a->precision, "decoding weights, comma list of fp32, bf16, int8")
       ->delimiter(',')
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}));
   speed->add_option("--set", a->sets, "override a model key, e.g. --set cell=lstm")->take_all();
   return engram::bench::speed_main(app, argc, argv, a->threads, [&] { run_speed(*a); });
 }

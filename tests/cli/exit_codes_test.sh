@@ -169,28 +169,36 @@ s2=$("$bin" translate -m "$golden/seq2seq" --sampling-topk 0 --temperature 2 --s
 expect 1 "views are readings of 2-D points \(hull, tsp\), not of sorting" -- "$bin" pointer eval -m "$golden/pointer" --views 2
 
 # --ensemble and --precision of `engram run` and of the pointer, memn2n, ntm and tree verbs: a model
-# with itself answers as alone, in bf16 too; a member of another family and an unknown precision
-# are refused in one line.
+# with itself answers as alone, in bf16 and int8 too; a member of another family and an unknown
+# precision are refused in one line.
 printf '0.5 0.1 0.9 0.3\n' > "$tmp/points"
-for p in fp32 bf16; do
+for p in fp32 bf16 int8; do
   stdin=$tmp/points expect 0 "" -- "$bin" run -m "$golden/pointer" --ensemble "$golden/pointer" --precision $p
   checks=$((checks + 1))
   [ "$(cat "$tmp/out")" = "2 4 1 3" ] || { echo "FAIL: run --ensemble --precision $p gave '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
 done
 stdin=$tmp/points expect 1 "golden/models/tree holds a 'tree' model and .*golden/models/pointer a 'pointer' model" -- \
   "$bin" run -m "$golden/pointer" --ensemble "$golden/tree"
-# seq2seq and pointer_generator with themselves, in bf16: their golden outputs.
+# seq2seq and pointer_generator with themselves, in bf16 and int8: their golden outputs; translate
+# --precision int8 too.
+for p in bf16 int8; do
+  checks=$((checks + 1))
+  out=$(cut -f1 "$golden/seq2seq/cases.tsv" | "$bin" run -m "$golden/seq2seq" --ensemble "$golden/seq2seq" --precision $p)
+  [ "$out" = "$(cut -f2 "$golden/seq2seq/cases.tsv")" ] || { echo "FAIL: seq2seq run --ensemble --precision $p gave '$out'"; fails=$((fails + 1)); }
+  checks=$((checks + 1))
+  out=$(cut -f1 "$golden/pointer_generator/cases.tsv" | "$bin" run -m "$golden/pointer_generator" --ensemble "$golden/pointer_generator" --precision $p)
+  [ "$out" = "$(cut -f2 "$golden/pointer_generator/cases.tsv")" ] || { echo "FAIL: pointer_generator run --ensemble --precision $p gave '$out'"; fails=$((fails + 1)); }
+done
 checks=$((checks + 1))
-out=$(cut -f1 "$golden/seq2seq/cases.tsv" | "$bin" run -m "$golden/seq2seq" --ensemble "$golden/seq2seq" --precision bf16)
-[ "$out" = "$(cut -f2 "$golden/seq2seq/cases.tsv")" ] || { echo "FAIL: seq2seq run --ensemble --precision bf16 gave '$out'"; fails=$((fails + 1)); }
-checks=$((checks + 1))
-out=$(cut -f1 "$golden/pointer_generator/cases.tsv" | "$bin" run -m "$golden/pointer_generator" --ensemble "$golden/pointer_generator" --precision bf16)
-[ "$out" = "$(cut -f2 "$golden/pointer_generator/cases.tsv")" ] || { echo "FAIL: pointer_generator run --ensemble --precision bf16 gave '$out'"; fails=$((fails + 1)); }
+out=$(cut -f1 "$golden/seq2seq/cases.tsv" | "$bin" translate -m "$golden/seq2seq" --precision int8)
+[ "$out" = "$(cut -f2 "$golden/seq2seq/cases.tsv")" ] || { echo "FAIL: translate --precision int8 gave '$out'"; fails=$((fails + 1)); }
 stdin=$tmp/points expect 1 "golden/models/pointer holds a 'pointer' model and .*golden/models/seq2seq a 'seq2seq' model" -- \
   "$bin" run -m "$golden/seq2seq" --ensemble "$golden/pointer"
-expect 2 "--precision: .*'int8' is not one of fp32\|bf16" -- "$bin" run -m "$golden/tree" --precision int8
+expect 2 "--precision: .*'int4' is not one of fp32\|bf16\|int8" -- "$bin" run -m "$golden/tree" --precision int4
 expect 0 "" -- "$bin" pointer eval -m "$golden/pointer" --n 5 --instances 20 --ensemble "$golden/pointer" --precision bf16
 expect 0 "" -- "$bin" ntm eval -m "$golden/ntm" --lengths 5 --sequences 4 --ensemble "$golden/ntm" --precision bf16
+expect 0 "" -- "$bin" ntm eval -m "$golden/ntm" --lengths 5 --sequences 4 --precision int8
+expect 0 "" -- "$bin" sentiment show -m "$golden/tree" "It rocks" --precision int8 -o "$tmp/t8.svg"
 expect 1 "holds a 'memn2n' model and .* a 'ntm' model" -- "$bin" ntm eval -m "$golden/ntm" --lengths 5 --ensemble "$golden/memn2n"
 expect 1 "holds a 'pointer' model and .* a 'tree' model" -- "$bin" sentiment show -m "$golden/tree" "It rocks" \
   --ensemble "$golden/pointer" -o "$tmp/t.svg"

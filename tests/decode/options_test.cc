@@ -36,6 +36,7 @@ TEST(DecodeOptions, ReadsHonouredFieldsByTypeAndKeepsDefaults) {
   EXPECT_EQ(o.precision, Precision::kBf16);
   EXPECT_EQ(o.max_length, 100) << "the family's default";
   EXPECT_EQ(given, (std::vector<std::string>{"beam", "alpha", "precision", "alignments"}));
+  EXPECT_EQ(options_from_json(json{{"precision", "int8"}}, text_family(), "text").precision, Precision::kInt8);
   // Absent and null fields keep the defaults.
   EXPECT_EQ(options_from_json(json{{"beam", nullptr}}, text_family(), "text"), text_family().defaults);
 }
@@ -66,7 +67,7 @@ TEST(DecodeOptions, RefusesWrongTypesAndRanges) {
       {json{{"alpha", 1e300}}, "'alpha' must be a finite number"},
       {json{{"temperature", 0}}, "temperature 0 must be in (0, 100]"},
       {json{{"alignments", 1}}, "'alignments' must be true or false, got number"},
-      {json{{"precision", "int4"}}, "'precision' must be one of fp32|bf16"},
+      {json{{"precision", "int4"}}, "'precision' must be one of fp32|bf16|int8"},
       {json{{"seed", -1}}, "'seed' must not be negative"},
       {json{{"views", 65}}, "views 65 must be in [1, 64]"},
       {json{{"batch", 0}}, "batch 0 must be in [1, 4096]"},

@@ -79,12 +79,12 @@ TEST(ServeRoutes, TranslateBeamNBestAndAlignmentsMatchTheLibrary) {
   }
 }
 
-// --precision bf16: the server decodes as the library does with set_precision(bf16) (the same
-// texts and scores), which is not fp32 (some score differs); a family without bf16 products
-// refuses it at start-up, naming the family.
-TEST(ServeRoutes, PrecisionBf16DecodesSeq2seqAsTheLibrary) {
+// --precision bf16 / int8: the server decodes as the library does with set_precision(bf16 / int8)
+// (the same texts and scores), which is not fp32 (some score differs); a family without bf16
+// products refuses it at start-up, naming the family.
+void check_seq2seq_precision(decode::Precision precision) {
   ServeOptions o;
-  o.precision = decode::Precision::kBf16;
+  o.precision = precision;
   RunningServer s({"seq2seq"}, o);
   httplib::Client c = s.client();
   std::vector<std::string> src;
@@ -92,7 +92,7 @@ TEST(ServeRoutes, PrecisionBf16DecodesSeq2seqAsTheLibrary) {
   auto [status, body] = post(c, "/v1/translate", json{{"src", src}});
   ASSERT_EQ(status, 200) << body.dump();
   const auto bf16 = models::load_model_as<models::Translator>(golden_dir("seq2seq"), "seq2seq");
-  bf16->set_precision(decode::Precision::kBf16);
+  bf16->set_precision(precision);
   const auto fp32 = models::load_model_as<models::Translator>(golden_dir("seq2seq"), "seq2seq");
   fp32->set_precision(decode::Precision::kFp32);
   models::TranslateOptions one;
@@ -104,14 +104,18 @@ TEST(ServeRoutes, PrecisionBf16DecodesSeq2seqAsTheLibrary) {
     EXPECT_NEAR(body["translations"][i][0]["score"].get<double>(), want[i].nbest[0].score, 1e-6) << src[i];
     differs = differs || body["translations"][i][0]["score"].get<double>() != plain[i].nbest[0].score;
   }
-  EXPECT_TRUE(differs) << "bf16 weights were read";
+  EXPECT_TRUE(differs) << decode::precision_name(precision) << " weights were read";
 }
 
-// --precision bf16 for the other families with products: each route answers as the library's
-// model with set_precision(bf16) answers the same request, which is not its fp32 answer.
-TEST(ServeRoutes, PrecisionBf16ServesEveryOtherFamily) {
+TEST(ServeRoutes, PrecisionBf16DecodesSeq2seqAsTheLibrary) { check_seq2seq_precision(decode::Precision::kBf16); }
+TEST(ServeRoutes, PrecisionInt8DecodesSeq2seqAsTheLibrary) { check_seq2seq_precision(decode::Precision::kInt8); }
+
+// --precision bf16 / int8 for the other families with products: each route answers as the
+// library's model with set_precision(bf16 / int8) answers the same request, which is not its fp32
+// answer.
+void check_other_families_precision(decode::Precision precision) {
   ServeOptions o;
-  o.precision = decode::Precision::kBf16;
+  o.precision = precision;
   RunningServer s({"memn2n", "ntm", "pointer", "tree", "pointer_generator"}, o);
   httplib::Client c = s.client();
   const std::vector<std::tuple<std::string, std::string, json>> requests = {
@@ -130,10 +134,14 @@ TEST(ServeRoutes, PrecisionBf16ServesEveryOtherFamily) {
       const std::unique_ptr<models::Request> r = m->parse_request(request, models::ServeLimits{});
       return m->run_requests(std::vector<const models::Request*>{r.get()}).at(0);
     };
-    EXPECT_EQ(body, reply(decode::Precision::kBf16)) << family;
-    EXPECT_NE(body, reply(decode::Precision::kFp32)) << family << ": bf16 weights were read";
+    EXPECT_EQ(body, reply(precision)) << family;
+    EXPECT_NE(body, reply(decode::Precision::kFp32)) << family << ": " << decode::precision_name(precision)
+                                                      << " weights were read";
   }
 }
+
+TEST(ServeRoutes, PrecisionBf16ServesEveryOtherFamily) { check_other_families_precision(decode::Precision::kBf16); }
+TEST(ServeRoutes, PrecisionInt8ServesEveryOtherFamily) { check_other_families_precision(decode::Precision::kInt8); }
 
 // target_prefix: each sentence's prefix forced first (the library's translate with prefixes), a
 // sentence without one decoded freely, in one batch.

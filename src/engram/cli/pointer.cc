@@ -1,7 +1,7 @@
 // `engram pointer eval|show`: Pointer Networks on sorting, convex hull and TSP; training is
 // `engram train configs/pointer-*.yaml`. A thin adapter over models/pointer/.
 //   engram pointer eval -m DIR [--n 5,10,20] [--instances N] [--beam K] [--samples K [--temperature T]]
-//                       [--views V] [--precision fp32|bf16] [--ensemble DIR ...]
+//                       [--views V] [--precision fp32|bf16|int8] [--ensemble DIR ...]
 //                       [--file PATH]   metrics per n
 //   engram pointer show -m DIR --n 20 [--seed S] [--beam K] [--views V] -o out.svg   predicted vs optimal + attention
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
@@ -57,7 +57,7 @@ void run_eval(const EvalArgs& a, const CLI::App* cmd) {
   if (d.views > 1)
     search += fmt::format(", over {} views of each instance (mirrored, turned, shuffled), the best kept ({})", d.views,
                           kept);
-  if (d.precision == decode::Precision::kBf16) search += ", bf16 weights";
+  if (d.precision != decode::Precision::kFp32) search += fmt::format(", {} weights", decode::precision_name(d.precision));
   std::printf("pointer network (%s) on %s, %s; %s\n\n", names.c_str(), models::pointer_task_name(task), search.c_str(),
               a.file.empty() ? fmt::format("{} generated instances per n, seed {}", a.instances, a.seed).c_str()
                              : a.file.c_str());

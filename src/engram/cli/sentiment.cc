@@ -1,6 +1,6 @@
 // `engram sentiment eval|show`: recursive nets and Tree-LSTMs on the Stanford Sentiment
 // Treebank; training is `engram train configs/sst-*.yaml`. A thin adapter over models/tree/.
-//   engram sentiment eval -m DIR [--split test] [--view fine|binary] [--ensemble DIR ...] [--precision fp32|bf16]
+//   engram sentiment eval -m DIR [--split test] [--view fine|binary] [--ensemble DIR ...] [--precision fp32|bf16|int8]
 //                                                                      root and all-node accuracy
 //   engram sentiment show -m DIR "(3 (2 It) (4 (4 rocks)))" -o tree.svg  (or a plain sentence)
 // Training speed per epoch: build/bench/tree_speed.
@@ -38,7 +38,10 @@ void run_eval(const EvalArgs& a) {
   const int classes = m->model->tree_config().classes;
   std::printf("%s (%s, %d classes%s) on %s/%s.txt, %s view: %lld trees\n", names.c_str(),
               models::tree_cell_name(m->model->tree_config().cell), classes,
-              a.decode->precision == decode::Precision::kBf16 ? ", bf16 weights" : "", e.dir.c_str(), e.split.c_str(),
+              a.decode->precision == decode::Precision::kFp32
+                  ? ""
+                  : fmt::format(", {} weights", decode::precision_name(a.decode->precision)).c_str(),
+              e.dir.c_str(), e.split.c_str(),
               data::sentiment_view_name(view).data(), static_cast<long long>(e.trees));
   std::printf("root accuracy     %.2f%% (%lld / %lld)\n", 100 * e.score.root_accuracy(),
               static_cast<long long>(e.score.root_correct), static_cast<long long>(e.score.roots));

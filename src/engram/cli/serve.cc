@@ -66,9 +66,9 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--max-items", o.limits.max_items, "sentences per translate request; points; story sentences")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--max-tokens", o.limits.max_tokens, "tokens of one sentence or tree")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--precision", o.precision, "decoding weights of every model: fp32, or bf16 (families with bf16 products)")
+  cmd->add_option("--precision", o.precision, "decoding weights of every model: fp32, bf16 or int8")
       ->transform(CLI::CheckedTransformer(std::map<std::string, decode::Precision>{
-          {"fp32", decode::Precision::kFp32}, {"bf16", decode::Precision::kBf16}}));
+          {"fp32", decode::Precision::kFp32}, {"bf16", decode::Precision::kBf16}, {"int8", decode::Precision::kInt8}}));
   cmd->add_option("--max-beam", o.limits.max_beam, "largest beam, samples or views a request may ask for")->check(CLI::Range(1, 256));
   cmd->add_option("--max-n-best", o.limits.max_n_best, "largest n_best a request may ask for")->check(CLI::Range(1, 256));
   cmd->add_option("--max-length", o.limits.max_length,

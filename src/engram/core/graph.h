@@ -11,6 +11,7 @@
 
 #include "engram/core/arena.h"
 #include "engram/core/weights_bf16.h"
+#include "engram/core/weights_int8.h"
 #include "engram/core/weights_packed.h"
 #include "engram/core/tensor.h"
 
@@ -70,6 +71,15 @@ class Graph {
   // Its packed copy when `w` starts a matrix [n, k] the Bf16Weights packed, else nullptr.
   const uint16_t* bf16_packed(const float* w, int n, int k) const {
     return bf16_ && !grad_enabled_ ? bf16_->find_packed(w, n, k) : nullptr;
+  }
+  // Inference with int8 weights (weights_int8.h): while gradients are off, products x·Wᵀ whose W
+  // is a matrix listed in `w` run on W's int8 copy with x quantized per row (ops/matmul.h
+  // weight_product); every other product stays as it was. nullptr (the default) = none. `w` must
+  // outlive its use; reset() keeps it.
+  void use_int8_weights(const Int8Weights* w) { int8_ = w; }
+  // The int8 copy of the listed matrix [n, k] starting at `w`, or nullptr.
+  const int8_t* int8_packed(const float* w, int n, int k) const {
+    return int8_ && !grad_enabled_ ? int8_->find(w, n, k) : nullptr;
   }
   // Inference with fp32 weights packed for the few-row kernel (weights_packed.h): while gradients
   // are off, few-row products x·Wᵀ whose W is listed in `w` (and not run in bf16) read its packed
@@ -133,6 +143,7 @@ class Graph {
   std::vector<Node> nodes_;
   bool grad_enabled_;
   const Bf16Weights* bf16_ = nullptr;
+  const Int8Weights* int8_ = nullptr;
   const PackedWeights* packed_ = nullptr;
 };
 

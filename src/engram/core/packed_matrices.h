@@ -1,7 +1,7 @@
 // PackedMatrices<T>: copies of some weight matrices of a flat parameter buffer in a kernel's
 // packed layout, found by the address of each matrix's first fp32 value. The storage behind
-// Bf16Weights' packed bf16 copies and PackedWeights' packed fp32 ones; the layout itself is the
-// kernel's (kernels/blas.h pack_bf16_pairs, pack_f32).
+// Bf16Weights' packed bf16 copies, Int8Weights' int8 ones and PackedWeights' packed fp32 ones; the
+// layout itself is the kernel's (kernels/blas.h pack_bf16_pairs, pack_f32; kernels/gemm_int8.h pack_int8).
 // Dims: P parameters in the buffer.
 #pragma once
 
@@ -17,6 +17,11 @@ namespace engram::core {
 struct WeightMatrix {  // a weight W [rows, cols] stored at values + offset
   int64_t offset;
   int rows, cols;
+};
+
+struct WeightBuffer {  // a flat parameter buffer and the weight matrices in it
+  std::span<const float> values;     // [P]
+  std::vector<WeightMatrix> matrices;  // offsets into values
 };
 
 template <class T>

@@ -19,10 +19,7 @@ namespace engram::core {
 class Bf16Weights {
  public:
   using Matrix = WeightMatrix;  // W [rows, cols] at values + offset
-  struct Buffer {
-    std::span<const float> values;  // [P]
-    std::vector<Matrix> matrices;   // those to pack, offsets into values
-  };
+  using Buffer = WeightBuffer;  // values [P] and the matrices to pack
   explicit Bf16Weights(std::span<const float> values, std::span<const Matrix> matrices = {});  // [P]
   // One copy of each buffer [U]; the buffers must not overlap (an error).
   explicit Bf16Weights(std::span<const Buffer> buffers);

@@ -17,7 +17,7 @@
 
 namespace engram::decode {
 
-enum class Precision { kFp32, kBf16 };
+enum class Precision { kFp32, kBf16, kInt8 };
 
 // Limits (docs/limits.md) beside kMaxBeam and kMaxOutputTokens (search.h).
 constexpr int kMaxBatch = 4096;    // inputs decoded together
@@ -46,7 +46,9 @@ struct DecodeOptions {
   uint64_t seed = 1;
   // Pointer: readings of an instance by the unit square's symmetries and shuffles (1 = off).
   int views = 1;
-  // Decode-time weights: fp32, or bf16 (products on bf16-rounded weights and inputs, fp32 sums).
+  // Decode-time weights: fp32, bf16 (products on bf16-rounded weights and inputs, fp32 sums), or
+  // int8 (weight matrices int8 with one scale per output row, inputs quantized per row, integer
+  // sums: core/kernels/gemm_int8.h; embeddings and biases fp32).
   Precision precision = Precision::kFp32;
   int batch = 64;           // inputs decoded together (sorted by length inside a batch)
   bool alignments = false;  // return the attention α of every output token
@@ -75,7 +77,7 @@ struct DecodeOptions {
     v("temperature", temperature, "sampling from p^(1/temperature)");
     v("seed", seed, "random seed of sampling");
     v("views", views, "readings of each instance by the unit square's symmetries (1 = off)");
-    v("precision", precision, "decoding weights: fp32 or bf16");
+    v("precision", precision, "decoding weights: fp32, bf16 or int8");
     v("batch", batch, "inputs decoded together");
     v("alignments", alignments, "return the attention weights of every output token");
     v("stream", stream, "stream each token as it is decoded (greedy or sampling)");
@@ -116,5 +118,16 @@ void finish_options(DecodeOptions& o, const std::vector<std::string>& given);
 template <>
 struct engram::io::EnumNames<engram::decode::Precision> {
   static constexpr std::pair<engram::decode::Precision, const char*> items[] = {
-      {engram::decode::Precision::kFp32, "fp32"}, {engram::decode::Precision::kBf16, "bf16"}};
+      {engram::decode::Precision::kFp32, "fp32"},
+      {engram::decode::Precision::kBf16, "bf16"},
+      {engram::decode::Precision::kInt8, "int8"}};
 };
+
+namespace engram::decode {
+// The precision's name as the option spells it: "fp32", "bf16" or "int8".
+inline const char* precision_name(Precision p) {
+  for (const auto& [value, name] : io::EnumNames<Precision>::items)
+    if (value == p) return name;
+  return "?";
+}
+}  // namespace engram::decode

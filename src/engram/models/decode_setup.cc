@@ -1,4 +1,4 @@
-// DecodeSetup: the members' checks and the bf16 copy over every member's ParamStore.
+// DecodeSetup: the members' checks and the bf16 / int8 copy over every member's ParamStore.
 #include "engram/models/decode_setup.h"
 
 namespace engram::models {
@@ -26,10 +26,12 @@ void DecodeSetup::set_precision(LoadedModel& host, decode::Precision p) {
 
 void DecodeSetup::rebuild(LoadedModel& host) {
   bf16_.reset();
-  if (precision_ != decode::Precision::kBf16) return;
+  int8_.reset();
+  if (precision_ == decode::Precision::kFp32) return;
   std::vector<const nn::ParamStore*> stores{&host.params()};
   for (const auto& m : members_) stores.push_back(&m->params());
-  bf16_ = std::make_unique<core::Bf16Weights>(nn::bf16_weights(stores));
+  if (precision_ == decode::Precision::kBf16) bf16_ = std::make_unique<core::Bf16Weights>(nn::bf16_weights(stores));
+  else int8_ = std::make_unique<core::Int8Weights>(nn::int8_weights(stores));
 }
 
 void check_same_vocab(const data::Vocab& host_vocab, const data::Vocab& member_vocab, const LoadedModel& host,

@@ -1,7 +1,8 @@
 // DecodeSetup: what a family's LoadedModel decodes with besides its own weights — the ensemble
 // members of LoadedModel::set_ensemble and the precision of set_precision — held once for every
 // family that has them. models() hands the family its ModelSet (model_set.h): its own model, the
-// members' and, in bf16, one bf16 copy of all their weights, rebuilt whenever either changes.
+// members' and, in bf16 or int8, one bf16 or int8 copy of all their weights, rebuilt whenever
+// either changes.
 // Not thread-safe to change (call before decoding); models() may be read from many threads.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "engram/core/weights_bf16.h"
+#include "engram/core/weights_int8.h"
 #include "engram/data/vocab.h"
 #include "engram/decode/options.h"
 #include "engram/models/model_set.h"
@@ -27,7 +29,8 @@ class DecodeSetup {
                    const std::function<void(const LoadedModel& member)>& compatible);
   void set_precision(LoadedModel& host, decode::Precision p);
   decode::Precision precision() const { return precision_; }
-  const core::Bf16Weights* bf16() const { return bf16_.get(); }  // nullptr in fp32
+  const core::Bf16Weights* bf16() const { return bf16_.get(); }  // nullptr unless bf16
+  const core::Int8Weights* int8() const { return int8_.get(); }  // nullptr unless int8
   int members() const { return static_cast<int>(members_.size()); }
 
   // host's model and each member's, model_of(const T&) -> const M&: T is the family's LoadedModel.
@@ -40,15 +43,16 @@ class DecodeSetup {
       ENGRAM_CHECK(t != nullptr, "ensemble: {} is not a {} model", m->dir().string(), host.family());
       ms.push_back(&model_of(*t));
     }
-    return ModelSet<M>(std::move(ms), bf16_.get());
+    return ModelSet<M>(std::move(ms), bf16_.get(), int8_.get());
   }
 
  private:
-  void rebuild(LoadedModel& host);  // the bf16 copy of host's and the members' parameters
+  void rebuild(LoadedModel& host);  // the bf16 / int8 copy of host's and the members' parameters
 
   std::vector<std::unique_ptr<LoadedModel>> members_;
   decode::Precision precision_ = decode::Precision::kFp32;
   std::unique_ptr<core::Bf16Weights> bf16_;  // set in bf16
+  std::unique_ptr<core::Int8Weights> int8_;  // set in int8
 };
 
 // An error naming both directories unless `member`'s vocabulary (`what`: "vocabulary") is

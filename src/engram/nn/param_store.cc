@@ -60,6 +60,19 @@ core::Bf16Weights bf16_weights(std::span<const ParamStore* const> stores) {
   return core::Bf16Weights(buffers);
 }
 
+core::Int8Weights int8_weights(const ParamStore& store) {
+  return core::Int8Weights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
+                           matrices_of(store));
+}
+
+core::Int8Weights int8_weights(std::span<const ParamStore* const> stores) {
+  std::vector<core::Int8Weights::Buffer> buffers;
+  for (const ParamStore* store : stores)
+    buffers.push_back({std::span<const float>(store->values(), static_cast<size_t>(store->numel())),
+                       matrices_of(*store)});
+  return core::Int8Weights(buffers);
+}
+
 core::PackedWeights packed_weights(const ParamStore& store) {
   return core::PackedWeights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
                              matrices_of(store));

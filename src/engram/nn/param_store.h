@@ -80,6 +80,9 @@ class Module {
 core::Bf16Weights bf16_weights(const ParamStore& store);
 // One bf16 copy of several stores (an ensemble's members decoded in one graph), each as above.
 core::Bf16Weights bf16_weights(std::span<const ParamStore* const> stores);
+// int8 copies of every rank-2 parameter of `store` (core/weights_int8.h), and of several stores.
+core::Int8Weights int8_weights(const ParamStore& store);
+core::Int8Weights int8_weights(std::span<const ParamStore* const> stores);
 // Every rank-2 parameter of `store` packed in fp32 for the few-row kernel (core/weights_packed.h).
 core::PackedWeights packed_weights(const ParamStore& store);
 

@@ -5,6 +5,7 @@
 
 #include "engram/core/error.h"
 #include "engram/core/kernels/blas.h"
+#include "engram/core/kernels/gemm_int8.h"
 #include "engram/core/kernels/parallel.h"
 
 namespace engram::core {
@@ -124,6 +125,10 @@ Var bmm(Var a, Var b, bool ta, bool tb) {
 void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y,
                     const float* bias) {
   ENGRAM_CHECK(!bias || beta == 0.0f, "weight_product: a bias replaces beta * y (beta {} must be 0)", beta);
+  if (const int8_t* wq = g.int8_packed(w, n, k)) {
+    kernels::gemm_int8_packed(rows, n, k, x, k, wq, beta, y, n, bias);  // bias in its epilogue
+    return;
+  }
   const uint16_t* wb = g.bf16_weight(w);
   if (const uint16_t* wp = wb && rows <= kernels::kSmallRows ? g.bf16_packed(w, n, k) : nullptr) {
     kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n, bias);  // bias in its epilogue

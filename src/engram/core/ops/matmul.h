@@ -17,6 +17,8 @@ Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
 // contiguous rows: kernels::sgemm, or, when the graph runs on bf16 weights
 // (Graph::use_bf16_weights), a bf16 product on w's bf16 copy (the few-row kernel up to
 // kernels::kSmallRows rows, which adds the bias in its epilogue; oneDNN's bf16 matmul above), or,
+// when it runs on int8 weights (Graph::use_int8_weights) and w is a listed matrix, the int8
+// product on w's int8 copy (kernels/gemm_int8.h: x quantized per row, any row count), or,
 // when it runs on packed fp32 weights (Graph::use_packed_weights), the packed fp32 kernel for
 // products of up to kernels::kPackedRows rows. The
 // forward product of every op that multiplies by a weight matrix.

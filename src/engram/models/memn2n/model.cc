@@ -158,7 +158,7 @@ std::map<int, Memn2nScore> evaluate_memn2n(const ModelSet<Memn2n>& models, const
   const int hops = models.first().config().hops;
   std::map<int, Memn2nScore> scores;
   core::Graph g(false);
-  g.use_bf16_weights(models.bf16);
+  models.set_weights(g);
   std::vector<int32_t> idx(data.samples.size());
   std::iota(idx.begin(), idx.end(), 0);
   for (size_t start = 0; start < idx.size(); start += batch_size) {
@@ -209,7 +209,7 @@ std::vector<Memn2nExplanation> explain_memn2n(const ModelSet<Memn2n>& models, co
     ENGRAM_CHECK(sample >= 0 && sample < static_cast<int32_t>(data.samples.size()), "memn2n explain: sample {} of {}",
                  sample, data.samples.size());
   core::Graph g(false);
-  g.use_bf16_weights(models.bf16);
+  models.set_weights(g);
   const SetForward out = forward_set(g, models, data, samples, false);  // attention [B, N] per hop, scores [B, V]
   const Memn2nBatch& batch = out.batch;
   const int v = out.vocab;

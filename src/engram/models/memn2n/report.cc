@@ -126,7 +126,7 @@ std::string babi_eval_report(const std::string& model, const BabiEvalOptions& o)
   if (!o.ensemble.empty())
     out += fmt::format("an ensemble of {} models: {} + {} (the mean answer probability; support hits: {}'s attention)\n",
                        o.ensemble.size() + 1, model, fmt::join(o.ensemble, " + "), model);
-  if (o.precision == decode::Precision::kBf16) out += "bf16 weights\n";
+  if (o.precision != decode::Precision::kFp32) out += fmt::format("{} weights\n", decode::precision_name(o.precision));
   if (o.json) {
     j["mean_error"] = mean / 100;
     j["failed"] = failed;

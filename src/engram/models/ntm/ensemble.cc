@@ -63,7 +63,7 @@ SeqOutput EnsembleSeqModel::forward(Graph& g, Var x, const std::vector<int32_t>&
 
 SeqLoss sequence_loss_of(Graph& g, const ModelSet<SeqModel>& models, const data::tasks::SeqBatch& batch,
                          SeqTrace* trace) {
-  g.use_bf16_weights(models.bf16);
+  models.set_weights(g);
   if (models.size() == 1) return sequence_loss(g, models.first(), batch, trace);
   const EnsembleSeqModel ensemble(models.models);
   return sequence_loss(g, ensemble, batch, trace);

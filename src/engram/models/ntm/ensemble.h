@@ -28,7 +28,7 @@ class EnsembleSeqModel final : public SeqModel {
 };
 
 // sequence_loss of one model, or of a set's members as one EnsembleSeqModel; g reads the set's
-// bf16 weights from now on (Graph::use_bf16_weights; nullptr = fp32). `trace`: the first model's.
+// bf16 / int8 weights from now on (ModelSet::set_weights; none = fp32). `trace`: the first model's.
 SeqLoss sequence_loss_of(Graph& g, const ModelSet<SeqModel>& models, const data::tasks::SeqBatch& batch,
                          SeqTrace* trace = nullptr);
 

@@ -26,10 +26,11 @@ void ntm_eval_report(const LoadedNtmModel& loaded, const NtmEvalOptions& o,
   const size_t rows = std::max(lengths.size(), repeats.size());
   const bool lstm = model.model_config().architecture == NtmArchitecture::kLstm;
   const bool recall = task.task == NtmTaskKind::kRecall;
-  std::string how;  // what else runs: ensemble members, bf16 weights
+  std::string how;  // what else runs: ensemble members, bf16 / int8 weights
   if (loaded.setup.members() > 0)
     how += fmt::format(" with {} ensemble member{}", loaded.setup.members(), loaded.setup.members() > 1 ? "s" : "");
-  if (loaded.setup.precision() == decode::Precision::kBf16) how += ", bf16 weights";
+  if (loaded.setup.precision() != decode::Precision::kFp32)
+    how += fmt::format(", {} weights", decode::precision_name(loaded.setup.precision()));
   std::string head = fmt::format("{} ({}){} on {}, trained on {} {}-{}{}; {} sequences per row, seed {}\n\n",
                                  lstm ? "LSTM baseline" : "NTM", loaded.dir().string(), how, task_name(task.task),
                                  recall ? "items" : "lengths", task.min_len, task.max_len,

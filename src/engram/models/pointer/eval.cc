@@ -187,7 +187,7 @@ std::vector<PointerPrediction> predict_pointer(const ModelSet<PointerNet>& model
   out.reserve(instances.size());
   core::Graph g(false);
   g.use_packed_weights(options.packed_weights);
-  g.use_bf16_weights(models.bf16);
+  models.set_weights(g);
   // One model, or the members as one (their mean probability of each next position).
   std::optional<decode::EnsembleStepModel> ensemble;
   if (models.size() > 1)

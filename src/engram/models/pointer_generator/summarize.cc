@@ -54,7 +54,7 @@ namespace {
 
 // α [R, S] and p_gen [R] of each summary's output by teacher forcing (one batch).
 void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool coverage_active,
-             const core::Bf16Weights* bf16) {
+             const core::Bf16Weights* bf16, const core::Int8Weights* int8) {
   std::vector<data::Example> ex;
   for (const Summary* s : batch) ex.push_back({s->source.ids, s->ids});
   std::vector<int64_t> idx(ex.size());
@@ -62,6 +62,7 @@ void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool c
   const data::Batch b = data::collate(ex, idx);
   core::Graph g(false);
   g.use_bf16_weights(bf16);
+  g.use_int8_weights(int8);
   const PgForward f = model.forward(g, b, {.coverage_active = coverage_active, .scores = false});
   const int64_t nb = b.batch_size, s = b.src_steps;
   for (size_t k = 0; k < batch.size(); ++k) {
@@ -118,6 +119,7 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
   const decode::StepModel& stepper = members.size() == 1 ? static_cast<const decode::StepModel&>(first) : ensemble;
   core::Graph g(false);
   g.use_bf16_weights(options.bf16_weights);
+  g.use_int8_weights(options.int8_weights);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);
     std::vector<std::vector<int32_t>> chunk, forced;
@@ -139,7 +141,7 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
       s.tokens = output_tokens(codec, s.ids, s.source);
       s.text = codec.join(s.tokens);
     }
-    explain(model, sums, options.coverage_active, options.bf16_weights);
+    explain(model, sums, options.coverage_active, options.bf16_weights, options.int8_weights);
   }
   return out;
 }
@@ -199,6 +201,7 @@ std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const fs::path& d
 
 SummarizeOptions LoadedPointerGenerator::with_setup(SummarizeOptions o) const {
   o.bf16_weights = bf16.get();
+  o.int8_weights = int8.get();
   for (const auto& m : members) {
     const auto& pg = static_cast<const LoadedPointerGenerator&>(*m);
     o.ensemble.push_back({pg.model.get(), pg.codec.get()});
@@ -208,6 +211,8 @@ SummarizeOptions LoadedPointerGenerator::with_setup(SummarizeOptions o) const {
 
 void LoadedPointerGenerator::set_precision(decode::Precision p) {
   bf16 = p == decode::Precision::kBf16 ? std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()))
+                                       : nullptr;
+  int8 = p == decode::Precision::kInt8 ? std::make_unique<core::Int8Weights>(nn::int8_weights(model->params()))
                                        : nullptr;
 }
 

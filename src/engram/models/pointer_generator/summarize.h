@@ -47,6 +47,8 @@ struct SummarizeOptions {
   // bf16 copy of the first model's parameters (core/weights_bf16.h): its products read it
   // (members' read fp32); nullptr = fp32 throughout.
   const core::Bf16Weights* bf16_weights = nullptr;
+  // int8 copy of the first model's weight matrices (core/weights_int8.h), as bf16_weights.
+  const core::Int8Weights* int8_weights = nullptr;
   void validate() const;
 };
 
@@ -92,9 +94,10 @@ struct LoadedPointerGenerator : LoadedModel {
   std::unique_ptr<PointerGenerator> model;
   std::unique_ptr<PgCodec> codec;
   std::unique_ptr<core::Bf16Weights> bf16;              // set_precision(kBf16)
+  std::unique_ptr<core::Int8Weights> int8;              // set_precision(kInt8)
   std::vector<std::unique_ptr<LoadedModel>> members;  // set_ensemble: more pointer-generators
 
-  // `o` with this model's decode-time setup: its bf16 copy and its ensemble members.
+  // `o` with this model's decode-time setup: its bf16 / int8 copy and its ensemble members.
   SummarizeOptions with_setup(SummarizeOptions o) const;
   std::string family() const override { return PointerGenerator::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }

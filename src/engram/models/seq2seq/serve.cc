@@ -108,7 +108,11 @@ void Translator::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
 }
 
 void Translator::set_precision(decode::Precision p) {
+  bf16.reset();
+  int8.reset();
+  packed.reset();
   if (p == decode::Precision::kBf16) use_bf16();
+  else if (p == decode::Precision::kInt8) use_int8();
   else use_packed();
 }
 

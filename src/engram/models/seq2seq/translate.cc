@@ -72,6 +72,7 @@ std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec
   }
   core::Graph g(false);
   g.use_bf16_weights(options.bf16_weights);
+  g.use_int8_weights(options.int8_weights);
   g.use_packed_weights(options.packed_weights);
   // -m's model alone, or with the ensemble's members as one (their probabilities averaged).
   std::optional<decode::EnsembleStepModel> ensemble;
@@ -117,6 +118,10 @@ const decode::OptionSet& translate_option_set() {
 
 void Translator::use_bf16() {
   bf16 = std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()));
+}
+
+void Translator::use_int8() {
+  int8 = std::make_unique<core::Int8Weights>(nn::int8_weights(model->params()));
 }
 
 void Translator::use_packed() {

@@ -34,6 +34,9 @@ struct TranslateOptions {
   // bf16 copy of the model's parameters (core/weights_bf16.h): products of at most 8 rows (one
   // sentence, or the beams of one) read it; nullptr = fp32 throughout.
   const core::Bf16Weights* bf16_weights = nullptr;
+  // int8 copy of the model's weight matrices (core/weights_int8.h): every product on one of them
+  // runs in int8; nullptr = none.
+  const core::Int8Weights* int8_weights = nullptr;
   // fp32 weight matrices packed for the few-row kernel (core/weights_packed.h): the same products
   // of at most 8 rows, faster; nullptr = the plain layout. Ignored where bf16_weights is set.
   const core::PackedWeights* packed_weights = nullptr;
@@ -80,6 +83,7 @@ struct Translator : LoadedModel {
   std::filesystem::path model_dir;  // the checkpoint directory used
   TextCodec src, tgt;
   std::unique_ptr<core::Bf16Weights> bf16;      // set by use_bf16()
+  std::unique_ptr<core::Int8Weights> int8;      // set by use_int8()
   std::unique_ptr<core::PackedWeights> packed;  // set by use_packed()
   std::vector<std::unique_ptr<LoadedModel>> members;  // set_ensemble: more seq2seq models
 
@@ -88,6 +92,8 @@ struct Translator : LoadedModel {
   const Seq2Seq& seq2seq() const { return static_cast<const Seq2Seq&>(*model); }
   // Decode with bf16 weights from now on (TranslateOptions::bf16_weights): rounds the parameters once.
   void use_bf16();
+  // Decode with int8 weight matrices from now on (TranslateOptions::int8_weights): quantizes them once.
+  void use_int8();
   // Decode fp32 products of one sentence (or its beams) on a packed copy of the weight matrices
   // (TranslateOptions::packed_weights): packs them once; a second fp32 copy of them in memory.
   void use_packed();
@@ -101,9 +107,10 @@ struct Translator : LoadedModel {
     return translate_encoded(seq2seq(), tgt, inputs, o);
   }
 
-  // `o` with this model's bf16 / packed copies and, unless o names its own, its members.
+  // `o` with this model's bf16 / int8 / packed copies and, unless o names its own, its members.
   void with_setup(TranslateOptions& o) const {
     if (bf16) o.bf16_weights = bf16.get();
+    if (int8) o.int8_weights = int8.get();
     if (packed) o.packed_weights = packed.get();
     if (o.ensemble.empty())
       for (const auto& m : members) o.ensemble.push_back(&static_cast<const Translator&>(*m).seq2seq());
@@ -120,7 +127,8 @@ struct Translator : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  // fp32: few-row products on the packed copy (use_packed); bf16: use_bf16.
+  // fp32: few-row products on the packed copy (use_packed); bf16: use_bf16; int8: use_int8. The
+  // copies of another precision are dropped.
   void set_precision(decode::Precision p) override;
   // Members with this model's vocabularies, token for token (check_same_codecs).
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;

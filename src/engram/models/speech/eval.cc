@@ -53,6 +53,7 @@ std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::sp
                options.max_length);
   core::Graph g(false);
   g.use_bf16_weights(options.bf16_weights);
+  g.use_int8_weights(options.int8_weights);
   const decode::SearchOptions so = speech_search(options);
   std::vector<int> lengths;
   for (const data::audio::Features& f : utts) lengths.push_back(static_cast<int>(f.frames));
@@ -115,6 +116,8 @@ const decode::StepModel& LoadedSpeechModel::decoder() const {
 
 void LoadedSpeechModel::set_precision(decode::Precision p) {
   bf16 = p == decode::Precision::kBf16 ? std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()))
+                                       : nullptr;
+  int8 = p == decode::Precision::kInt8 ? std::make_unique<core::Int8Weights>(nn::int8_weights(model->params()))
                                        : nullptr;
 }
 
@@ -286,6 +289,7 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   const decode::SourceBatch src = speech_source(one);
   core::Graph g(false);
   g.use_bf16_weights(o.bf16_weights);
+  g.use_int8_weights(o.int8_weights);
   decode::SearchOptions so = speech_search(o);
   so.alignments = true;
   const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];

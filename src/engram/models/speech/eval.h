@@ -24,6 +24,8 @@ struct SpeechDecodeOptions {
   int max_length = 16;   // output digits at most
   // bf16 copy of the model's parameters (its products read it); nullptr = fp32.
   const core::Bf16Weights* bf16_weights = nullptr;
+  // int8 copy of the model's weight matrices (core/weights_int8.h), as bf16_weights.
+  const core::Int8Weights* int8_weights = nullptr;
 };
 
 // The decode options the family honours (decode/options.h) with its defaults, the
@@ -63,14 +65,16 @@ struct LoadedSpeechModel : LoadedModel {
   std::unique_ptr<SpeechModel> model;
   std::unique_ptr<data::audio::FbankComputer> fbank;
   std::unique_ptr<core::Bf16Weights> bf16;                // set_precision(kBf16)
+  std::unique_ptr<core::Int8Weights> int8;                // set_precision(kInt8)
   std::vector<std::unique_ptr<LoadedModel>> members;    // set_ensemble: more speech models
   std::unique_ptr<decode::StepModel> ensemble;          // this model and the members as one
 
   // What this model decodes with: the ensemble when it has members, else its own model.
   const decode::StepModel& decoder() const;
-  // `o` with this model's bf16 copy.
+  // `o` with this model's bf16 / int8 copy.
   SpeechDecodeOptions with_setup(SpeechDecodeOptions o) const {
     o.bf16_weights = bf16.get();
+    o.int8_weights = int8.get();
     return o;
   }
   std::string family() const override { return SpeechModel::kName; }

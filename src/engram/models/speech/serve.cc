@@ -80,6 +80,7 @@ std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const
     for (const Utterance* u : utts) lengths.push_back(static_cast<int>(u->features.frames));
     core::Graph g(false);
     g.use_bf16_weights(o.bf16_weights);
+    g.use_int8_weights(o.int8_weights);
     auto make = [&](std::span<const size_t> chunk) {
       std::vector<const data::audio::Features*> part;
       for (size_t i : chunk) part.push_back(&utts[i]->features);

@@ -116,7 +116,7 @@ std::vector<TreePrediction> predict_trees(const ModelSet<TreeModel>& models, std
   std::vector<TreePrediction> out;
   out.reserve(trees.size());
   core::Graph g(false, size_t{1} << 24);
-  g.use_bf16_weights(models.bf16);
+  models.set_weights(g);
   std::vector<float> mean;  // [N_all, C] the members' mean probabilities (an ensemble)
   for (size_t start = 0; start < trees.size(); start += static_cast<size_t>(batch)) {
     const std::span<const data::Tree> part = trees.subspan(start, std::min(trees.size() - start, size_t(batch)));
