@@ -29,10 +29,12 @@ namespace engram::cli {
 namespace {
 
 // The speech family's decode options from the schema's flags (decode/options.h: beam, max_length,
-// batch), checked once as on every front end.
-models::SpeechDecodeOptions speech_flags(const CLI::App* cmd, decode::DecodeOptions d) {
+// batch, precision), checked once as on every front end; `m` (-m's model) gets the precision's
+// weights and the options point to them.
+models::SpeechDecodeOptions speech_flags(const CLI::App* cmd, decode::DecodeOptions d, models::LoadedSpeechModel& m) {
   finish_decode_flags(cmd, d, models::speech_option_set());
-  return models::speech_decode_options(d);
+  m.set_precision(d.precision);
+  return m.with_setup(models::speech_decode_options(d));
 }
 
 struct TranscribeArgs {
@@ -46,8 +48,9 @@ struct TranscribeArgs {
 
 void run_transcribe(const TranscribeArgs& a) {
   use_threads(a.threads);
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode);
-  models::transcribe_to_stdout(models::LoadedSpeechEnsemble(a.dir, a.ensemble), a.files, o, a.one_speaker);
+  models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
+  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *m.first);
+  models::transcribe_to_stdout(m, a.files, o, a.one_speaker);
 }
 
 struct EvalArgs {
@@ -60,8 +63,8 @@ struct EvalArgs {
 
 void run_eval(const EvalArgs& a) {
   use_threads(a.threads);
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode);
-  const models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
+  models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
+  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *m.first);
   const models::SpeechEval e = models::evaluate_speech(*m.first, a.set, o, a.overrides, m.others);
   std::fputs(models::speech_eval_report(e).c_str(), stdout);
   if (!a.errors.empty()) {
@@ -80,8 +83,8 @@ struct ShowArgs {
 
 void run_show(const ShowArgs& a) {
   use_threads(a.threads);
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode);
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
+  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *loaded);
   const models::SpeechShow s = models::show_speech(*loaded, a.file, o);
   io::write_output_file(a.out, s.svg);
   std::printf("%s\t%s; wrote %s\n", a.file.c_str(), s.text.c_str(), a.out.c_str());
