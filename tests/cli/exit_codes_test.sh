@@ -119,6 +119,15 @@ expect 1 "not trained on BBC" -- "$bin" pointer-generator eval -m "$pg" --bbc te
 expect 2 "" -- "$bin" pointer-generator eval -m "$pg" --bbc train
 expect 1 "nowhere" -- "$bin" pointer-generator eval -m "$pg" --bbc test --task headline --bbc-dir "$tmp/nowhere"
 expect 1 "holds a 'seq2seq' model" -- "$bin" summarize -m "$golden/seq2seq"
+# --precision reaches the decoder: the attention picture's numbers move from fp32's.
+for p in fp32 bf16 int8; do
+  expect 0 "" -- "$bin" pointer-generator show -m "$pg" "reports say Zisi won the race in Seritof today" \
+    --precision "$p" -o "$tmp/pg-$p.svg"
+done
+checks=$((checks + 1))
+if cmp -s "$tmp/pg-fp32.svg" "$tmp/pg-bf16.svg" || cmp -s "$tmp/pg-fp32.svg" "$tmp/pg-int8.svg"; then
+  echo "FAIL: pointer-generator show draws the same picture in fp32 and bf16 / int8"; fails=$((fails + 1))
+fi
 # An ensemble of the model with itself summarises as the model alone; a member of another family
 # is refused by name.
 stdin=$tmp/article expect 0 "" -- "$bin" summarize -m "$pg" --ensemble "$pg"

@@ -58,7 +58,8 @@ void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::ve
   add_threads_option(cmd, a->threads);
 }
 
-// The loaded models (-m's first, then --ensemble's) and the options with the search flags in.
+// The loaded models (-m's first, then --ensemble's) and the options with the search flags and
+// -m's weights of the precision in.
 models::LoadedPgEnsemble prepare(PgArgs& a) {
   use_threads(a.threads);
   decode::DecodeOptions d = *a.decode;
@@ -70,6 +71,9 @@ models::LoadedPgEnsemble prepare(PgArgs& a) {
   a.stream = d.stream;
   models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
   a.options.ensemble = e.members();
+  e.first().set_precision(d.precision);  // -m's products; the members' read fp32 weights
+  a.options.bf16_weights = e.first().bf16.get();
+  a.options.int8_weights = e.first().int8.get();
   return e;
 }
 

@@ -193,9 +193,11 @@ std::string pg_eval_report(const LoadedPointerGenerator& m, const SummarizeOptio
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string more =
       options.ensemble.empty() ? "" : fmt::format("; with {} more models as one ensemble", options.ensemble.size());
-  std::string out = fmt::format("pointer-generator ({}, copy {}, coverage {}{}) on {}, {}\n\n", m.dir().string(),
+  const char* weights = options.int8_weights ? ", int8 weights" : options.bf16_weights ? ", bf16 weights" : "";
+  std::string out = fmt::format("pointer-generator ({}, copy {}, coverage {}{}) on {}, {}{}\n\n", m.dir().string(),
                                 m.model->cfg().copy ? "on" : "off", m.model->cfg().coverage ? "on" : "off", more, name,
-                                options.search.beam == 1 ? "greedy" : fmt::format("beam {}", options.search.beam));
+                                options.search.beam == 1 ? "greedy" : fmt::format("beam {}", options.search.beam),
+                                weights);
   out += pg_scores_table(s) + "\n" + pg_rouge_table(s);
   std::vector<std::vector<std::string>> refs;
   for (const data::SummaryPair& p : pairs) refs.push_back(p.target_sentences);
