@@ -69,7 +69,13 @@ Run run_once(const std::string& model, const std::string& route, const std::vect
         const Clock::time_point t0 = Clock::now();
         const httplib::Result r = c.Post(route, body, "application/json");
         latencies[static_cast<size_t>(k)].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-        if (!r || r->status != 200) ++errors;
+        if (!r || r->status != 200) {
+          // The first few errors are printed: what failed matters more than the count.
+          if (errors.fetch_add(1) < 3)
+            std::fprintf(stderr, "serve_load: request %lld: %s\n", static_cast<long long>(i),
+                         r ? (std::to_string(r->status) + " " + r->body.substr(0, 200)).c_str()
+                           : httplib::to_string(r.error()).c_str());
+        }
       }
     });
   for (std::thread& t : threads) t.join();

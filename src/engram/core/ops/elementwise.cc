@@ -42,8 +42,8 @@ using ops_detail::Broadcast;
 using ops_detail::broadcast;
 using ops_detail::for_each_broadcast;
 
-// Element-wise loops over the OpenMP team (kernels/parallel.h) in blocks of kBlock elements; loops
-// under kGrain elements stay on the calling thread.
+// Element-wise loops over the calling thread's team (kernels/parallel.h: parallel_for) in blocks
+// of kBlock elements; loops under kGrain elements stay on the calling thread.
 constexpr int64_t kBlock = 1024, kGrain = int64_t{1} << 15;
 template <class Fn>
 void for_blocks(int64_t n, Fn&& fn) {
