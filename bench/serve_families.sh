@@ -7,15 +7,16 @@
 #                                    requests from each model's cases.tsv
 #   bench/serve_families.sh full     models of the shipped configs' shapes (seq2seq Multi30k,
 #                                    pointer TSP, memn2n bAbI joint, tree Tree-LSTM SST,
-#                                    pointer-generator BBC headlines, NTM copy), trained 2 updates into $RUNS
+#                                    pointer-generator BBC headlines, NTM copy, speech FSDD digits), trained 2 updates into $RUNS
 #                                    (speed does not depend on the weights; an untrained decoder
 #                                    may decode to its max length), requests from the corpora under
 #                                    ENGRAM_DATA_DIR: Multi30k val.de, random 20-point TSP instances,
 #                                    bAbI test stories, SST test trees, BBC articles (400 words),
 #                                    NTM copy sequences of random lengths 1-20 and seeds (ntm:
-#                                    "alignments": false; ntm_traces: with the heads' traces)
+#                                    "alignments": false; ntm_traces: with the heads' traces),
+#                                    FSDD test recordings (base64 WAVs) for a 2-update fsdd-digits model
 # Environment: BUILD (build), RUNS (/tmp/engram-serve-families), REQUESTS (2000), CLIENTS (64),
-# FAMILIES (all: "seq2seq pointer memn2n tree pointer_generator ntm ntm_traces").
+# FAMILIES (all: "seq2seq pointer memn2n tree pointer_generator ntm ntm_traces speech").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-golden}
@@ -62,6 +63,7 @@ elif [ "$mode" = full ]; then
   train sst-treelstm-fine "$runs/tree" --set data.dir="$data/sst"; model[tree]=$runs/tree
   train pointer-generator-bbc-headline "$runs/pointer_generator"; model[pointer_generator]=$runs/pointer_generator
   train ntm-copy "$runs/ntm"; model[ntm]=$runs/ntm; model[ntm_traces]=$runs/ntm
+  train fsdd-digits "$runs/speech"; model[speech]=$runs/speech
   python3 - "$data" "$tmp" <<'PY'
 import glob, gzip, json, random, sys
 data, out = sys.argv[1], sys.argv[2]
@@ -91,12 +93,16 @@ with open(f"{out}/ntm.jsonl", "w") as o, open(f"{out}/ntm_traces.jsonl", "w") as
         q = {"length": rng.randint(1, 20), "seed": rng.randint(0, 1 << 20)}
         t.write(json.dumps(q) + "\n")
         o.write(json.dumps({**q, "alignments": False}) + "\n")
+import base64
+with open(f"{out}/speech.jsonl", "w") as o:
+    for wav in sorted(glob.glob(f"{data}/fsdd/recordings/*_[0-4].wav"))[:300]:  # the upstream test split
+        o.write(json.dumps({"wav_base64": base64.b64encode(open(wav, "rb").read()).decode()}) + "\n")
 PY
 else
   echo "usage: bench/serve_families.sh golden|full" >&2; exit 2
 fi
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, commit $(git -C "$root" rev-parse --short HEAD), mode $mode"
-for family in ${FAMILIES:-seq2seq pointer memn2n tree pointer_generator ntm ntm_traces}; do
+for family in ${FAMILIES:-seq2seq pointer memn2n tree pointer_generator ntm ntm_traces speech}; do
   [ -n "${model[$family]:-}" ] || continue
   echo
   echo "## $family (${model[$family]})"
