@@ -514,7 +514,7 @@ TEST(TreeFamily, TrainsEvaluatesAndDrawsFromATinySstDirectory) {
   testing::internal::CaptureStdout();
   const std::string summary = family("tree").train(YAML::Load("model: tree\n"), "<test>", sets);
   testing::internal::GetCapturedStdout();
-  EXPECT_NE(summary.find("done: 9 updates"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("done: 9 steps"), std::string::npos) << summary;
   for (const char* f : {"train.yaml", "vocab.txt", "data.yaml", "best/config.yaml", "best/vocab.txt", "last/data.yaml"})
     EXPECT_TRUE(fs::exists(fs::path(dir.file("run")) / f)) << f;
   auto m = load_model_as<LoadedTreeModel>(dir.file("run"), "tree");

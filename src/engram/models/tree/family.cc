@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engram/models/registry.h"
+#include "engram/models/training.h"
 #include "engram/models/tree/task.h"
 
 namespace engram::models {
@@ -11,11 +12,12 @@ namespace {
 
 std::string train_tree_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const TreeRunConfig cfg = read_tree_config(node, source, sets);
-  const train::TrainSummary s = train_tree(cfg);
-  return fmt::format("done: {} updates in {:.0f} s{}{}; best dev root accuracy {:.2f}%; evaluate with: engram sentiment "
-                     "eval -m {}",
-                     s.steps, s.seconds, s.resumed ? " (resumed)" : "", s.early_stopped ? " (early stop)" : "",
-                     100 * s.best_metric, cfg.train.run_dir);
+  return train_task(
+      cfg.train, [&] { return make_tree_task(cfg); },
+      [&](const train::TrainTask& task, const train::TrainSummary& s) {
+        return train_summary(s, task.primary_metric(), 4,
+                             fmt::format("evaluate with: engram sentiment eval -m {}", cfg.train.run_dir));
+      });
 }
 
 std::unique_ptr<LoadedModel> load_tree(const std::filesystem::path& dir) { return load_tree_model(dir); }

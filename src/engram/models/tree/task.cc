@@ -166,13 +166,33 @@ Prepared prepare(const TreeRunConfig& cfg, const fs::path& run_dir) {
 
 }  // namespace
 
-train::TrainSummary train_tree(const TreeRunConfig& cfg) {
+namespace {
+
+// The training task with what it borrows: the data and the model (base-from-member: they are
+// built before the TreeTrainTask that refers to them).
+struct TreeOwned {
+  Prepared p;
+  core::Rng init;  // the model's initial values, from train.seed
+  TreeModel model;
+  TreeOwned(Prepared prepared, uint64_t seed) : p(std::move(prepared)), init(seed), model(p.model, init) {}
+};
+
+class OwnedTreeTask : private TreeOwned, public TreeTrainTask {
+ public:
+  OwnedTreeTask(const TreeRunConfig& cfg, Prepared p, const fs::path& run_dir)
+      : TreeOwned(std::move(p), cfg.train.seed),
+        TreeTrainTask(cfg, TreeOwned::model, TreeOwned::p.data, {run_dir / "vocab.txt", run_dir / "data.yaml"}) {}
+  const TreeModel& tree_model() const { return TreeOwned::model; }
+  const SstData& data() const { return TreeOwned::p.data; }
+};
+
+}  // namespace
+
+std::unique_ptr<train::TrainTask> make_tree_task(const TreeRunConfig& cfg) {
   const fs::path run_dir = cfg.train.run_dir;
-  train::check_trainer_config(cfg.train);  // everything checked before anything is written
-  const train::RunDirLock lock(run_dir);
   const bool root = train::world().root();  // rank 0 writes for a data-parallel job
   train::write_run_config(run_dir, io::dump_config(cfg));
-  const Prepared p = prepare(cfg, run_dir);
+  Prepared p = prepare(cfg, run_dir);
   // Written once, before the first checkpoint; a resumed run never rewrites the file it resumes
   // from (Vocab::save truncates first, so a kill during that write would leave a short vocabulary
   // for the next resume to read against the checkpoint's embedding: tests/train/fault_test.sh).
@@ -180,20 +200,18 @@ train::TrainSummary train_tree(const TreeRunConfig& cfg) {
   TreeDataConfig used = cfg.data;  // what the model was trained on, for sentiment eval's defaults
   used.dir = sst_data_dir(cfg.data);
   if (root) io::write_file_atomic(run_dir / "data.yaml", io::dump_config(used));
-  core::Rng init(cfg.train.seed);
-  TreeModel model(p.model, init);
-  TreeTrainTask task(cfg, model, p.data, {run_dir / "vocab.txt", run_dir / "data.yaml"});
+  auto task = std::make_unique<OwnedTreeTask>(cfg, std::move(p), run_dir);
+  const SstData& d = task->data();
   std::printf("SST %s (%s): %zu train / %zu dev / %zu test trees, vocabulary %d; %s cell, %lld parameters, "
               "%s execution, batch %d, %s lr %g%s; run dir %s\n",
-              used.dir.c_str(), data::sentiment_view_name(cfg.data.view).data(), p.data.train.size(),
-              p.data.dev.size(), p.data.test.size(), p.data.vocab.size(), tree_cell_name(cfg.tree.cell),
-              static_cast<long long>(model.params().numel()),
+              used.dir.c_str(), data::sentiment_view_name(cfg.data.view).data(), d.train.size(), d.dev.size(),
+              d.test.size(), d.vocab.size(), tree_cell_name(cfg.tree.cell),
+              static_cast<long long>(task->tree_model().params().numel()),
               cfg.task.execution == TreeExecution::kByLevel ? "level-batched" : "per-node", cfg.data.batch_size,
               cfg.train.optimizer.name.c_str(), cfg.train.optimizer.lr, param_lr_text(cfg.train.optimizer).c_str(),
               cfg.train.run_dir.c_str());
   std::fflush(stdout);
-  train::Trainer trainer(task, cfg.train);
-  return trainer.run();
+  return task;
 }
 
 TreeEpochTiming time_tree_epoch(const TreeRunConfig& cfg, TreeExecution exec, int64_t max_batches, int64_t warmup) {

@@ -136,9 +136,10 @@ class TreeTrainTask : public train::TrainTask {
   core::Graph graph_;
 };
 
-// Loads the data, writes RUN/{train.yaml, vocab.txt, data.yaml}, trains (resuming from
-// RUN/last). Prints progress; returns the summary.
-train::TrainSummary train_tree(const TreeRunConfig& cfg);
+// The training task of `cfg` (models::train_task locks and runs it): loads the data, writes
+// RUN/{train.yaml, vocab.txt, data.yaml} (a resumed run keeps its vocab.txt), builds the model
+// from train.seed and prints the data, the model and the run directory.
+std::unique_ptr<train::TrainTask> make_tree_task(const TreeRunConfig& cfg);
 
 // Seconds for one pass over the training trees (forward + backward + the optimizer update, as
 // training does) with `exec`, after `warmup` batches; `max_batches` > 0 stops early and scales.
