@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Re-creates the tiny golden checkpoints (seq2seq/, memn2n/, ntm/, tree/, pointer/, pointer_generator/) and their cases.tsv from
+# Re-creates the tiny golden checkpoints (seq2seq/, memn2n/, ntm/, tree/, pointer/, pointer_generator/,
+# speech/) and their cases.tsv from
 # scratch: trains each model with build/engram (fixed seeds, one thread), copies only the files a
 # model directory needs to load, then has build/test_models write the model's own outputs for the
 # inputs below (ENGRAM_UPDATE_GOLDEN=1 makes GoldenModels.* write cases.tsv instead of checking it).
@@ -56,6 +57,14 @@ trap 'rm -rf "$work"' EXIT
   --set pointer_generator.hidden=16 --set pointer_generator.coverage=true --set train.seed=1 \
   --set train.log_every=1000 --set train.run_dir="$work/pointer_generator" >/dev/null
 
+# speech: FSDD single digits (ENGRAM_DATA_DIR/fsdd), GRU encoder 12 per direction, decoder 16,
+# location attention, 600 Adam updates (30 KB). Its inputs are synthetic WAVs (speech_wavs.py):
+# no recording of the corpus is committed.
+"$engram" train "$root/configs/fsdd-digits.yaml" --threads 1 --set speech.embed_dim=12 \
+  --set speech.encoder_units=12 --set speech.decoder_hidden=16 --set speech.readout_dim=16 --set speech.attn_dim=8 \
+  --set speech.token_dim=8 --set train.max_epochs=0 --set train.max_minutes=0 --set train.max_steps=600 \
+  --set train.valid_every=300 --set train.log_every=1000 --set train.seed=1 --set train.run_dir="$work/speech" >/dev/null
+
 # Only what loading needs: no optimizer state, trainer.json (it holds the wall time) or metrics.
 install_model() {  # install_model FAMILY SOURCE_DIR FILE...
   local family=$1 src=$2
@@ -70,6 +79,8 @@ install_model ntm "$work/ntm/best" config.yaml model.safetensors
 install_model tree "$work/tree/best" config.yaml model.safetensors vocab.txt data.yaml
 install_model pointer "$work/pointer/best" config.yaml model.safetensors
 install_model pointer_generator "$work/pointer_generator/best" config.yaml model.safetensors vocab.txt
+install_model speech "$work/speech/best" config.yaml model.safetensors
+python3 "$here/speech_wavs.py"
 sed -i 's|^dir: [^#]*#|dir: ""  #|' "$here/tree/data.yaml"
 # data.yaml's dir is only eval's default data directory (load_babi_model reads the model's tasks
 # and batching from it, never the directory); '' = $ENGRAM_DATA_DIR/babi/en at eval time, so the
@@ -130,6 +141,9 @@ news from Vokasim left Brell and flew home
 the minister the minister the minister
 EOF
 
+# speech: WAV files beside cases.tsv (check_golden reads them from the model's directory).
+printf 'tone%s.wav\n' 1 2 3 4 5 6 >"$here/speech/cases.tsv"
+
 ENGRAM_UPDATE_GOLDEN=1 "$test_models" --gtest_filter='GoldenModels.*' >/dev/null
 "$test_models" --gtest_filter='GoldenModels.*'
-du -b "$here"/seq2seq "$here"/memn2n "$here"/ntm "$here"/tree "$here"/pointer "$here"/pointer_generator
+du -b "$here"/seq2seq "$here"/memn2n "$here"/ntm "$here"/tree "$here"/pointer "$here"/pointer_generator "$here"/speech
