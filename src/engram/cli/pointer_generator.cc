@@ -72,8 +72,7 @@ models::LoadedPgEnsemble prepare(PgArgs& a) {
   models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
   a.options.ensemble = e.members();
   e.first().set_precision(d.precision);  // -m's products; the members' read fp32 weights
-  a.options.bf16_weights = e.first().bf16.get();
-  a.options.int8_weights = e.first().int8.get();
+  a.options = e.first().with_setup(a.options);
   return e;
 }
 
