@@ -232,7 +232,8 @@ TEST(ServeRoutes, ABatchAnswersAsEachRequestAlone) {
                    json{{"points", {0.9, 0.8}}}}},
       {"pointer_generator", {json{{"article", "reports say Zisi won the race in Seritof today"}},
                              json{{"article", "crowds in Pelu cheered as Tamiros spoke"}}}},
-      {"ntm", {json{{"length", 6}, {"seed", 3}}, json{{"length", 2}, {"seed", 9}}, json{{"length", 4}, {"seed", 3}}}}};
+      // ntm: lengths within 5/4 of each other, so the three run as one batch (serve.cc).
+      {"ntm", {json{{"length", 6}, {"seed", 3}}, json{{"length", 5}, {"seed", 9}}, json{{"length", 6}, {"seed", 4}}}}};
   // Every number in `a` within 1e-4 of `b`'s, everything else equal.
   std::function<void(const json&, const json&, const std::string&)> near = [&](const json& a, const json& b,
                                                                               const std::string& where) {

@@ -107,23 +107,35 @@ SeqLoss sequence_loss(Graph& g, const SeqModel& model, const tasks::SeqBatch& ba
   const float per_seq = static_cast<float>(n_rows * k) / static_cast<float>(batch.batch);
   out.loss = core::scale(core::bce_with_logits(y.logits, target.data()), per_seq);
   out.bits = out.loss.data()[0] / std::log(2.0);
+  out.logits = y.logits;
   out.probs.resize(n_rows * k);
-  out.seq_bits.assign(batch.batch, 0.0);
-  out.seq_bit_errors.assign(batch.batch, 0.0);
   int64_t wrong = 0;
   const float* lg = y.logits.data();
   for (int64_t i = 0; i < n_rows * k; ++i) {
     out.probs[i] = 1.0f / (1.0f + std::exp(-lg[i]));
-    const bool miss = (lg[i] > 0.0f) != (target[i] > 0.5f);
-    wrong += miss;
-    // Sequence b = row % B. BCE of logit l, target y: max(l, 0) − l·y + log(1 + e^−|l|), in bits.
-    const int64_t seq = out.rows[i / k] % batch.batch;
-    const double l = lg[i], yv = target[i];
-    out.seq_bits[seq] += (std::max(l, 0.0) - l * yv + std::log1p(std::exp(-std::abs(l)))) / std::log(2.0);
-    out.seq_bit_errors[seq] += miss;
+    wrong += (lg[i] > 0.0f) != (target[i] > 0.5f);
   }
   out.bit_errors = static_cast<double>(wrong) / static_cast<double>(batch.batch);
   return out;
+}
+
+SequenceCosts sequence_costs(const SeqLoss& l, const tasks::SeqBatch& batch) {
+  ENGRAM_CHECK(!l.non_finite && l.logits.valid(), "sequence_costs: the loss is not finite");
+  const int64_t k = batch.out_width;
+  SequenceCosts c;
+  c.bits.assign(batch.batch, 0.0);
+  c.bit_errors.assign(batch.batch, 0.0);
+  const float* lg = l.logits.data();
+  for (size_t i = 0; i < l.rows.size(); ++i) {
+    const int64_t seq = l.rows[i] % batch.batch;
+    for (int64_t j = 0; j < k; ++j) {
+      // BCE of logit x, target y: max(x, 0) − x·y + log(1 + e^−|x|), in bits.
+      const double x = lg[static_cast<int64_t>(i) * k + j], y = batch.target[l.rows[i] * k + j];
+      c.bits[seq] += (std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::abs(x)))) / std::log(2.0);
+      c.bit_errors[seq] += (x > 0.0) != (y > 0.5);
+    }
+  }
+  return c;
 }
 
 EvalResult evaluate_at(const ModelSet<SeqModel>& models, const NtmTaskConfig& cfg, int length, int repeat,

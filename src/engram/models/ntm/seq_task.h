@@ -106,13 +106,20 @@ struct SeqLoss {
   double bit_errors = 0;     // output bits on the wrong side of 0.5, per sequence
   std::vector<float> probs;  // [R, K] sigmoid outputs of the scored rows
   std::vector<int32_t> rows; // the scored rows (t * B + b)
-  std::vector<double> seq_bits, seq_bit_errors;  // [B] bits and bit_errors of each sequence
+  Var logits;                // [R, K] (in the graph: valid until it is reset)
   std::optional<NonFinite> non_finite;  // set: loss is invalid, bits / bit_errors are NaN
 };
 
 // Runs `model` on the batch and scores the masked steps. Differentiable through `loss`.
 SeqLoss sequence_loss(Graph& g, const SeqModel& model, const data::tasks::SeqBatch& batch,
                       SeqTrace* trace = nullptr);
+
+// Each sequence's cost in bits and its wrong output bits [B] (sequence b: the rows t * B + b of
+// `l`, scored against `batch`'s targets); `l` a finite sequence_loss of `batch`, its graph alive.
+struct SequenceCosts {
+  std::vector<double> bits, bit_errors;  // [B]
+};
+SequenceCosts sequence_costs(const SeqLoss& l, const data::tasks::SeqBatch& batch);
 
 struct EvalResult {
   int length = 0, repeat = 0;

@@ -59,16 +59,16 @@ json heads(const std::vector<float>& w, int steps, int n_heads, int batch, int b
 // Sequences [B] of one task (each generated alone, B = 1) as one batch [T = max T_b, B, ...]: each
 // sequence from step 0, zero input and mask after its end. The model is causal and its rows are
 // independent, so a sequence's outputs over its own steps are those it has alone.
-data::tasks::SeqBatch stack(const std::vector<data::tasks::SeqBatch>& seqs) {
+data::tasks::SeqBatch stack(const std::vector<const data::tasks::SeqBatch*>& seqs) {
   data::tasks::SeqBatch out;
   out.batch = static_cast<int64_t>(seqs.size());
-  out.in_width = seqs.front().in_width, out.out_width = seqs.front().out_width;
-  for (const auto& s : seqs) out.steps = std::max(out.steps, s.steps);
+  out.in_width = seqs.front()->in_width, out.out_width = seqs.front()->out_width;
+  for (const data::tasks::SeqBatch* s : seqs) out.steps = std::max(out.steps, s->steps);
   out.input.assign(out.steps * out.batch * out.in_width, 0.0f);
   out.target.assign(out.steps * out.batch * out.out_width, 0.0f);
   out.mask.assign(out.steps * out.batch, 0.0f);
   for (int64_t b = 0; b < out.batch; ++b) {
-    const data::tasks::SeqBatch& s = seqs[b];
+    const data::tasks::SeqBatch& s = *seqs[b];
     for (int64_t t = 0; t < s.steps; ++t) {
       std::copy_n(s.input.begin() + t * s.in_width, s.in_width, out.input.begin() + (t * out.batch + b) * out.in_width);
       std::copy_n(s.target.begin() + t * s.out_width, s.out_width,
@@ -80,7 +80,7 @@ data::tasks::SeqBatch stack(const std::vector<data::tasks::SeqBatch>& seqs) {
 }
 
 // The replies of sequences [B], run as one batch; `traces`: with the heads' weightings and vectors.
-std::vector<json> run_batch(const ModelSet<SeqModel>& models, const std::vector<data::tasks::SeqBatch>& seqs,
+std::vector<json> run_batch(const ModelSet<SeqModel>& models, const std::vector<const data::tasks::SeqBatch*>& seqs,
                             bool traces) {
   const data::tasks::SeqBatch b = stack(seqs);
   core::Graph g(false, size_t{1} << 24);
@@ -89,19 +89,20 @@ std::vector<json> run_batch(const ModelSet<SeqModel>& models, const std::vector<
   ENGRAM_CHECK(!l.non_finite, "ntm: non-finite {} weighting at step {}", l.non_finite ? l.non_finite->head : "",
                l.non_finite ? l.non_finite->step : 0);
   const int64_t k = b.out_width, n = b.batch;
+  const SequenceCosts costs = sequence_costs(l, b);
   std::vector<float> outputs(static_cast<size_t>(b.steps * n * k), 0.0f);  // [T, B, K], 0 where not scored
   for (size_t i = 0; i < l.rows.size(); ++i)
     std::copy(l.probs.begin() + i * k, l.probs.begin() + (i + 1) * k, outputs.begin() + l.rows[i] * k);
   std::vector<json> out;
   for (int64_t s = 0; s < n; ++s) {
-    const int steps = static_cast<int>(seqs[s].steps);
+    const int steps = static_cast<int>(seqs[s]->steps);
     const int batch = static_cast<int>(n), row = static_cast<int>(s);
     json r = {{"input", rows(b.input, steps, n, s, b.in_width)},
               {"target", rows(b.target, steps, n, s, k)},
               {"output", rows(outputs, steps, n, s, k)},
-              {"scored", seqs[s].mask},
-              {"bits", l.seq_bits[s]},
-              {"bit_errors", l.seq_bit_errors[s]}};
+              {"scored", seqs[s]->mask},
+              {"bits", costs.bits[s]},
+              {"bit_errors", costs.bit_errors[s]}};
     if (traces) {
       r["write_weightings"] = heads(trace.write_w, steps, trace.write_heads, batch, row, trace.slots);
       r["read_weightings"] = heads(trace.read_w, steps, trace.read_heads, batch, row, trace.slots);
@@ -150,14 +151,14 @@ std::vector<json> LoadedNtmModel::run_requests(std::span<const Request* const> r
       while (end < order.size() && end - first < chunk && 4 * seqs[order[end]].steps <= 5 * seqs[order[first]].steps)
         ++end;
       const std::span<const size_t> part(order.data() + first, end - first);
-      std::vector<data::tasks::SeqBatch> batch;
-      for (size_t i : part) batch.push_back(seqs[i]);
+      std::vector<const data::tasks::SeqBatch*> batch;
+      for (size_t i : part) batch.push_back(&seqs[i]);
       std::vector<json> replies;
       try {
         replies = run_batch(models(), batch, o.alignments);
       } catch (const Error&) {
         if (part.size() == 1) throw;
-        for (const data::tasks::SeqBatch& s : batch) replies.push_back(run_batch(models(), {s}, o.alignments).front());
+        for (const data::tasks::SeqBatch* s : batch) replies.push_back(run_batch(models(), {s}, o.alignments).front());
       }
       for (size_t j = 0; j < part.size(); ++j) out[part[j]] = std::move(replies[j]);
     }
