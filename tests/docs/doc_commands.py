@@ -127,7 +127,7 @@ class Runs:
             return base + (m.group(2) or "")
         if first:
             return first
-        if verb == "speech":
+        if verb == "speech":  # speech eval reads the run's data config (train.yaml): a run, not the golden model
             return self.train("fsdd-digits", "runs/fsdd-digits")
         return os.path.join(self.golden, VERB_FAMILY.get(verb, "seq2seq"))
 
