@@ -90,23 +90,25 @@ TEST(TextEnsemble, PointerGeneratorMembersAndBf16) {
   host->set_ensemble(one(load_model(golden_dir(family))));
   for (const auto& [article, want] : cases(family)) EXPECT_EQ(host->run_line(article), want) << article;
   EXPECT_THROW(host->set_ensemble(one(load_model(golden_dir("seq2seq")))), Error);
-  // bf16: the same summaries on the golden cases, p_gen close but not equal.
+  // bf16 and int8: the same summaries on the golden cases, p_gen close but not equal.
   auto fp32 = load_model_as<LoadedPointerGenerator>(golden_dir(family), family);
-  auto bf16 = load_model_as<LoadedPointerGenerator>(golden_dir(family), family);
-  bf16->set_precision(decode::Precision::kBf16);
-  ASSERT_NE(bf16->bf16, nullptr);
-  double diff = 0;
-  for (const auto& [article, want] : cases(family)) {
-    const Summary a = summarize_lines(*fp32->model, *fp32->codec, {article}, fp32->with_setup({})).at(0);
-    const Summary b = summarize_lines(*bf16->model, *bf16->codec, {article}, bf16->with_setup({})).at(0);
-    EXPECT_EQ(b.text, a.text) << article;
-    ASSERT_EQ(a.p_gen.size(), b.p_gen.size());
-    for (size_t t = 0; t < a.p_gen.size(); ++t) {
-      EXPECT_NEAR(a.p_gen[t], b.p_gen[t], 0.05) << article << " " << t;
-      diff += std::fabs(a.p_gen[t] - b.p_gen[t]);
+  for (const decode::Precision p : {decode::Precision::kBf16, decode::Precision::kInt8}) {
+    auto low = load_model_as<LoadedPointerGenerator>(golden_dir(family), family);
+    low->set_precision(p);
+    ASSERT_NE(p == decode::Precision::kBf16 ? static_cast<const void*>(low->bf16.get()) : low->int8.get(), nullptr);
+    double diff = 0;
+    for (const auto& [article, want] : cases(family)) {
+      const Summary a = summarize_lines(*fp32->model, *fp32->codec, {article}, fp32->with_setup({})).at(0);
+      const Summary b = summarize_lines(*low->model, *low->codec, {article}, low->with_setup({})).at(0);
+      EXPECT_EQ(b.text, a.text) << decode::precision_name(p) << ": " << article;
+      ASSERT_EQ(a.p_gen.size(), b.p_gen.size());
+      for (size_t t = 0; t < a.p_gen.size(); ++t) {
+        EXPECT_NEAR(a.p_gen[t], b.p_gen[t], 0.05) << decode::precision_name(p) << ": " << article << " " << t;
+        diff += std::fabs(a.p_gen[t] - b.p_gen[t]);
+      }
     }
+    EXPECT_GT(diff, 0.0) << decode::precision_name(p) << " weights change the numbers";
   }
-  EXPECT_GT(diff, 0.0) << "bf16 weights change the numbers";
 }
 
 }  // namespace

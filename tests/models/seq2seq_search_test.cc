@@ -119,48 +119,34 @@ TEST(Seq2SeqSearch, TrainedReversalDecodesExactly) {
   EXPECT_GE(greedy_ok, 90);
   EXPECT_GE(beam_ok, 90);
 
-  // bf16 weights (translate --precision bf16): batched (oneDNN's bf16 matmul) and one sentence at
-  // a time (engram's few-row kernel, beams of 4 rows) decode like fp32.
+  // bf16 and int8 weights (translate --precision bf16 | int8): batched (bf16: oneDNN's matmul;
+  // int8: kernels/gemm_int8.h) and one sentence at a time (bf16: the few-row kernel, beams of 4
+  // rows) decode like fp32.
   const core::Bf16Weights bf16 = nn::bf16_weights(model.params());
-  dg.use_bf16_weights(&bf16);
-  o.beam = 1;
-  auto greedy_bf16 = greedy_search(dg, model, batch_of(srcs), o);
-  int same_batched = 0, same_single = 0, beam_single_ok = 0;
-  for (size_t i = 0; i < test.size(); ++i) {
-    same_batched += greedy_bf16[i].ids == greedy[i].ids;
-    o.beam = 1;
-    same_single += greedy_search(dg, model, batch_of({srcs[i]}), o)[0].ids == greedy[i].ids;
-    o.beam = 4;
-    const Hypothesis h = beam_search(dg, model, batch_of({srcs[i]}), o)[0][0];
-    beam_single_ok += h.ids == test[i].tgt && h.finished;
-  }
-  std::printf("bf16: greedy batched %d/100 and one at a time %d/100 as fp32; beam 4 one at a time exact %d/100\n",
-              same_batched, same_single, beam_single_ok);
-  EXPECT_GE(same_batched, 95);
-  EXPECT_GE(same_single, 95);
-  EXPECT_GE(beam_single_ok, 90);
-
-  // int8 weights (translate --precision int8): batched and one sentence at a time, the products
-  // on weight matrices run in int8 (kernels/gemm_int8.h) and decode like fp32.
   const core::Int8Weights int8 = nn::int8_weights(model.params());
+  auto decodes_like_fp32 = [&](const char* name) {
+    o.beam = 1;
+    auto low = greedy_search(dg, model, batch_of(srcs), o);
+    int same_batched = 0, same_single = 0, beam_single_ok = 0;
+    for (size_t i = 0; i < test.size(); ++i) {
+      same_batched += low[i].ids == greedy[i].ids;
+      o.beam = 1;
+      same_single += greedy_search(dg, model, batch_of({srcs[i]}), o)[0].ids == greedy[i].ids;
+      o.beam = 4;
+      const Hypothesis h = beam_search(dg, model, batch_of({srcs[i]}), o)[0][0];
+      beam_single_ok += h.ids == test[i].tgt && h.finished;
+    }
+    std::printf("%s: greedy batched %d/100 and one at a time %d/100 as fp32; beam 4 one at a time exact %d/100\n",
+                name, same_batched, same_single, beam_single_ok);
+    EXPECT_GE(same_batched, 95) << name;
+    EXPECT_GE(same_single, 95) << name;
+    EXPECT_GE(beam_single_ok, 90) << name;
+  };
+  dg.use_bf16_weights(&bf16);
+  decodes_like_fp32("bf16");
   dg.use_bf16_weights(nullptr);
   dg.use_int8_weights(&int8);
-  o.beam = 1;
-  auto greedy_int8 = greedy_search(dg, model, batch_of(srcs), o);
-  int same_batched8 = 0, same_single8 = 0, beam_single_ok8 = 0;
-  for (size_t i = 0; i < test.size(); ++i) {
-    same_batched8 += greedy_int8[i].ids == greedy[i].ids;
-    o.beam = 1;
-    same_single8 += greedy_search(dg, model, batch_of({srcs[i]}), o)[0].ids == greedy[i].ids;
-    o.beam = 4;
-    const Hypothesis h = beam_search(dg, model, batch_of({srcs[i]}), o)[0][0];
-    beam_single_ok8 += h.ids == test[i].tgt && h.finished;
-  }
-  std::printf("int8: greedy batched %d/100 and one at a time %d/100 as fp32; beam 4 one at a time exact %d/100\n",
-              same_batched8, same_single8, beam_single_ok8);
-  EXPECT_GE(same_batched8, 95);
-  EXPECT_GE(same_single8, 95);
-  EXPECT_GE(beam_single_ok8, 90);
+  decodes_like_fp32("int8");
   dg.use_int8_weights(nullptr);
 
   // Packed fp32 weights (translate's fp32 path): one sentence at a time, the few-row products read
