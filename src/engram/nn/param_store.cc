@@ -45,33 +45,30 @@ std::vector<core::WeightMatrix> matrices_of(const ParamStore& store) {
   }
   return matrices;
 }
+
+// Each store's values [P] and its rank-2 parameters.
+std::vector<core::WeightBuffer> buffers_of(std::span<const ParamStore* const> stores) {
+  std::vector<core::WeightBuffer> buffers;
+  for (const ParamStore* store : stores)
+    buffers.push_back({std::span<const float>(store->values(), static_cast<size_t>(store->numel())),
+                       matrices_of(*store)});
+  return buffers;
+}
 }  // namespace
 
 core::Bf16Weights bf16_weights(const ParamStore& store) {
-  return core::Bf16Weights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
-                           matrices_of(store));
+  const ParamStore* one = &store;
+  return core::Bf16Weights(buffers_of(std::span(&one, 1)));
 }
 
-core::Bf16Weights bf16_weights(std::span<const ParamStore* const> stores) {
-  std::vector<core::Bf16Weights::Buffer> buffers;
-  for (const ParamStore* store : stores)
-    buffers.push_back({std::span<const float>(store->values(), static_cast<size_t>(store->numel())),
-                       matrices_of(*store)});
-  return core::Bf16Weights(buffers);
-}
+core::Bf16Weights bf16_weights(std::span<const ParamStore* const> stores) { return core::Bf16Weights(buffers_of(stores)); }
 
 core::Int8Weights int8_weights(const ParamStore& store) {
-  return core::Int8Weights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
-                           matrices_of(store));
+  const ParamStore* one = &store;
+  return core::Int8Weights(buffers_of(std::span(&one, 1)));
 }
 
-core::Int8Weights int8_weights(std::span<const ParamStore* const> stores) {
-  std::vector<core::Int8Weights::Buffer> buffers;
-  for (const ParamStore* store : stores)
-    buffers.push_back({std::span<const float>(store->values(), static_cast<size_t>(store->numel())),
-                       matrices_of(*store)});
-  return core::Int8Weights(buffers);
-}
+core::Int8Weights int8_weights(std::span<const ParamStore* const> stores) { return core::Int8Weights(buffers_of(stores)); }
 
 core::PackedWeights packed_weights(const ParamStore& store) {
   return core::PackedWeights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
