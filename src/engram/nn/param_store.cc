@@ -61,14 +61,18 @@ core::Bf16Weights bf16_weights(const ParamStore& store) {
   return core::Bf16Weights(buffers_of(std::span(&one, 1)));
 }
 
-core::Bf16Weights bf16_weights(std::span<const ParamStore* const> stores) { return core::Bf16Weights(buffers_of(stores)); }
+core::Bf16Weights bf16_weights(std::span<const ParamStore* const> stores) {
+  return core::Bf16Weights(buffers_of(stores));
+}
 
 core::Int8Weights int8_weights(const ParamStore& store) {
   const ParamStore* one = &store;
   return core::Int8Weights(buffers_of(std::span(&one, 1)));
 }
 
-core::Int8Weights int8_weights(std::span<const ParamStore* const> stores) { return core::Int8Weights(buffers_of(stores)); }
+core::Int8Weights int8_weights(std::span<const ParamStore* const> stores) {
+  return core::Int8Weights(buffers_of(stores));
+}
 
 core::PackedWeights packed_weights(const ParamStore& store) {
   return core::PackedWeights(std::span<const float>(store.values(), static_cast<size_t>(store.numel())),
