@@ -87,8 +87,8 @@ def split_comment(line):
 
 
 def engram_segments(code):
-    """The pipeline segments of `code` that start with engram (or build/engram)."""
-    return [seg.strip() for seg in code.split("|") if re.match(r"^(build/)?engram\b", seg.strip())]
+    """The pipeline segments of `code` that run engram (or build/engram), under mpirun too."""
+    return [seg.strip() for seg in code.split("|") if re.match(r"^(mpirun\s.*?\s)?(build/)?engram\b", seg.strip())]
 
 
 def quote(w):
