@@ -19,22 +19,17 @@
 #include "engram/models/pointer_generator/summarize.h"
 #include "engram/models/registry.h"
 #include "engram/models/seq2seq/translate.h"
+#include "models/golden_cases.h"
 
 namespace engram::models {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path golden_dir(const std::string& family) {
-  return fs::path(ENGRAM_SOURCE_DIR) / "tests" / "golden" / "models" / family;
-}
-
+using engram::testing::golden_dir;
+// The family's golden cases (INPUT, EXPECTED).
 std::vector<std::pair<std::string, std::string>> cases(const std::string& family) {
-  std::ifstream in(golden_dir(family) / "cases.tsv");
-  std::vector<std::pair<std::string, std::string>> out;
-  for (std::string line; std::getline(in, line);)
-    if (const size_t tab = line.find('\t'); tab != std::string::npos) out.emplace_back(line.substr(0, tab), line.substr(tab + 1));
-  return out;
+  return engram::testing::golden_cases(family);
 }
 
 template <class T>

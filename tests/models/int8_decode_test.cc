@@ -17,6 +17,7 @@
 #include "engram/models/pointer_generator/summarize.h"
 #include "engram/models/registry.h"
 #include "engram/models/seq2seq/translate.h"
+#include "models/golden_cases.h"
 
 namespace engram::models {
 namespace {
@@ -28,16 +29,10 @@ namespace fs = std::filesystem;
 // in a trained model; a wrong scale or a missing zero-point term moves scores by whole nats.
 constexpr double kScoreTolerance = 0.1;
 
-fs::path golden_dir(const std::string& family) {
-  return fs::path(ENGRAM_SOURCE_DIR) / "tests" / "golden" / "models" / family;
-}
-
+using engram::testing::golden_dir;
+// The family's golden cases (INPUT, EXPECTED).
 std::vector<std::pair<std::string, std::string>> cases(const std::string& family) {
-  std::ifstream in(golden_dir(family) / "cases.tsv");
-  std::vector<std::pair<std::string, std::string>> out;
-  for (std::string line; std::getline(in, line);)
-    if (const size_t tab = line.find('\t'); tab != std::string::npos) out.emplace_back(line.substr(0, tab), line.substr(tab + 1));
-  return out;
+  return engram::testing::golden_cases(family);
 }
 
 TEST(Int8Decode, Seq2seqTranslatesTheGoldenInputsAsFp32) {

@@ -22,27 +22,16 @@
 
 #include "engram/serve/http.h"
 #include "engram/serve/server.h"
+#include "models/golden_cases.h"
 
 namespace engram::serve::testing {
 
 using nlohmann::json;
 
 inline std::string golden_dir(const std::string& family) {
-  return (std::filesystem::path(ENGRAM_SOURCE_DIR) / "tests" / "golden" / "models" / family).string();
+  return engram::testing::golden_dir(family).string();
 }
-
-// INPUT<TAB>EXPECTED lines of the family's cases.tsv: engram's recorded outputs of run_line
-// (tests/models/golden_models_test.cc checks the library against the same file).
-inline std::vector<std::pair<std::string, std::string>> golden_cases(const std::string& family) {
-  std::ifstream in(std::filesystem::path(golden_dir(family)) / "cases.tsv", std::ios::binary);
-  EXPECT_TRUE(in.good()) << family;
-  std::vector<std::pair<std::string, std::string>> cases;
-  for (std::string line; std::getline(in, line);) {
-    const size_t tab = line.find('\t');
-    if (tab != std::string::npos) cases.emplace_back(line.substr(0, tab), line.substr(tab + 1));
-  }
-  return cases;
-}
+using engram::testing::golden_cases;
 
 // A server over the named golden families, listening on 127.0.0.1:<free port> in a thread.
 class RunningServer {
