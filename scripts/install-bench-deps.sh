@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make bench` needs beyond scripts/install-deps.sh, only when missing:
-# Debian's PyTorch (the reference side) and the OpenMP build of OpenBLAS (DESIGN.md
+# Debian's PyTorch (the reference side), its SentencePiece binding (the PyTorch peer of
+# bench/multi30k_throughput.sh tokenises with the checkpoint's own SentencePiece model), perf
+# (that script's PROFILE=1 time split) and the OpenMP build of OpenBLAS (DESIGN.md
 # "Benchmarking fairly"). Never called by `make test` or CI.
 #
 # Which BLAS each side loads (checked again at run time by bench/run.sh from /proc/PID/maps):
@@ -17,7 +19,7 @@
 set -euo pipefail
 
 python=/usr/bin/python3
-pkgs=(python3-torch libopenblas0-openmp)
+pkgs=(python3-torch python3-sentencepiece linux-perf libopenblas0-openmp)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -52,5 +54,5 @@ case "$ob" in
 esac
 [ -e /usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 ] ||
   { echo "install-bench-deps: openblas-openmp/libblas.so.3 missing" >&2; exit 1; }
-$python -c 'import torch' 2>/dev/null ||
-  { echo "install-bench-deps: $python cannot import torch" >&2; exit 1; }
+$python -c 'import torch, sentencepiece' 2>/dev/null ||
+  { echo "install-bench-deps: $python cannot import torch and sentencepiece" >&2; exit 1; }
