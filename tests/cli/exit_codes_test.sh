@@ -63,6 +63,22 @@ stdin=$tmp/in expect 0 "" -- "$bin" translate -m "$golden/seq2seq" --min-length 
   { echo "FAIL: --min-length 14 gave '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
 expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" train \"$src/configs/dates.yaml\" --dump-config > /dev/full"
 
+# engram shortlist and translate --shortlist: a model without one says so; one built from the
+# golden pairs sits beside a copy of the model and decodes the recorded output; the corpus's two
+# sides must have as many lines.
+expect 1 "no shortlist.tsv" -- "$bin" translate -m "$golden/seq2seq" --shortlist
+cut -f1 "$golden/seq2seq/cases.tsv" > "$tmp/sl.src"
+cut -f2 "$golden/seq2seq/cases.tsv" > "$tmp/sl.tgt"
+cp -r "$golden/seq2seq" "$tmp/s2s"
+expect 0 "" -- "$bin" shortlist -m "$tmp/s2s" --src "$tmp/sl.src" --tgt "$tmp/sl.tgt" --frequent 0 --best 1000
+[ "$(head -n 1 "$tmp/s2s/shortlist.tsv")" = "engram-shortlist 1" ] || { echo "FAIL: no shortlist written"; fails=$((fails + 1)); }
+stdin=$tmp/in expect 0 "" -- "$bin" translate -m "$tmp/s2s" --shortlist
+[ "$(cat "$tmp/out")" = "2026-11-29" ] || { echo "FAIL: --shortlist translation '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
+head -n 2 "$tmp/sl.tgt" > "$tmp/sl.short"
+expect 1 "has [0-9]+ lines, .* has 2" -- "$bin" shortlist -m "$tmp/s2s" --src "$tmp/sl.src" --tgt "$tmp/sl.short" -o "$tmp/x.tsv"
+printf 'engram-shortlist 1\n*\tNOPE\n' > "$tmp/s2s/shortlist.tsv"
+expect 1 "shortlist.tsv:2: target token 'NOPE'" -- "$bin" translate -m "$tmp/s2s"
+
 # engram rouge: mismatched files, a missing file, a missing argument, a full standard output.
 printf 'The cats ran.\\nA dog.\nx\n' > "$tmp/hyp"
 printf 'A cat runs.\ny\n' > "$tmp/ref"

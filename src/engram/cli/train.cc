@@ -48,6 +48,7 @@ std::string family_list() {
 
 void register_translate(CLI::App& app);  // translate.cc
 void register_attention(CLI::App& app);  // attention.cc
+void register_shortlist(CLI::App& app);  // shortlist.cc
 
 void register_train(CLI::App& app) {
   auto a = std::make_shared<TrainArgs>();
@@ -64,6 +65,7 @@ void register_seq2seq(CLI::App& app) {
   register_train(app);
   register_translate(app);
   register_attention(app);
+  register_shortlist(app);
 }
 
 }  // namespace engram::cli

@@ -39,6 +39,7 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   o.batch_size = d.batch;
   const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
   loaded->set_precision(d.precision);  // fp32: few-row products on the packed copy (same values)
+  if (d.shortlist) o.shortlist = &loaded->shortlist_table();
   const auto members = models::load_ensemble_members<models::Translator>(a.ensemble, "seq2seq");
   for (const auto& m : members) {
     models::check_same_codecs(*loaded, *m);

@@ -51,6 +51,9 @@ struct DecodeOptions {
   // sums: core/kernels/gemm_int8.h; embeddings and biases fp32).
   Precision precision = Precision::kFp32;
   int batch = 64;           // inputs decoded together (sorted by length inside a batch)
+  // Decode over the model's lexical shortlist (models/seq2seq/shortlist.h: shortlist.tsv beside
+  // the model): the output layer scores only the batch's shortlisted target tokens.
+  bool shortlist = false;
   bool alignments = false;  // return the attention α of every output token
   // Token streaming (greedy and sampling only): each token as it is chosen, with its α row (the
   // CLI prints it; HTTP answers with Server-Sent Events).
@@ -79,6 +82,9 @@ struct DecodeOptions {
     v("views", views, "readings of each instance by the unit square's symmetries (1 = off)");
     v("precision", precision, "decoding weights: fp32, bf16 or int8");
     v("batch", batch, "inputs decoded together");
+    v("shortlist", shortlist,
+      "score only the target tokens of the model's shortlist for the batch's source tokens (shortlist.tsv, made by "
+      "engram shortlist)");
     v("alignments", alignments, "return the attention weights of every output token");
     v("stream", stream, "stream each token as it is decoded (greedy or sampling)");
   }

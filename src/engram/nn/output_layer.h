@@ -29,6 +29,7 @@ class VocabOutput {
 
   Var logits(Graph& g, Var readout) const { return linear_->forward(g, readout); }  // [R, P] -> [R, V]
   Var log_probs(Graph& g, Var readout) const;                                        // [R, V], rows normalised
+  const Linear& linear() const { return *linear_; }  // weight [V, P], bias [V]
 
  private:
   std::unique_ptr<Linear> linear_;

@@ -195,6 +195,10 @@ class Seq2Seq final : public Model, public decode::StepModel {
   std::unique_ptr<decode::DecodeState> encode(Graph& g, const decode::SourceBatch& src) const override;
   decode::StepOutput step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const override;
   void reorder(decode::DecodeState& state, std::span<const int32_t> rows) const override;
+  // Restricts the state's output layer to the sorted, unique target ids `ids` (which hold <eos>):
+  // their rows of W_o and b_o are gathered once, and step() scores only them (-inf elsewhere).
+  // encode() calls it with SourceBatch::output_ids.
+  void restrict_output(decode::DecodeState& state, std::span<const int32_t> ids) const;
 
   int context_width() const { return encoder_->output_width(); }  // C
   int readout_width() const { return readout_dim_; }               // P

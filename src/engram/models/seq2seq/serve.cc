@@ -68,6 +68,7 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
   auto run = [&](std::span<const EncodedInput* const> inputs, const decode::DecodeOptions& options, const Emit& emit) {
     TranslateOptions o;
     o.search = options.search();
+    if (options.shortlist) o.shortlist = &shortlist_table();
     std::vector<json> out;
     if (emit) {  // streaming: each sentence decoded alone, its tokens sent as they are chosen
       for (size_t i = 0; i < inputs.size(); ++i) {

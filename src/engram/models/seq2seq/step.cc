@@ -3,7 +3,9 @@
 // batch and re-gathered only when the rows' sentence mapping changes (beam expansion and
 // compaction), not when beams of one sentence are reordered.
 // Dims: B sentences, N rows, S source len, H hidden, C context, K key width, G gates, P readout.
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "engram/core/ops.h"
 #include "engram/decode/state_buffers.h"
@@ -32,6 +34,10 @@ class Seq2SeqState final : public decode::DecodeState {
   std::vector<int32_t> mem_rows;           // [N] the encoded sentence each row reads
   std::vector<float> values, keys, mask;   // [N, S, C], [N, S, K], [N, S] of the current rows
   std::vector<float> fixed, fixed_proj;    // [N, C], [N, G] attention none
+  // A restricted output layer (SourceBatch::output_ids): the V' classes, their rows of W_o [V', P]
+  // and b_o [V'], and the full [N, V] log-probabilities the step returns (-inf outside the V').
+  std::vector<int32_t> out_ids;
+  std::vector<float> out_w, out_b, full_lp;
   // The encoded batch (row b = sentence b), source of every re-gather.
   std::vector<float> values0, keys0, mask0, fixed0, fixed_proj0;
 };
@@ -82,6 +88,7 @@ std::unique_ptr<decode::DecodeState> Seq2Seq::encode(Graph& g, const decode::Sou
     st->fixed0 = copy_of(enc.context.fixed);
     st->fixed_proj0 = copy_of(enc.context.fixed_proj);
   }
+  if (!src.output_ids.empty()) restrict_output(*st, src.output_ids);
   st->values = st->values0;
   st->keys = st->keys0;
   st->mask = st->mask0;
@@ -114,13 +121,46 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
     ctx.fixed_proj = view(g, st.fixed_proj, {n, static_cast<int>(st.fixed_proj0.size() / st.sentences)});
   }
   DecoderStepOutput o = decoder_->step(g, ctx, xw, ds, nullptr);
-  Var lp = core::log_softmax(readout_logits(g, o.top, o.context, emb, o.attentional, nullptr));  // [N, V]
+  core::Tensor lp;  // [N, V]
+  if (st.out_ids.empty()) {
+    lp = core::log_softmax(readout_logits(g, o.top, o.context, emb, o.attentional, nullptr)).value();
+  } else {  // the V' shortlisted classes: log-softmax over them, -inf elsewhere
+    const int v_sub = static_cast<int>(st.out_ids.size()), p = readout_dim_, v = cfg_.tgt_vocab;
+    Var pre = decoder_->readout(g, o.top, o.context, emb, o.attentional);  // [N, P]
+    const core::Tensor sub =
+        core::log_softmax(core::affine(pre, view(g, st.out_w, {v_sub, p}), view(g, st.out_b, {v_sub}))).value();
+    st.full_lp.assign(static_cast<size_t>(n) * v, -std::numeric_limits<float>::infinity());
+    for (int r = 0; r < n; ++r)
+      for (int j = 0; j < v_sub; ++j)
+        st.full_lp[static_cast<size_t>(r) * v + st.out_ids[j]] = sub.data[static_cast<int64_t>(r) * v_sub + j];
+    lp = core::Tensor{st.full_lp.data(), core::Shape{n, v}};
+  }
   for (size_t l = 0; l < st.h.size(); ++l) {
     store(st.h[l], o.state.layers[l].h);
     if (!st.c.empty()) store(st.c[l], o.state.layers[l].c);
   }
   if (!st.feed.empty()) store(st.feed, o.state.feed);
-  return {lp.value(), o.alpha.valid() ? o.alpha.value() : core::Tensor{}};
+  return {lp, o.alpha.valid() ? o.alpha.value() : core::Tensor{}};
+}
+
+void Seq2Seq::restrict_output(decode::DecodeState& state, std::span<const int32_t> ids) const {
+  Seq2SeqState& st = as_state(state);
+  const int v = cfg_.tgt_vocab, p = readout_dim_;
+  for (size_t i = 0; i < ids.size(); ++i)
+    ENGRAM_CHECK(ids[i] >= 0 && ids[i] < v && (i == 0 || ids[i] > ids[i - 1]),
+                 "seq2seq: output ids must be sorted, unique and in [0, {}); entry {} is {}", v, i, ids[i]);
+  ENGRAM_CHECK(std::binary_search(ids.begin(), ids.end(), eos_id()), "seq2seq: the output ids leave out <eos> ({})",
+               eos_id());
+  const nn::Linear& out = output_->linear();
+  const core::Tensor w = store_.value(out.weight());  // [V, P]
+  st.out_ids.assign(ids.begin(), ids.end());
+  st.out_w.resize(ids.size() * p);
+  st.out_b.assign(ids.size(), 0.0f);
+  const float* b = out.bias() ? store_.value(*out.bias()).data : nullptr;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    std::memcpy(st.out_w.data() + i * p, w.data + static_cast<int64_t>(ids[i]) * p, sizeof(float) * p);
+    if (b) st.out_b[i] = b[ids[i]];
+  }
 }
 
 void Seq2Seq::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {

@@ -89,6 +89,7 @@ std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec
                                        std::vector<std::vector<int32_t>> part;
                                        for (size_t k : chunk) part.push_back(inputs[order[k]]->ids);
                                        decode::SourceBatch b = decode::SourceBatch::from_ids(part);
+                                       if (options.shortlist) b.output_ids = options.shortlist->batch_ids(b.ids);
                                        if (prefixed)
                                          for (size_t k : chunk) b.prefixes.push_back(inputs[order[k]]->prefix);
                                        return b;
@@ -110,8 +111,8 @@ std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec
 const decode::OptionSet& translate_option_set() {
   static const decode::OptionSet set{{"beam", "n_best", "alpha", "coverage_penalty", "min_length", "max_length",
                                       "max_length_ratio", "max_length_offset", "block_ngram_repeat", "sampling_topk",
-                                      "sampling_topp", "temperature", "seed", "precision", "batch", "alignments",
-                                      "stream"},
+                                      "sampling_topp", "temperature", "seed", "precision", "batch", "shortlist",
+                                      "alignments", "stream"},
                                      {}};
   return set;
 }
@@ -122,6 +123,12 @@ void Translator::use_bf16() {
 
 void Translator::use_int8() {
   int8 = std::make_unique<core::Int8Weights>(nn::int8_weights(model->params()));
+}
+
+const Shortlist& Translator::shortlist_table() const {
+  ENGRAM_CHECK(shortlist != nullptr, "{}: no {} beside the model or in its run directory (make one with engram "
+               "shortlist)", model_dir.string(), kShortlistFile);
+  return *shortlist;
 }
 
 void Translator::use_packed() {
@@ -141,6 +148,8 @@ std::unique_ptr<Translator> load_translator(const fs::path& dir) {
   ENGRAM_CHECK(t->src.size() == cfg.src_vocab && t->tgt.size() == cfg.tgt_vocab,
                "{}: vocabulary sizes {} / {} do not match the model's {} / {}", vocab_dir.string(), t->src.size(),
                t->tgt.size(), cfg.src_vocab, cfg.tgt_vocab);
+  const fs::path shortlist = model_file(dir, kShortlistFile);
+  if (fs::exists(shortlist)) t->shortlist = std::make_unique<Shortlist>(Shortlist::load(shortlist, t->src, t->tgt));
   return t;
 }
 

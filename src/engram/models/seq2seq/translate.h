@@ -15,6 +15,7 @@
 #include "engram/decode/options.h"
 #include "engram/decode/search.h"
 #include "engram/models/seq2seq/model.h"
+#include "engram/models/seq2seq/shortlist.h"
 #include "engram/models/seq2seq/text.h"
 #include "engram/models/registry.h"
 
@@ -44,6 +45,9 @@ struct TranslateOptions {
   // their mean probability; α is their mean), borrowed, with the first's vocabularies
   // (check_same_codecs); at most decode::kMaxEnsemble - 1. Their products read plain fp32 weights.
   std::vector<const Seq2Seq*> ensemble;
+  // A lexical shortlist (shortlist.h), borrowed: each batch decodes over its batch_ids() only
+  // (every member of an ensemble alike); nullptr = the whole target vocabulary.
+  const Shortlist* shortlist = nullptr;
 };
 
 struct Translation {
@@ -85,6 +89,7 @@ struct Translator : LoadedModel {
   std::unique_ptr<core::Bf16Weights> bf16;      // set by use_bf16()
   std::unique_ptr<core::Int8Weights> int8;      // set by use_int8()
   std::unique_ptr<core::PackedWeights> packed;  // set by use_packed()
+  std::unique_ptr<Shortlist> shortlist;         // shortlist.tsv of the model (or its run), if there is one
   std::vector<std::unique_ptr<LoadedModel>> members;  // set_ensemble: more seq2seq models
 
   Translator(std::unique_ptr<Model> m, std::filesystem::path d, TextCodec s, TextCodec t)
@@ -107,6 +112,8 @@ struct Translator : LoadedModel {
     return translate_encoded(seq2seq(), tgt, inputs, o);
   }
 
+  // This model's shortlist; an error naming the directory when it has none.
+  const Shortlist& shortlist_table() const;
   // `o` with this model's bf16 / int8 / packed copies and, unless o names its own, its members.
   void with_setup(TranslateOptions& o) const {
     if (bf16) o.bf16_weights = bf16.get();
