@@ -23,6 +23,9 @@
 #   THREADS=N          threads on both sides (default 1)
 #   BATCHES="64 1"     batch sizes; BEAMS="1 5"; PRECISIONS="fp32 bf16 int8"
 #   LINES=N            translate the first N test sentences only (default: all)
+#   SHORTLIST="off on" with the model's shortlist.tsv (engram shortlist) too, on both sides
+#                      (translate --shortlist; translate.py --shortlist); default "off", or
+#                      "off on" when the model directory has a shortlist.tsv
 #   PROFILE=1          also the time split of each batch-64 workload: engram under `perf record`
 #                      (bench/tools/perf_split.py), PyTorch under torch.profiler (--profile)
 #   OUT=file           Markdown output (default $BUILD/multi30k_throughput_last.md)
@@ -62,6 +65,10 @@ else:
 EOF
 )
 
+shortlists=${SHORTLIST:-off}
+[ -n "${SHORTLIST:-}" ] || [ ! -f "$model/shortlist.tsv" ] || shortlists="off on"
+[[ " $shortlists " != *" on "* ]] || [ -f "$model/shortlist.tsv" ] ||
+  { echo "multi30k_throughput.sh: SHORTLIST=on needs $model/shortlist.tsv (engram shortlist)" >&2; exit 1; }
 base_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS)
 engram_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-pthread")
 torch_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-openmp" OPENBLAS_CORETYPE=SkylakeX)
@@ -72,24 +79,28 @@ for rep in $(seq "$reps"); do
   for batch in $batches; do
     for beam in $beams; do
       for p in $precisions; do
-        name="$batch-$beam-$p"
-        echo "rep $rep/$reps: batch $batch, beam $beam, $p" >&2
+       for sl in $shortlists; do
+        name="$batch-$beam-$p-$sl"
+        echo "rep $rep/$reps: batch $batch, beam $beam, $p, shortlist $sl" >&2
+        sl_engram=() sl_torch=()
+        [ "$sl" = off ] || { sl_engram=(--shortlist); sl_torch=(--shortlist "$model/shortlist.tsv"); }
         cmd=("${engram_env[@]}" "$bin" translate -m "$model" --threads "$threads" --batch "$batch" --beam "$beam"
-             --precision "$p")
+             --precision "$p" "${sl_engram[@]}")
         a=$(date +%s.%N); "${cmd[@]}" < "$tmp/empty" > /dev/null; b=$(date +%s.%N)
         "${cmd[@]}" < "$tmp/src.de" > "$tmp/engram-$name.en"; c=$(date +%s.%N)
         echo "$name $rep $(echo "($c - $b) - ($b - $a)" | bc -l)" >> "$tmp/engram.times"
         "${torch_env[@]}" "$python" bench/pytorch/translate.py --model "$model" --input "$tmp/src.de" \
           --output "$tmp/torch-$name.en" --batch "$batch" --beam "$beam" --precision "$p" --threads "$threads" \
-          > "$tmp/torch-$name-$rep.json"
+          "${sl_torch[@]}" > "$tmp/torch-$name-$rep.json"
         if [ "${PROFILE:-0}" = 1 ] && [ "$rep" = 1 ] && [ "$batch" = 64 ]; then
           echo "  profiling" >&2
           perf record -q -F 999 -o "$tmp/perf-$name.data" -- "${cmd[@]}" < "$tmp/src.de" > /dev/null 2>&1
           "$python" bench/tools/perf_split.py "$tmp/perf-$name.data" > "$tmp/split-engram-$name.json"
           "${torch_env[@]}" "$python" bench/pytorch/translate.py --model "$model" --input "$tmp/src.de" \
-            --output /dev/null --batch "$batch" --beam "$beam" --precision "$p" --threads "$threads" --profile \
+            --output /dev/null --batch "$batch" --beam "$beam" --precision "$p" --threads "$threads" "${sl_torch[@]}" --profile \
             | "$python" -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["split"]))' > "$tmp/split-torch-$name.json"
         fi
+       done
       done
     done
   done
@@ -136,17 +147,17 @@ print(f"- CPU: {cpu}; {threads} thread(s) per side; load average {load0} at star
 print(f"- model: `{model}`; {n} sentences; engram {commit}; PyTorch {meta['torch']} "
       f"(int8 engine {meta['quantized_engine']}); {reps} run(s) per side, interleaved, median shown")
 print(f"- command: `bench/multi30k_throughput.sh {model}` (REPS={reps} THREADS={threads})\n")
-print("| batch | search | precision | engram sent/s | PyTorch sent/s | engram / PyTorch | engram tok/s | PyTorch tok/s "
+print("| batch | search | precision | shortlist | engram sent/s | PyTorch sent/s | engram / PyTorch | engram tok/s | PyTorch tok/s "
       "| BLEU engram / PyTorch | outputs differing |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 def key(name):
-    b, k, p = name.split("-")
-    return (-int(b), int(k), ["fp32", "bf16", "int8"].index(p))
+    b, k, p, sl = name.split("-")
+    return (-int(b), int(k), ["fp32", "bf16", "int8"].index(p), sl == "on")
 for name in sorted(eng, key=key):
-    b, k, p = name.split("-")
+    b, k, p, sl = name.split("-")
     e, t = med(eng[name]), med(tor[name])
     te, tt = tokens(f"{tmp}/engram-{name}.en"), tokens(f"{tmp}/torch-{name}.en")
-    print(f"| {b} | {'greedy' if k == '1' else 'beam ' + k} | {p} | {n / e:.1f} | {n / t:.1f} | **{t / e:.2f}x** "
+    print(f"| {b} | {'greedy' if k == '1' else 'beam ' + k} | {p} | {sl} | {n / e:.1f} | {n / t:.1f} | **{t / e:.2f}x** "
           f"| {te / e:.0f} | {tt / t:.0f} | {bleu['engram-' + name]} / {bleu['torch-' + name]} | {differ[name]} |")
 splits = sorted(glob.glob(f"{tmp}/split-*.json"))
 if splits:
@@ -157,8 +168,8 @@ if splits:
     print("| side | workload | " + " | ".join(cols) + " |")
     print("|---|---|" + "---|" * len(cols))
     for (side, name), sp in sorted(rows, key=lambda r: (key(r[0][1]), r[0][0])):
-        b, k, p = name.split("-")
-        work = f"{'greedy' if k == '1' else 'beam ' + k} {p}"
+        b, k, p, sl = name.split("-")
+        work = f"{'greedy' if k == '1' else 'beam ' + k} {p}" + (", shortlist" if sl == "on" else "")
         print(f"| {side} | {work} | " + " | ".join(f"{100 * sp.get(c, 0):.0f}%" for c in cols) + " |")
 print("\nLarge products (build/bench/blas_bench, engram's kernels, same run), GFLOP/s or GOPS:")
 peaks = {}

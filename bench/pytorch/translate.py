@@ -20,7 +20,11 @@ the way `engram translate` does, so that both sides decode the same model to the
   length penalty ((5 + n) / 6)^alpha;
 - precisions: fp32; bf16 (the model cast to bfloat16, log-probabilities taken in float32 for the
   search); int8 (torch.ao.quantization.quantize_dynamic over the Linear, GRU and GRUCell modules,
-  per-channel weights on the `onednn` engine when Debian's build has it, else the default).
+  per-channel weights on the `onednn` engine when Debian's build has it, else the default);
+- --shortlist FILE (engram's shortlist.tsv, models/seq2seq/shortlist.h): each batch scores only
+  the union of the special ids, the frequent tokens and its source tokens' lists; the output layer
+  multiplies those rows of W_o (gathered once per batch from the fp32 weights, in fp32, as engram
+  does), and the search picks among them.
 
 Prints one JSON line: {"sentences", "target_tokens", "seconds", "threads", "precision", ...}; the
 timed part is tokenising, decoding and detokenising (loading the checkpoint is not timed). With
@@ -100,6 +104,7 @@ class Translator(nn.Module):
         self.cell.bias_hh.data.copy_(w["decoder/rnn/l0/b_hh"])
         self.readout = self.linear(w, "decoder/readout", h + c + e, p)
         self.output = self.linear(w, "decoder/output", p, v)
+        self.out_w, self.out_b = w["decoder/output/weight"], w["decoder/output/bias"]  # fp32, for shortlists
         used = {"encoder/embed/weight", "decoder/embed/weight", "decoder/attention/v", "decoder/w_ctx",
                 "bridge/weight", "bridge/bias", "decoder/attention/w_key", "decoder/attention/w_query",
                 "decoder/readout/weight", "decoder/readout/bias", "decoder/output/weight", "decoder/output/bias"}
@@ -124,25 +129,28 @@ class Translator(nn.Module):
         mask = torch.arange(values.shape[1]).unsqueeze(0) < lens.unsqueeze(1)
         return values, self.key(values), mask, torch.tanh(self.bridge(torch.cat([h[0], h[1]], dim=1)))
 
-    def step(self, prev, s, values, keys, mask):
-        """prev [N] ids, s [N, H] -> log-probabilities [N, V] (float32), s_t [N, H]."""
+    def step(self, prev, s, values, keys, mask, sub=None):
+        """prev [N] ids, s [N, H] -> log-probabilities [N, V] (float32), s_t [N, H]; with `sub`
+        = (W_o rows [V', P], b_o [V']) of a shortlist, [N, V'] over those classes."""
         emb = self.tgt_embed(prev).to(self.v.dtype)
         score = torch.matmul(torch.tanh(keys + self.query(s).unsqueeze(1)), self.v).squeeze(2)  # [N, S]
         alpha = F.softmax(score.masked_fill(~mask, float("-inf")), dim=1)
         ctx = torch.bmm(alpha.unsqueeze(1), values).squeeze(1)  # [N, C]
         s = self.cell(torch.cat([emb, ctx], dim=1), s)
-        logits = self.output(torch.tanh(self.readout(torch.cat([s, ctx, emb], dim=1))))
+        readout = torch.tanh(self.readout(torch.cat([s, ctx, emb], dim=1)))
+        logits = self.output(readout) if sub is None else torch.addmm(sub[1], readout.float(), sub[0].t())
         return F.log_softmax(logits.float(), dim=1), s
 
 
-def greedy(model, src, lens, max_len):
+def greedy(model, src, lens, max_len, sub=None, ids=None):
+    """`sub`, `ids`: a shortlist's W_o rows and bias, and the target id of each of its classes."""
     values, keys, mask, s = model.encode(src, lens)
     rows = list(range(src.shape[1]))
     out = [[] for _ in rows]
     prev = torch.full((len(rows),), GO, dtype=torch.long)
     while rows:
-        lp, s = model.step(prev, s, values, keys, mask)
-        tokens = lp.argmax(1)
+        lp, s = model.step(prev, s, values, keys, mask, sub)
+        tokens = lp.argmax(1) if ids is None else ids[lp.argmax(1)]
         keep = []
         for i, (r, tok) in enumerate(zip(rows, tokens.tolist())):
             if tok == EOS:
@@ -158,7 +166,7 @@ def greedy(model, src, lens, max_len):
     return out
 
 
-def beam(model, src, lens, k, max_len, alpha):
+def beam(model, src, lens, k, max_len, alpha, sub=None, ids=None):
     values, keys, mask, s = model.encode(src, lens)
     b = src.shape[1]
     active, count = list(range(b)), [1] * b  # live sentences; rows per live sentence (1, then k)
@@ -167,9 +175,10 @@ def beam(model, src, lens, k, max_len, alpha):
     node_tok, node_parent = [], []
     ended = [[] for _ in range(b)]  # (score, -order, node) of finished / cut hypotheses
     prev = torch.full((b,), GO, dtype=torch.long)
+    id_list = None if ids is None else ids.tolist()
     t = 0
     while active:
-        lp, s = model.step(prev, s, values, keys, mask)
+        lp, s = model.step(prev, s, values, keys, mask, sub)
         c = count[active[0]]
         v = lp.shape[1]
         total = (row_lp.unsqueeze(1) + lp.double()).view(len(active), c * v)
@@ -183,7 +192,7 @@ def beam(model, src, lens, k, max_len, alpha):
             for rank, (score, ix) in enumerate(zip(lps, idxs)):
                 if alive == k:
                     break
-                row, tok = a * c + ix // v, ix % v
+                row, tok = a * c + ix // v, ix % v if ids is None else id_list[ix % v]
                 if tok == EOS:
                     if rank < k:
                         ended[sent].append((score / pen, -len(ended[sent]), row_node[row]))
@@ -252,8 +261,27 @@ def load(model_dir, precision):
     return model, spm[0], spm[1]
 
 
+def read_shortlist(path, src_spm, tgt_spm):
+    """(frequent ids, {source id: target ids}) of an engram shortlist.tsv."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    if not lines or lines[0] != "engram-shortlist 1":
+        fail(f"{path}: not an engram shortlist")
+    frequent, by_source = None, {}
+    for n, line in enumerate(lines[1:], 2):
+        key, _, toks = line.partition("\t")
+        ids = [tgt_spm.piece_to_id(t) for t in toks.split()]
+        if key == "*":
+            frequent = ids
+        else:
+            by_source[src_spm.piece_to_id(key)] = ids
+    if frequent is None:
+        fail(f"{path}: no '*' line")
+    return frequent, by_source
+
+
 @torch.no_grad()
-def translate(model, src_spm, tgt_spm, lines, batch, k, alpha):
+def translate(model, src_spm, tgt_spm, lines, batch, k, alpha, shortlist=None):
     ids = [src_spm.encode(line) for line in lines]
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     hyps = [None] * len(ids)
@@ -264,7 +292,16 @@ def translate(model, src_spm, tgt_spm, lines, batch, k, alpha):
         for j, i in enumerate(chunk):
             src[:len(ids[i]), j] = torch.tensor(ids[i], dtype=torch.long)
         max_len = [max(1, min(256, 2 * len(ids[i]) + 10)) for i in chunk]
-        outs = greedy(model, src, lens, max_len) if k == 1 else beam(model, src, lens, k, max_len, alpha)
+        sub = out_ids = None
+        if shortlist is not None:
+            keep = set(range(4)) | set(shortlist[0])
+            for i in chunk:
+                for s_id in ids[i]:
+                    keep.update(shortlist[1].get(s_id, ()))
+            out_ids = torch.tensor(sorted(keep), dtype=torch.long)
+            sub = (model.out_w[out_ids], model.out_b[out_ids])
+        outs = greedy(model, src, lens, max_len, sub, out_ids) if k == 1 else \
+            beam(model, src, lens, k, max_len, alpha, sub, out_ids)
         for i, out in zip(chunk, outs):
             hyps[i] = out
     return hyps, [tgt_spm.decode(h) for h in hyps]
@@ -301,6 +338,7 @@ def main():
     ap.add_argument("--precision", choices=("fp32", "bf16", "int8"), default="fp32")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--profile", action="store_true", help="add the time split of a second, profiled pass")
+    ap.add_argument("--shortlist", help="engram shortlist.tsv: decode each batch over its shortlisted tokens")
     args = ap.parse_args()
     if args.batch < 1 or args.beam < 1 or args.threads < 1:
         fail("--batch, --beam and --threads must be >= 1")
@@ -309,15 +347,16 @@ def main():
     if openblas is not None:
         openblas.openblas_set_num_threads(args.threads)
     model, src_spm, tgt_spm = load(args.model, args.precision)
+    shortlist = read_shortlist(args.shortlist, src_spm, tgt_spm) if args.shortlist else None
     with open(args.input, encoding="utf-8") as f:
         lines = [line.rstrip("\n") for line in f]
-    translate(model, src_spm, tgt_spm, lines[:8], args.batch, args.beam, args.alpha)  # warm-up
+    translate(model, src_spm, tgt_spm, lines[:8], args.batch, args.beam, args.alpha, shortlist)  # warm-up
     t0 = time.perf_counter()
-    hyps, text = translate(model, src_spm, tgt_spm, lines, args.batch, args.beam, args.alpha)
+    hyps, text = translate(model, src_spm, tgt_spm, lines, args.batch, args.beam, args.alpha, shortlist)
     sec = time.perf_counter() - t0
     with open(args.output, "w", encoding="utf-8") as f:
         f.write("".join(t + "\n" for t in text))
-    split = profile_split(lambda: translate(model, src_spm, tgt_spm, lines, args.batch, args.beam, args.alpha), sec) \
+    split = profile_split(lambda: translate(model, src_spm, tgt_spm, lines, args.batch, args.beam, args.alpha, shortlist), sec) \
         if args.profile else None
     print(json.dumps({"split": split, "sentences": len(lines), "target_tokens": sum(len(h) + 1 for h in hyps), "seconds": sec,
                       "threads": args.threads, "precision": args.precision, "batch": args.batch, "beam": args.beam,

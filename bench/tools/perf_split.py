@@ -5,7 +5,8 @@ by the shared object and symbol of each sample. Used by bench/multi30k_throughpu
 for both sides alike.
 
 Rules, first match wins (symbol, then shared object):
-- products: BLAS / oneDNN / Eigen product kernels, engram's packed, bf16 and int8 kernels, and
+- products: BLAS / oneDNN / Eigen product kernels, engram's packed, bf16 and int8 kernels (with
+  the int8 kernel's per-row quantization of its inputs), and
   JIT code (oneDNN generates its kernels at run time: perf sees them as [JIT] / unknown);
 - softmax: (log-)softmax kernels;
 - search: top-k, sort, arg-max, engram's decode/ and beam bookkeeping;
@@ -24,7 +25,8 @@ import subprocess
 import sys
 
 RULES = [
-    ("products", r"gemm|gemv|f32_packed|packed_block|bf16_block|int8|vnni|dnnl|mkldnn|ideep|onednn|"
+    ("products", r"gemm|gemv|f32_packed|packed_block|bf16_block|block_rows|quantize_rows|pack_(int8|bf16|f32)|"
+                 r"int8|vnni|dnnl|mkldnn|ideep|onednn|"
                  r"general_matrix|gebp|gemm_pack|sdot|_kernel_[a-z0-9_]*(sgemm|bgemm)|fbgemm|addmm|dot_"),
     ("softmax", r"softmax"),
     ("search", r"top_?k|topk|sort|argmax|arg_max|decode::|beam|select_|nth_element"),
