@@ -5,7 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <tuple>
 
@@ -159,6 +163,33 @@ TEST(ServeRoutes, TranslateTargetPrefixIsForcedFirst) {
     EXPECT_NEAR(body["translations"][i][0]["score"].get<double>(), want[i].nbest[0].score, 1e-5);
   }
   EXPECT_EQ(body["translations"][1][0]["tgt"], tr->translate({src[1]}, models::TranslateOptions{})[0].text());
+}
+
+// "shortlist": true decodes over the model's shortlist.tsv (models/seq2seq/shortlist.h): one
+// holding every target token but the first output's first character never emits it.
+TEST(ServeRoutes, TranslateShortlistRestrictsTheOutputTokens) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("serve_shortlist_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(golden_dir("seq2seq"), dir, fs::copy_options::recursive);
+  const auto tr = models::load_model_as<models::Translator>(dir, "seq2seq");
+  const auto [sentence, expected] = golden_cases("seq2seq")[0];
+  const std::string banned = tr->tgt.token(tr->tgt.encode(expected).at(0));
+  std::string text = "engram-shortlist 1\n*\t";
+  for (int32_t t = 4; t < tr->tgt.size(); ++t)
+    if (tr->tgt.token(t) != banned) text += tr->tgt.token(t) + " ";
+  std::ofstream(dir / models::kShortlistFile) << text << "\n";
+  RunningServer s(ServeOptions{}, {dir.string()});
+  httplib::Client c = s.client();
+  auto [status, body] = post(c, "/v1/translate", json{{"src", sentence}});
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body["translations"][0][0]["tgt"], expected);
+  std::tie(status, body) = post(c, "/v1/translate", json{{"src", sentence}, {"shortlist", true}});
+  ASSERT_EQ(status, 200) << body.dump();
+  const std::string got = body["translations"][0][0]["tgt"];
+  EXPECT_NE(got, expected);
+  EXPECT_EQ(got.find(banned), std::string::npos) << got;
+  fs::remove_all(dir);
 }
 
 TEST(ServeRoutes, OpenNmtRequestShape) {
@@ -507,6 +538,8 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
        "'target_prefix' holds 1 prefixes for 2 sentences"},
       {"/v1/translate", "{\"src\": [\"a\"], \"views\": 2}", 400, "'views' is not an option of the seq2seq family"},
       {"/v1/translate", "{\"src\": [\"a\"], \"batch\": 2}", 400, "'batch' is the server's own option"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"shortlist\": true}", 400, "no shortlist.tsv"},
+      {"/v1/translate", "{\"src\": [\"a\"], \"shortlist\": 1}", 400, "'shortlist' must be"},
       {"/v1/babi", "{\"story\": [\"Mary went home.\"], \"question\": \"Where?\", \"beam\": 2}", 400,
        "'beam' is not an option of the memn2n family (its options: batch, precision)"},
       {"/v1/pointer", "{\"points\": [0.1, 0.5], \"samples\": 6}", 400, "'samples' is 6, more than the server's limit of 5"},

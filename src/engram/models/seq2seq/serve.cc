@@ -31,6 +31,8 @@ const InferenceSpec& Translator::inference() const {
 std::unique_ptr<Request> Translator::parse_request(const json& body, const ServeLimits& limits) const {
   return models::parse_request<EncodedInput>(body, inference(), family(), limits, [&](const json& r) {
     const std::vector<std::string> lines = serve_json::strings_field(r, "src", limits.max_items, kMaxLineBytes);
+    if (const json* sl = serve_json::find(r, "shortlist"); sl && sl->is_boolean() && sl->get<bool>())
+      shortlist_table();  // a model without one: the request's error, before it is queued
     std::vector<std::string> prefixes(lines.size());
     if (serve_json::find(r, "target_prefix")) {
       prefixes = serve_json::strings_field(r, "target_prefix", limits.max_items, kMaxLineBytes);
