@@ -127,6 +127,24 @@ def test_options_and_errors():
     assert sp is None
 
 
+def test_shortlist(tmp_path):
+    """shortlist=True decodes over the model's shortlist.tsv (engram shortlist): one that leaves out
+    the first output's first character never emits it; a model without one says so."""
+    src, want = next(iter(cases("seq2seq")))
+    with pytest.raises(engram.Error, match="no shortlist.tsv"):
+        engram.load(golden("seq2seq")).translate(src, shortlist=True)
+    import shutil
+    model = tmp_path / "s2s"
+    shutil.copytree(golden("seq2seq"), model)
+    vocab = [line.rstrip("\n").split("\t")[0] for line in open(model / "tgt.vocab.txt", encoding="utf-8")][4:]
+    (model / "shortlist.tsv").write_text("engram-shortlist 1\n*\t" + " ".join(t for t in vocab if t != want[0]) + "\n",
+                                         encoding="utf-8")
+    m = engram.load(str(model))
+    assert m.translate(src) == want
+    got = m.translate(src, shortlist=True)
+    assert got != want and want[0] not in got
+
+
 def test_the_gil_is_released_while_decoding():
     m = engram.load(golden("seq2seq"))
     srcs = [s for s, _ in cases("seq2seq")] * 200
