@@ -13,7 +13,7 @@
 # engram's time is its process's wall time on the file minus its wall time on an empty input
 # (loading the model); PyTorch's is the script's own clock around tokenising, decoding and
 # detokenising, after one warm-up batch. Both sides: THREADS threads (the PyTorch side also sets
-# OpenBLAS's), the OpenBLAS each links (DESIGN.md "Benchmarking fairly").
+# OpenBLAS's and OMP_NUM_THREADS), the OpenBLAS each links (DESIGN.md "Benchmarking fairly").
 #
 # Usage: bench/multi30k_throughput.sh RUN_DIR
 # Environment (all optional):
@@ -71,7 +71,9 @@ shortlists=${SHORTLIST:-off}
   { echo "multi30k_throughput.sh: SHORTLIST=on needs $model/shortlist.tsv (engram shortlist)" >&2; exit 1; }
 base_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS)
 engram_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-pthread")
-torch_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-openmp" OPENBLAS_CORETYPE=SkylakeX)
+# PyTorch's OpenMP pool sized to THREADS as well: left at its default (one thread per core) a
+# one-thread run of the peer decoded one sentence at a time at half speed on a busy machine.
+torch_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-openmp" OPENBLAS_CORETYPE=SkylakeX "OMP_NUM_THREADS=$threads")
 : > "$tmp/empty"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)
