@@ -71,8 +71,8 @@ shortlists=${SHORTLIST:-off}
   { echo "multi30k_throughput.sh: SHORTLIST=on needs $model/shortlist.tsv (engram shortlist)" >&2; exit 1; }
 base_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS)
 engram_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-pthread")
-# PyTorch's OpenMP pool sized to THREADS as well: left at its default (one thread per core) a
-# one-thread run of the peer decoded one sentence at a time at half speed on a busy machine.
+# PyTorch's OpenMP pool sized to THREADS as well: at its default (one thread per core) the pool's
+# other threads compete with the decoding thread for the cores.
 torch_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-openmp" OPENBLAS_CORETYPE=SkylakeX "OMP_NUM_THREADS=$threads")
 : > "$tmp/empty"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
