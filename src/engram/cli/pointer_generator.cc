@@ -14,6 +14,7 @@
 #include <string>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
@@ -53,14 +54,13 @@ void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::ve
   cmd->add_option("--oov-bonus", a->options.oov_bonus,
                   "add this to the log-probability of copying an article word outside the vocabulary (0 = none)")
       ->check(CLI::Range(-100.0, 100.0));
-  cmd->add_option("--ensemble", a->ensemble,
-                  "another model decoded with -m's as one ensemble (repeatable; the same vocabulary)");
+  add_ensemble_dirs_option(cmd, a->ensemble);
   add_threads_option(cmd, a->threads);
 }
 
-// The loaded models (-m's first, then --ensemble's) and the options with the search flags and
-// -m's weights of the precision in.
-models::LoadedPgEnsemble prepare(PgArgs& a) {
+// -m's model with --ensemble's members and the precision's weights, and the options with the
+// search flags in.
+std::unique_ptr<models::LoadedPointerGenerator> prepare(PgArgs& a) {
   use_threads(a.threads);
   decode::DecodeOptions d = *a.decode;
   finish_decode_flags(a.cmd, d, models::summarize_option_set());
@@ -69,33 +69,28 @@ models::LoadedPgEnsemble prepare(PgArgs& a) {
   a.options.batch_size = given.batch_size;
   a.options.validate();
   a.stream = d.stream;
-  models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
-  a.options.ensemble = e.members();
-  e.first().set_precision(d.precision);  // -m's products; the members' read fp32 weights
-  a.options = e.first().with_setup(a.options);
-  return e;
+  auto m = models::load_model_as<models::LoadedPointerGenerator>(a.dir, "pointer_generator");
+  use_ensemble_and_precision(*m, a.ensemble, d.precision);
+  return m;
 }
 
 void run_summarize(PgArgs& a) {
-  const models::LoadedPgEnsemble e = prepare(a);
-  const models::LoadedPointerGenerator& m = e.first();
-  models::summarize_stream(*m.model, *m.codec, data::read_lines_or_stdin("-"), a.options,
+  const auto m = prepare(a);
+  models::summarize_stream(m->models(), *m->codec, data::read_lines_or_stdin("-"), a.options,
                            {.prefix_column = a.prefix_column, .tokens = a.stream});
 }
 
 void run_eval(PgArgs& a) {
-  const models::LoadedPgEnsemble e = prepare(a);
   const std::string report = models::pg_eval_report(
-      e.first(), a.options,
+      *prepare(a), a.options,
       {.source = {.file = a.file, .bbc = a.bbc, .task = a.task, .bbc_dir = a.bbc_dir},
        .use_stemmer = !a.no_stem, .examples = a.examples, .missed = a.missed});
   std::fputs(report.c_str(), stdout);
 }
 
 void run_show(PgArgs& a) {
-  const models::LoadedPgEnsemble e = prepare(a);
-  const models::LoadedPointerGenerator& m = e.first();
-  const models::SummaryShow s = models::show_summary(*m.model, *m.codec, a.article, a.options);
+  const auto m = prepare(a);
+  const models::SummaryShow s = models::show_summary(m->models(), *m->codec, a.article, a.options);
   io::write_output_file(a.out, s.svg);
   std::printf("%swrote %s\n", s.text.c_str(), a.out.c_str());
 }

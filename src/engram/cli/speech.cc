@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/io/files.h"
 #include "engram/models/speech/eval.h"
@@ -28,13 +29,14 @@ namespace engram::cli {
 
 namespace {
 
-// The speech family's decode options from the schema's flags (decode/options.h: beam, max_length,
-// batch, precision), checked once as on every front end; `m` (-m's model) gets the precision's
-// weights and the options point to them.
-models::SpeechDecodeOptions speech_flags(const CLI::App* cmd, decode::DecodeOptions d, models::LoadedSpeechModel& m) {
+// -m's model with --ensemble's members and the precision's weights, and the speech family's
+// decode options from the schema's flags (decode/options.h: beam, max_length, batch, precision),
+// checked once as on every front end. Returns the model directories, " + "-joined.
+std::string speech_flags(const CLI::App* cmd, decode::DecodeOptions d, models::LoadedSpeechModel& m,
+                         const std::vector<std::string>& ensemble, models::SpeechDecodeOptions& o) {
   finish_decode_flags(cmd, d, models::speech_option_set());
-  m.set_precision(d.precision);
-  return m.with_setup(models::speech_decode_options(d));
+  o = models::speech_decode_options(d);
+  return use_ensemble_and_precision(m, ensemble, d.precision);
 }
 
 struct TranscribeArgs {
@@ -48,9 +50,10 @@ struct TranscribeArgs {
 
 void run_transcribe(const TranscribeArgs& a) {
   use_threads(a.threads);
-  models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *m.first);
-  models::transcribe_to_stdout(m, a.files, o, a.one_speaker);
+  const auto m = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
+  models::SpeechDecodeOptions o;
+  speech_flags(a.cmd, *a.decode, *m, a.ensemble, o);
+  models::transcribe_to_stdout(*m, a.files, o, a.one_speaker);
 }
 
 struct EvalArgs {
@@ -63,9 +66,11 @@ struct EvalArgs {
 
 void run_eval(const EvalArgs& a) {
   use_threads(a.threads);
-  models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *m.first);
-  const models::SpeechEval e = models::evaluate_speech(*m.first, a.set, o, a.overrides, m.others);
+  const auto m = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
+  models::SpeechDecodeOptions o;
+  const std::string names = speech_flags(a.cmd, *a.decode, *m, a.ensemble, o);
+  models::SpeechEval e = models::evaluate_speech(*m, a.set, o, a.overrides);
+  e.models = names;
   std::fputs(models::speech_eval_report(e).c_str(), stdout);
   if (!a.errors.empty()) {
     io::write_output_file(a.errors, models::speech_errors_tsv(e));
@@ -84,18 +89,11 @@ struct ShowArgs {
 void run_show(const ShowArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *loaded);
+  models::SpeechDecodeOptions o;
+  speech_flags(a.cmd, *a.decode, *loaded, {}, o);
   const models::SpeechShow s = models::show_speech(*loaded, a.file, o);
   io::write_output_file(a.out, s.svg);
   std::printf("%s\t%s; wrote %s\n", a.file.c_str(), s.text.c_str(), a.out.c_str());
-}
-
-void add_ensemble_option(CLI::App* app, std::vector<std::string>& dirs) {
-  app->add_option("--ensemble", dirs,
-                  "another model (or run) directory decoded with -m's as one ensemble, probabilities averaged "
-                  "(repeatable; same front end)")
-      ->expected(1)
-      ->take_all();
 }
 
 }  // namespace
@@ -112,7 +110,7 @@ void register_speech(CLI::App& app) {
   tr->add_flag("--one-speaker", ta->one_speaker,
                "the files are one speaker's: a model with features.cmvn_scope speaker normalises them by statistics "
                "pooled over all of them (else each by its own)");
-  add_ensemble_option(tr, ta->ensemble);
+  add_ensemble_dirs_option(tr, ta->ensemble);
   add_threads_option(tr, ta->threads);
   tr->callback([ta] { run_transcribe(*ta); });
 
@@ -123,7 +121,7 @@ void register_speech(CLI::App& app) {
   ea->cmd = ev;
   add_decode_flags(ev, ea->decode, models::speech_option_set(), {"stream"});
   ev->add_option("--errors", ea->errors, "write the utterances heard wrong to this file (path, spoken, heard; tab-separated)");
-  add_ensemble_option(ev, ea->ensemble);
+  add_ensemble_dirs_option(ev, ea->ensemble);
   ev->add_option("--set", ea->overrides, "override a key of the run's train.yaml, e.g. --set data.gap_ms=100 (repeatable)");
   add_threads_option(ev, ea->threads);
   ev->callback([ea] { run_eval(*ea); });

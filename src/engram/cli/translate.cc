@@ -12,6 +12,7 @@
 #include <string>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/models/seq2seq/stream.h"
 
@@ -38,12 +39,7 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   o.search = d.search();
   o.batch_size = d.batch;
   const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
-  loaded->set_precision(d.precision);  // fp32: few-row products on the packed copy (same values)
-  const auto members = models::load_ensemble_members<models::Translator>(a.ensemble, "seq2seq");
-  for (const auto& m : members) {
-    models::check_same_codecs(*loaded, *m);
-    o.ensemble.push_back(&m->seq2seq());
-  }
+  use_ensemble_and_precision(*loaded, a.ensemble, d.precision);  // fp32: few-row products on the packed copy
   models::translate_stream(*loaded, o, stream, STDIN_FILENO);
 }
 
@@ -58,11 +54,7 @@ void register_translate(CLI::App& app) {
   cmd->add_flag("--prefix-column", a->stream.prefix_column,
                 "each input line is 'source<TAB>target prefix': the prefix's tokens come first, then free decoding");
   cmd->add_option("--alignments", a->stream.alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");
-  cmd->add_option("--ensemble", a->ensemble,
-                  "another model (or run) directory decoded with -m's as one ensemble, probabilities averaged "
-                  "(repeatable; the same vocabularies)")
-      ->expected(1)
-      ->take_all();
+  add_ensemble_dirs_option(cmd, a->ensemble);
   add_threads_option(cmd, a->threads);
   cmd->callback([a, cmd] { run_translate(*a, cmd); });
 }

@@ -98,7 +98,7 @@ std::vector<data::NewsArticle> load_bbc_split(const std::string& dir, const std:
   return data::bbc_subset(data::load_bbc(data::resolve_data_path(dir)), which);
 }
 
-data::Example pg_example(const PgCodec& codec, const std::string& src, const std::string& tgt, int max_source,
+data::Example pg_example(const TextCodec& codec, const std::string& src, const std::string& tgt, int max_source,
                          int max_target) {
   const ExtendedSource s = extend_source(codec, src, max_source);
   std::vector<std::string> toks = codec.tokens(tgt);
@@ -157,19 +157,19 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   if (train::world().root()) fs::create_directories(run);  // rank 0 writes for a data-parallel job
   PointerGeneratorConfig& m = cfg_.pointer_generator;
   const std::string& init_dir = cfg_.train.init_from;
-  if (fs::exists(fs::path(run) / PgCodec::file_name(m))) {
-    codec_ = PgCodec::load(m, run);
+  if (fs::exists(fs::path(run) / m.file_name())) {
+    codec_ = m.load(run);
     note(log, fmt::format("vocab: loaded from {}", run));
   } else if (!init_dir.empty()) {  // fine-tuning: the weights' vocabulary, kept in the run as its own
-    codec_ = PgCodec::load(m, init_dir);
+    codec_ = m.load(init_dir);
     if (train::world().root())
-      io::copy_file_atomic(fs::path(init_dir) / PgCodec::file_name(m), fs::path(run) / PgCodec::file_name(m),
+      io::copy_file_atomic(fs::path(init_dir) / m.file_name(), fs::path(run) / m.file_name(),
                            std::max(data::kMaxVocabFileBytes, data::kMaxSpmFileBytes), "a vocabulary file");
     note(log, fmt::format("vocab: {}'s (train.init_from)", init_dir));
   } else {
     std::vector<std::string> both = train_text.src;
     both.insert(both.end(), train_text.tgt.begin(), train_text.tgt.end());
-    codec_ = PgCodec::build(m, both, run);
+    codec_ = m.build(both, run);
   }
   m.vocab = codec_->size();
   // ---- examples in extended ids
@@ -196,7 +196,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
       ++tokens;
     }
   note(log, fmt::format("vocab: {} {} ({} of {} train target tokens are copy-only source words)", m.vocab,
-                        m.unit == PgUnit::kSpm ? "pieces" : "words", oov_targets, tokens));
+                        m.unit == TokenUnit::kSpm ? "pieces" : "words", oov_targets, tokens));
   train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<PointerGenerator>(m, init);
@@ -206,7 +206,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
 }
 
 std::vector<std::filesystem::path> PgTrainTask::checkpoint_files() const {
-  return {fs::path(cfg_.train.run_dir) / PgCodec::file_name(cfg_.pointer_generator)};
+  return {fs::path(cfg_.train.run_dir) / cfg_.pointer_generator.file_name()};
 }
 
 std::vector<train::TrainPhase> PgTrainTask::phases() const {

@@ -200,11 +200,11 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   const std::string run = cfg_.train.run_dir;
   if (train::world().root()) fs::create_directories(run);
   TokenizerConfig& tok = cfg_.seq2seq.tokenizer;
-  const bool have = fs::exists(fs::path(run) / TextCodec::file_name(tok, Side::kSource)) &&
-                    fs::exists(fs::path(run) / TextCodec::file_name(tok, Side::kTarget));
+  const bool have = fs::exists(fs::path(run) / tok.file_name(Side::kSource)) &&
+                    fs::exists(fs::path(run) / tok.file_name(Side::kTarget));
   if (have) {
-    src_ = TextCodec::load(tok, Side::kSource, run);
-    tgt_ = TextCodec::load(tok, Side::kTarget, run);
+    src_ = tok.load(Side::kSource, run);
+    tgt_ = tok.load(Side::kTarget, run);
     note(log, fmt::format("vocab: loaded from {}", run));
   } else {  // from the training text, each dictionary pair once
     std::vector<std::string> src_text = train_text.src, tgt_text = train_text.tgt;
@@ -212,11 +212,11 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     tgt_text.insert(tgt_text.end(), dict_text.tgt.begin(), dict_text.tgt.end());
     if (tok.unit == TokenUnit::kSpm && tok.joint) {
       src_text.insert(src_text.end(), tgt_text.begin(), tgt_text.end());
-      src_ = TextCodec::build(tok, Side::kSource, src_text, run);
-      tgt_ = TextCodec::load(tok, Side::kTarget, run);
+      src_ = tok.build(Side::kSource, src_text, run);
+      tgt_ = tok.load(Side::kTarget, run);
     } else {
-      src_ = TextCodec::build(tok, Side::kSource, src_text, run);
-      tgt_ = TextCodec::build(tok, Side::kTarget, tgt_text, run);
+      src_ = tok.build(Side::kSource, src_text, run);
+      tgt_ = tok.build(Side::kTarget, tgt_text, run);
     }
   }
   cfg_.seq2seq.src_vocab = src_->size();
@@ -291,7 +291,7 @@ std::vector<std::filesystem::path> Seq2SeqTask::checkpoint_files() const {
   const fs::path run = cfg_.train.run_dir;
   std::vector<std::filesystem::path> files;
   for (Side side : {Side::kSource, Side::kTarget}) {
-    const fs::path f = run / TextCodec::file_name(cfg_.seq2seq.tokenizer, side);
+    const fs::path f = run / cfg_.seq2seq.tokenizer.file_name(side);
     if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);  // joint: one file
   }
   return files;

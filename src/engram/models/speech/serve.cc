@@ -73,14 +73,16 @@ std::unique_ptr<Request> LoadedSpeechModel::parse_request(const json& body, cons
 std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const> requests) const {
   const SpeechConfig& cfg = model->cfg();
   auto run = [&](std::span<const Utterance* const> utts, const decode::DecodeOptions& options, const Emit& emit) {
-    const SpeechDecodeOptions o = with_setup(speech_decode_options(options));
+    const SpeechDecodeOptions o = speech_decode_options(options);
     decode::SearchOptions so = speech_search(o);
     so.alignments = true;
     std::vector<int> lengths;
     for (const Utterance* u : utts) lengths.push_back(static_cast<int>(u->features.frames));
     core::Graph g(false);
-    g.use_bf16_weights(o.bf16_weights);
-    g.use_int8_weights(o.int8_weights);
+    const ModelSet<SpeechModel> set = models();
+    set.set_weights(g);
+    std::optional<decode::EnsembleStepModel> ensemble;
+    const decode::StepModel& decoder = set.decoder(ensemble);
     auto make = [&](std::span<const size_t> chunk) {
       std::vector<const data::audio::Features*> part;
       for (size_t i : chunk) part.push_back(&utts[i]->features);
@@ -100,10 +102,10 @@ std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const
                    {"alpha", std::vector<float>(alpha.begin(), alpha.end())}});
         };
         const size_t one[1] = {i};
-        hyps.push_back(decode::search(g, decoder(), make(one), so).at(0));
+        hyps.push_back(decode::search(g, decoder, make(one), so).at(0));
       }
     } else {
-      hyps = decode::run_batched(g, decoder(), lengths, o.batch_size, so, make);
+      hyps = decode::run_batched(g, decoder, lengths, o.batch_size, so, make);
     }
     std::vector<json> out;
     for (size_t u = 0; u < utts.size(); ++u) {
