@@ -29,15 +29,13 @@ namespace engram::cli {
 namespace {
 
 struct PgArgs {
-  std::string dir, file, article, out = "summary.svg";
+  ModelArgs model;  // its decode: the family's decode flags
+  std::string file, article, out = "summary.svg";
   std::string bbc, task, bbc_dir;  // eval on a BBC split instead of a file
   bool no_stem = false;
   int examples = 5, missed = 0;
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
   models::SummarizeOptions options;
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
   const CLI::App* cmd = nullptr;
-  int threads = 1;
   bool prefix_column = false;  // summarize: "article<TAB>summary prefix" lines
   bool stream = false;         // summarize: --stream (the decode options')
 };
@@ -45,8 +43,8 @@ struct PgArgs {
 // `skip`: decode options the verb does not take (eval and show: stream).
 void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::vector<std::string>& skip = {"stream"}) {
   a->cmd = cmd;
-  add_model_option(cmd, a->dir);
-  add_decode_flags(cmd, a->decode, models::summarize_option_set(), skip);
+  add_model_flags(cmd, a->model, false);
+  add_decode_flags(cmd, a->model.decode, models::summarize_option_set(), skip);
   cmd->add_option("--max-source-tokens", a->options.max_source_tokens,
                   "truncate articles to this many tokens (0 = the model's, as in training)")
       ->check(CLI::Range(0, 100000));
@@ -54,24 +52,19 @@ void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::ve
   cmd->add_option("--oov-bonus", a->options.oov_bonus,
                   "add this to the log-probability of copying an article word outside the vocabulary (0 = none)")
       ->check(CLI::Range(-100.0, 100.0));
-  add_ensemble_dirs_option(cmd, a->ensemble);
-  add_threads_option(cmd, a->threads);
 }
 
 // -m's model with --ensemble's members and the precision's weights, and the options with the
 // search flags in.
 std::unique_ptr<models::LoadedPointerGenerator> prepare(PgArgs& a) {
-  use_threads(a.threads);
-  decode::DecodeOptions d = *a.decode;
+  decode::DecodeOptions d = *a.model.decode;
   finish_decode_flags(a.cmd, d, models::summarize_option_set());
   const models::SummarizeOptions given = models::summarize_options(d);
   a.options.search = given.search;
   a.options.batch_size = given.batch_size;
   a.options.validate();
   a.stream = d.stream;
-  auto m = models::load_model_as<models::LoadedPointerGenerator>(a.dir, "pointer_generator");
-  use_ensemble_and_precision(*m, a.ensemble, d.precision);
-  return m;
+  return load_model_flags<models::LoadedPointerGenerator>(a.model, "pointer_generator", d.precision);
 }
 
 void run_summarize(PgArgs& a) {

@@ -21,16 +21,12 @@ namespace engram::cli {
 namespace {
 
 struct TranslateArgs {
-  std::string model;
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+  ModelArgs model;               // its decode: the family's decode flags
   models::StreamOptions stream;  // --scores, --alignments, --prefix-column (--stream: the options')
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
-  int threads = 1;               // threads (the caller and its team's helpers)
 };
 
 void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
-  use_threads(a.threads);
-  decode::DecodeOptions d = *a.decode;
+  decode::DecodeOptions d = *a.model.decode;
   d.alignments = !a.stream.alignments.empty();
   finish_decode_flags(cmd, d, models::translate_option_set());
   models::StreamOptions stream = a.stream;
@@ -38,8 +34,8 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   models::TranslateOptions o;
   o.search = d.search();
   o.batch_size = d.batch;
-  const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
-  use_ensemble_and_precision(*loaded, a.ensemble, d.precision);  // fp32: few-row products on the packed copy
+  // fp32: few-row products on the packed copy (the same values)
+  const auto loaded = load_model_flags<models::Translator>(a.model, "seq2seq", d.precision);
   models::translate_stream(*loaded, o, stream, STDIN_FILENO);
 }
 
@@ -48,14 +44,12 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
 void register_translate(CLI::App& app) {
   auto a = std::make_shared<TranslateArgs>();
   auto* cmd = app.add_subcommand("translate", "translate stdin to stdout, one line each (greedy or beam search)");
-  add_model_option(cmd, a->model);
-  add_decode_flags(cmd, a->decode, models::translate_option_set(), {"alignments"});
+  add_model_flags(cmd, a->model, false);
+  add_decode_flags(cmd, a->model.decode, models::translate_option_set(), {"alignments"});
   cmd->add_flag("--scores", a->stream.scores, "print 'i ||| text ||| score' lines");
   cmd->add_flag("--prefix-column", a->stream.prefix_column,
                 "each input line is 'source<TAB>target prefix': the prefix's tokens come first, then free decoding");
   cmd->add_option("--alignments", a->stream.alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");
-  add_ensemble_dirs_option(cmd, a->ensemble);
-  add_threads_option(cmd, a->threads);
   cmd->callback([a, cmd] { run_translate(*a, cmd); });
 }
 

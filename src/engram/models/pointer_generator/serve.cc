@@ -20,16 +20,14 @@ struct PgInput {
 };
 
 json summary_reply(const Summary& sum) {
-  const size_t n = sum.source.tokens.size();
+  json attention = serve_json::rows(sum.attention, sum.source.tokens.size());  // [R][S]
   json tokens = json::array();
   for (size_t t = 0; t < sum.p_gen.size(); ++t) {
     const bool eos = t >= sum.tokens.size();
-    json row = json::array();
-    for (size_t i = 0; n > 0 && (t + 1) * n <= sum.attention.size() && i < n; ++i) row.push_back(sum.attention[t * n + i]);
     tokens.push_back({{"token", eos ? std::string("<eos>") : sum.tokens[t]},
                       {"p_gen", sum.p_gen[t]},
                       {"copied", sum.copied(t)},
-                      {"attention", std::move(row)}});
+                      {"attention", t < attention.size() ? std::move(attention[t]) : json::array()}});
   }
   return {{"summary", sum.text}, {"finished", sum.finished}, {"source_tokens", sum.source.tokens},
           {"tokens", std::move(tokens)}};

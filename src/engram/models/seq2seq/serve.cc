@@ -9,19 +9,7 @@
 
 namespace engram::models {
 
-namespace {
-
 using nlohmann::json;
-
-json alignment_rows(const decode::Hypothesis& h) {
-  json rows = json::array();
-  const size_t s = static_cast<size_t>(h.src_len);
-  for (size_t r = 0; s > 0 && (r + 1) * s <= h.alignment.size(); ++r)
-    rows.push_back(std::vector<float>(h.alignment.begin() + r * s, h.alignment.begin() + (r + 1) * s));
-  return rows;
-}
-
-}  // namespace
 
 const InferenceSpec& Translator::inference() const {
   static const InferenceSpec spec{{"src", "target_prefix"}, translate_option_set()};
@@ -57,7 +45,7 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
     for (size_t h = 0; h < t.nbest.size(); ++h) {
       json one = {{"tgt", t.texts[h]}, {"score", t.nbest[h].score}};
       if (alignments) {
-        one["alignment"] = alignment_rows(t.nbest[h]);
+        one["alignment"] = serve_json::rows(t.nbest[h].alignment, static_cast<size_t>(t.nbest[h].src_len));
         one["src_tokens"] = t.src_tokens;
         one["tgt_tokens"] = t.tgt_tokens[h];
       }

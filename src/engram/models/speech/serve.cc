@@ -111,10 +111,6 @@ std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const
     for (size_t u = 0; u < utts.size(); ++u) {
       const decode::Hypothesis& h = hyps[u].at(0);
       const std::vector<int> digits(h.ids.begin(), h.ids.end());
-      json attention = json::array();
-      const size_t s = static_cast<size_t>(h.src_len);
-      for (size_t row = 0; s > 0 && (row + 1) * s <= h.alignment.size(); ++row)
-        attention.push_back(std::vector<float>(h.alignment.begin() + row * s, h.alignment.begin() + (row + 1) * s));
       // The log-mel spectrogram under the attention, as `engram speech show` draws it: [T][M].
       const data::audio::Features& mel = utts[u]->mel;
       json spectrogram = json::array();
@@ -124,7 +120,7 @@ std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const
                      {"digits", digits},
                      {"score", h.score},
                      {"frames_per_step", cfg.stack << cfg.pyramid},
-                     {"attention", std::move(attention)},
+                     {"attention", serve_json::rows(h.alignment, static_cast<size_t>(h.src_len))},
                      {"spectrogram", std::move(spectrogram)}});
     }
     return out;
