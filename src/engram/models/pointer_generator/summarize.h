@@ -18,8 +18,7 @@
 
 #include "engram/decode/options.h"
 #include "engram/decode/search.h"
-#include "engram/models/decode_setup.h"
-#include "engram/models/model_set.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/pointer_generator/model.h"
 #include "engram/models/pointer_generator/text.h"
 #include "engram/models/registry.h"
@@ -76,19 +75,9 @@ void summarize_stream(const ModelSet<PointerGenerator>& models, const TextCodec&
                       const SummarizeOptions& options, const SummarizeStream& stream);
 
 // A loaded pointer-generator directory: the model and its vocabulary.
-struct LoadedPointerGenerator : LoadedModel {
-  std::filesystem::path model_dir;
-  std::unique_ptr<PointerGenerator> model;
+struct LoadedPointerGenerator : LoadedFamily<LoadedPointerGenerator, PointerGenerator> {
   std::unique_ptr<TextCodec> codec;
-  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
-  // The model with its ensemble members and decode-time weights.
-  ModelSet<PointerGenerator> models() const {
-    return setup.models(*this, [](const LoadedPointerGenerator& m) -> const PointerGenerator& { return *m.model; });
-  }
-  std::string family() const override { return PointerGenerator::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
   std::string run_line(const std::string& line) override;  // the greedy summary
   std::string input_help() const override { return "an article (one line of text)"; }
   // POST /v1/summarize (serve.cc): {"article", "beam", "alpha", "min_length", "max_length",
@@ -97,7 +86,6 @@ struct LoadedPointerGenerator : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
   // Members with the same vocabulary, token for token, and the same `copy` setting.
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };

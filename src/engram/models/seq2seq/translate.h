@@ -13,8 +13,7 @@
 #include "engram/core/weights_packed.h"
 #include "engram/decode/options.h"
 #include "engram/decode/search.h"
-#include "engram/models/decode_setup.h"
-#include "engram/models/model_set.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/seq2seq/model.h"
 #include "engram/models/text_codec.h"
 #include "engram/models/registry.h"
@@ -70,20 +69,16 @@ std::vector<Translation> translate_lines(const ModelSet<Seq2Seq>& models, const 
                                          std::span<const std::string> prefixes = {});
 
 // A loaded seq2seq model directory with its two codecs (the family's LoadedModel).
-struct Translator : LoadedModel {
-  std::unique_ptr<Model> model;
-  std::filesystem::path model_dir;  // the checkpoint directory used
+struct Translator : LoadedFamily<Translator, Seq2Seq> {
   TextCodec src, tgt;
   std::unique_ptr<core::PackedWeights> packed;  // set_precision(kFp32)
-  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
-  Translator(std::unique_ptr<Model> m, std::filesystem::path d, TextCodec s, TextCodec t)
-      : model(std::move(m)), model_dir(std::move(d)), src(std::move(s)), tgt(std::move(t)) {}
-  const Seq2Seq& seq2seq() const { return static_cast<const Seq2Seq&>(*model); }
-  // The model with its ensemble members and decode-time weights.
-  ModelSet<Seq2Seq> models() const {
-    return setup.models(*this, [](const Translator& t) -> const Seq2Seq& { return t.seq2seq(); });
+  Translator(std::unique_ptr<Seq2Seq> m, std::filesystem::path d, TextCodec s, TextCodec t)
+      : src(std::move(s)), tgt(std::move(t)) {
+    model = std::move(m);
+    model_dir = std::move(d);
   }
+  const Seq2Seq& seq2seq() const { return *model; }
   // Translations with this model's members, weights and packed copy.
   std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o,
                                      std::span<const std::string> prefixes = {}) const {
@@ -94,9 +89,6 @@ struct Translator : LoadedModel {
     if (packed) o.packed_weights = packed.get();
     return translate_encoded(models(), tgt, inputs, o);
   }
-  std::string family() const override { return Seq2Seq::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
   std::string run_line(const std::string& line) override;  // greedy translation
   std::string input_help() const override { return "a source sentence"; }
   // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences],

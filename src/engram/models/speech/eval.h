@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "engram/decode/options.h"
-#include "engram/models/decode_setup.h"
-#include "engram/models/model_set.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/registry.h"
 #include "engram/models/speech/model.h"
 #include "engram/train/trainer.h"
@@ -57,19 +56,9 @@ train::Metrics speech_metrics(const SpeechScore& s);
 std::string digits_text(std::span<const int> digits);
 
 // A loaded "speech" model directory.
-struct LoadedSpeechModel : LoadedModel {
-  std::filesystem::path model_dir;
-  std::unique_ptr<SpeechModel> model;
+struct LoadedSpeechModel : LoadedFamily<LoadedSpeechModel, SpeechModel> {
   std::unique_ptr<data::audio::FbankComputer> fbank;
-  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
-  // The model with its ensemble members and decode-time weights: what every transcription runs.
-  ModelSet<SpeechModel> models() const {
-    return setup.models(*this, [](const LoadedSpeechModel& m) -> const SpeechModel& { return *m.model; });
-  }
-  std::string family() const override { return SpeechModel::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
   // A WAV path (16-bit PCM mono at the model's rate) -> the digits transcribed (greedy).
   std::string run_line(const std::string& line) override;
   std::string input_help() const override;
@@ -87,7 +76,6 @@ struct LoadedSpeechModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
   // Members with this model's front end (features.* and stack: the features are computed once).
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
