@@ -50,4 +50,12 @@ std::string train_task(const train::TrainerConfig& tc, Make&& make, Done&& done)
   });
 }
 
+// The same with the one summary line: train_summary(s, the task's primary metric, digits, next).
+template <class Make>
+std::string train_task(const train::TrainerConfig& tc, Make&& make, int digits, const std::string& next) {
+  return train_task(tc, make, [&](const train::TrainTask& task, const train::TrainSummary& s) {
+    return train_summary(s, task.primary_metric(), digits, next);
+  });
+}
+
 }  // namespace engram::models
