@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,13 @@
 #include "engram/train/trainer.h"
 
 namespace engram::models {
+
+// A line of a task's setup log (data and vocabulary notes), flushed at once; `log` null: none.
+inline void log_note(std::FILE* log, const std::string& text) {
+  if (!log) return;
+  std::fprintf(log, "%s\n", text.c_str());
+  std::fflush(log);
+}
 
 // "done: N steps in S s[ (resumed)][ (early stop)]; best METRIC V; NEXT" (V with `digits` decimals).
 inline std::string train_summary(const train::TrainSummary& s, const std::string& metric, int digits,
