@@ -92,7 +92,7 @@ TEST(AverageCheckpoints, RefusesWhatCannotBeAveraged) {
 namespace engram::models {
 namespace {
 
-// seq2seq ensembles (TranslateOptions::ensemble, translate --ensemble): a model with itself is the
+// seq2seq ensembles (a ModelSet of several models, translate --ensemble): a model with itself is the
 // model (the mean of two equal distributions); with a perturbed copy the scores are the log of the
 // two models' mean probability, which differs from either model's.
 TEST(Seq2SeqEnsemble, WithItselfIsTheModelAndWithAnotherIsTheMean) {
@@ -106,10 +106,12 @@ TEST(Seq2SeqEnsemble, WithItselfIsTheModelAndWithAnotherIsTheMean) {
   TranslateOptions o;
   o.search.beam = 3;
   const std::vector<Translation> alone = first->translate(lines, o);
-  o.ensemble = {&same->seq2seq()};
-  const std::vector<Translation> twice = first->translate(lines, o);
-  o.ensemble = {&other->seq2seq()};
-  const std::vector<Translation> mixed = first->translate(lines, o);
+  const auto with = [&](const Translator& member) {
+    return translate_lines(ModelSet<Seq2Seq>({&first->seq2seq(), &member.seq2seq()}, nullptr), first->src, first->tgt,
+                           lines, o);
+  };
+  const std::vector<Translation> twice = with(*same);
+  const std::vector<Translation> mixed = with(*other);
   TranslateOptions oo;
   oo.search.beam = 3;
   const std::vector<Translation> other_alone = other->translate(lines, oo);

@@ -2,7 +2,7 @@
 // every LoadedModel has (set_ensemble, set_precision), on the golden checkpoints
 // (tests/golden/models/): a model ensembled with itself gives its own outputs on its own paths
 // (run_line and run_requests); with a perturbed copy it gives what the verbs' --ensemble gives
-// (translate_lines / summarize_lines with the members named in the options); members of another
+// (translate_lines / summarize_lines with the members in the model set); members of another
 // family are refused naming both directories; bf16 outputs are close to fp32, not equal.
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 #include "engram/models/pointer_generator/summarize.h"
 #include "engram/models/registry.h"
 #include "engram/models/seq2seq/translate.h"
+#include "io/temp_dir.h"
 #include "models/golden_cases.h"
 
 namespace engram::models {
@@ -58,9 +59,8 @@ TEST(TextEnsemble, Seq2seqMembersDecodeOnItsOwnPathsAsTheVerbsEnsemble) {
   host->set_ensemble(one(std::move(other)));
   std::vector<std::string> srcs;
   for (const auto& c : cases("seq2seq")) srcs.push_back(c.first);
-  TranslateOptions o;
-  o.ensemble = {other_model};
-  const std::vector<Translation> want = translate_lines(alone->seq2seq(), alone->src, alone->tgt, srcs, o);
+  const std::vector<Translation> want = translate_lines(ModelSet<Seq2Seq>({&alone->seq2seq(), other_model}, nullptr),
+                                                        alone->src, alone->tgt, srcs, TranslateOptions{});
   double diff = 0;
   for (size_t i = 0; i < srcs.size(); ++i) {
     const Translation got = host->translate({srcs[i]}, TranslateOptions{}).at(0);
@@ -85,16 +85,38 @@ TEST(TextEnsemble, PointerGeneratorMembersAndBf16) {
   host->set_ensemble(one(load_model(golden_dir(family))));
   for (const auto& [article, want] : cases(family)) EXPECT_EQ(host->run_line(article), want) << article;
   EXPECT_THROW(host->set_ensemble(one(load_model(golden_dir("seq2seq")))), Error);
+  // A member whose vocabulary has as many tokens in another order is refused, naming both
+  // directories: an ensemble averages the probabilities of the same ids.
+  io::testing::TempDir tmp;
+  fs::copy(golden_dir(family), tmp / "swapped");
+  std::vector<std::string> words;
+  {
+    std::ifstream in(tmp / "swapped" / "vocab.txt");
+    for (std::string w; std::getline(in, w);) words.push_back(w);
+  }
+  ASSERT_GT(words.size(), 6u);
+  std::swap(words[4], words[5]);  // two words after the 4 specials
+  {
+    std::ofstream out(tmp / "swapped" / "vocab.txt");
+    for (const std::string& w : words) out << w << "\n";
+  }
+  try {
+    host->set_ensemble(one(load_model(tmp / "swapped")));
+    FAIL() << "a member with another vocabulary was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("another vocabulary"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("swapped"), std::string::npos) << e.what();
+  }
   // bf16 and int8: the same summaries on the golden cases, p_gen close but not equal.
   auto fp32 = load_model_as<LoadedPointerGenerator>(golden_dir(family), family);
   for (const decode::Precision p : {decode::Precision::kBf16, decode::Precision::kInt8}) {
     auto low = load_model_as<LoadedPointerGenerator>(golden_dir(family), family);
     low->set_precision(p);
-    ASSERT_NE(p == decode::Precision::kBf16 ? static_cast<const void*>(low->bf16.get()) : low->int8.get(), nullptr);
+    ASSERT_NE(p == decode::Precision::kBf16 ? static_cast<const void*>(low->setup.bf16()) : low->setup.int8(), nullptr);
     double diff = 0;
     for (const auto& [article, want] : cases(family)) {
-      const Summary a = summarize_lines(*fp32->model, *fp32->codec, {article}, fp32->with_setup({})).at(0);
-      const Summary b = summarize_lines(*low->model, *low->codec, {article}, low->with_setup({})).at(0);
+      const Summary a = summarize_lines(fp32->models(), *fp32->codec, {article}, {}).at(0);
+      const Summary b = summarize_lines(low->models(), *low->codec, {article}, {}).at(0);
       EXPECT_EQ(b.text, a.text) << decode::precision_name(p) << ": " << article;
       ASSERT_EQ(a.p_gen.size(), b.p_gen.size());
       for (size_t t = 0; t < a.p_gen.size(); ++t) {

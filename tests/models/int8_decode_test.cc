@@ -39,7 +39,7 @@ TEST(Int8Decode, Seq2seqTranslatesTheGoldenInputsAsFp32) {
   auto fp32 = load_model_as<Translator>(golden_dir("seq2seq"), "seq2seq");
   auto int8 = load_model_as<Translator>(golden_dir("seq2seq"), "seq2seq");
   int8->set_precision(decode::Precision::kInt8);
-  ASSERT_NE(int8->int8, nullptr);
+  ASSERT_NE(int8->setup.int8(), nullptr);
   std::vector<std::string> srcs;
   for (const auto& c : cases("seq2seq")) srcs.push_back(c.first);
   ASSERT_GE(srcs.size(), 5u);
@@ -58,7 +58,7 @@ TEST(Int8Decode, Seq2seqTranslatesTheGoldenInputsAsFp32) {
   }
   // Back to fp32: the int8 copy is dropped and fp32's scores return exactly.
   int8->set_precision(decode::Precision::kFp32);
-  EXPECT_EQ(int8->int8, nullptr);
+  EXPECT_EQ(int8->setup.int8(), nullptr);
   EXPECT_EQ(int8->translate(srcs, TranslateOptions{})[0].nbest[0].score, want[0].nbest[0].score);
 }
 

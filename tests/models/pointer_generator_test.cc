@@ -265,7 +265,7 @@ TEST(PointerGeneratorText, ExtendedVocabularyNumbering) {
   TempDir dir;
   PointerGeneratorConfig cfg;
   cfg.vocab_size = data::kNumSpecial + 3;  // the, met, in
-  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  const TextCodec codec = cfg.build({"the the the met met in in", "the met in"}, dir.file(""));
   ASSERT_EQ(codec.size(), 7);
   const int v = codec.size();
   const ExtendedSource s = extend_source(codec, "the Zorvak met Belima in Zorvak", 0);
@@ -287,7 +287,7 @@ TEST(PointerGeneratorEval, ScoresByHand) {
   TempDir dir;
   PointerGeneratorConfig cfg;
   cfg.vocab_size = data::kNumSpecial + 3;
-  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  const TextCodec codec = cfg.build({"the the the met met in in", "the met in"}, dir.file(""));
   const int32_t v = codec.size(), met = codec.id("met");
   std::vector<Summary> sums(2);
   // 1: article "the Zorvak met Belima in" (OOVs Zorvak = V, Belima = V+1); output "Zorvak met
@@ -350,7 +350,7 @@ TEST(PointerGeneratorEval, SentencesStemmerAndTrigramsByHand) {
   TempDir dir;
   PointerGeneratorConfig cfg;
   cfg.vocab_size = data::kNumSpecial + 3;  // the, met, in
-  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  const TextCodec codec = cfg.build({"the the the met met in in", "the met in"}, dir.file(""));
   auto summary = [&](const std::string& source, const std::string& text) {
     Summary s;
     s.source = extend_source(codec, source);
@@ -425,7 +425,7 @@ TEST(PointerGeneratorSummarize, AttentionAndPGenAreTheFullForwardsOfTheOutput) {
   TempDir dir;
   PointerGeneratorConfig cfg;
   cfg.vocab_size = data::kNumSpecial + 3;
-  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
+  const TextCodec codec = cfg.build({"the the the met met in in", "the met in"}, dir.file(""));
   cfg.vocab = codec.size();
   cfg.embed_dim = 4;
   cfg.hidden = 6;
@@ -461,8 +461,8 @@ TEST(PointerGeneratorEnsemble, DecodesAsOneModelAndRefusesMismatchedMembers) {
   TempDir dir, other_dir;
   PointerGeneratorConfig cfg;
   cfg.vocab_size = data::kNumSpecial + 3;
-  const PgCodec codec = PgCodec::build(cfg, {"the the the met met in in", "the met in"}, dir.file(""));
-  const PgCodec other = PgCodec::build(cfg, {"a a a b b c c", "a b c"}, other_dir.file(""));
+  const TextCodec codec = cfg.build({"the the the met met in in", "the met in"}, dir.file(""));
+  const TextCodec other = cfg.build({"a a a b b c c", "a b c"}, other_dir.file(""));
   ASSERT_TRUE(same_vocabulary(codec, codec));
   ASSERT_FALSE(same_vocabulary(codec, other));
   cfg.vocab = codec.size();
@@ -478,27 +478,26 @@ TEST(PointerGeneratorEnsemble, DecodesAsOneModelAndRefusesMismatchedMembers) {
     SummarizeOptions alone;
     alone.search.beam = beam;
     alone.search.max_length = 6;
-    SummarizeOptions twice = alone;
-    twice.ensemble = {{&a, &codec}};
     const std::vector<Summary> want = summarize_lines(a, codec, lines, alone);
-    const std::vector<Summary> got = summarize_lines(a, codec, lines, twice);
+    const std::vector<Summary> got = summarize_lines(ModelSet<PointerGenerator>({&a, &a}, nullptr), codec, lines, alone);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_EQ(got[i].ids, want[i].ids) << "beam " << beam << " line " << i;
       EXPECT_EQ(got[i].p_gen, want[i].p_gen) << "beam " << beam << " line " << i;
     }
-    SummarizeOptions mixed = alone;
-    mixed.ensemble = {{&b, &codec}};
-    for (const Summary& s : summarize_lines(a, codec, lines, mixed))
+    for (const Summary& s : summarize_lines(ModelSet<PointerGenerator>({&a, &b}, nullptr), codec, lines, alone))
       for (int32_t id : s.ids) EXPECT_LT(id, codec.size() + static_cast<int32_t>(s.source.oovs.size()));
   }
-  SummarizeOptions bad;
-  bad.ensemble = {{&b, &other}};
-  EXPECT_NE(error_of([&] { summarize_lines(a, codec, lines, bad); }).find("another vocabulary"), std::string::npos);
-  bad.ensemble = {{&c, &codec}};
-  EXPECT_NE(error_of([&] { summarize_lines(a, codec, lines, bad); }).find("has copy false"), std::string::npos);
-  bad.ensemble.assign(decode::kMaxEnsemble, {&a, &codec});
-  EXPECT_NE(error_of([&] { summarize_lines(a, codec, lines, bad); }).find("17 member models (1 ... 16)"),
+  PointerGeneratorConfig bigger = cfg;
+  bigger.vocab = cfg.vocab + 1;
+  core::Rng r4(4);
+  const PointerGenerator d(bigger, r4);
+  const auto bad = [&](std::vector<const PointerGenerator*> members) {
+    return error_of([&] { summarize_lines(ModelSet<PointerGenerator>(members, nullptr), codec, lines, {}); });
+  };
+  EXPECT_NE(bad({&a, &d}).find("member 2 has another vocabulary"), std::string::npos);
+  EXPECT_NE(bad({&a, &c}).find("has copy false"), std::string::npos);
+  EXPECT_NE(bad(std::vector<const PointerGenerator*>(decode::kMaxEnsemble + 1, &a)).find("17 models (1 ... 16)"),
             std::string::npos);
 }
 
@@ -553,6 +552,9 @@ TEST(PointerGenerator, RejectsBadConfigAndBatches) {
   cfg = tiny_config(variants()[0]);
   cfg.vocab = 3;
   EXPECT_NE(error_of([&] { PointerGenerator m(cfg, rng); }).find("vocab"), std::string::npos);
+  cfg = tiny_config(variants()[0]);
+  cfg.unit = TokenUnit::kChar;  // the shared codec's unit; the family reads words or pieces
+  EXPECT_NE(error_of([&] { cfg.validate_options(); }).find("unit char is not supported"), std::string::npos);
   PointerGenerator model(tiny_config(variants()[0]), rng);
   // A target OOV id the source does not hold has P = 0: an error, never a silent -inf loss.
   std::vector<data::Example> ex = {{{4, 8, 9}, {8}}, {{4, 8}, {9}}};
@@ -571,7 +573,7 @@ TEST(PointerGenerator, CheckpointRoundTripThroughRegistry) {
   cfg.coverage = true;
   cfg.max_source_tokens = 3;
   const std::string run = dir.file("run");
-  const PgCodec codec = PgCodec::build(cfg, {"a b c d a b c a b a"}, run);
+  const TextCodec codec = cfg.build({"a b c d a b c a b a"}, run);
   cfg.vocab = codec.size();
   core::Rng rng(4);
   PointerGenerator model(cfg, rng);

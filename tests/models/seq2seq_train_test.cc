@@ -45,15 +45,15 @@ std::string read_file(const std::string& path) {
 TEST(TextCodec, CharactersWordsAndPieces) {
   TempDir dir;
   TokenizerConfig chars{.unit = TokenUnit::kChar, .vocab_size = 0};
-  TextCodec c = TextCodec::build(chars, Side::kSource, {"29 November 2026", "2026年11月29日"}, dir / "c");
+  TextCodec c = chars.build(Side::kSource, {"29 November 2026", "2026年11月29日"}, dir / "c");
   EXPECT_EQ(c.tokens("1 月"), (std::vector<std::string>{"1", "\xE2\x96\x81", "月"}));
   EXPECT_EQ(c.decode(c.encode("29  November 2026")), "29 November 2026");  // runs of spaces collapse
   EXPECT_EQ(c.encode("Z")[0], data::kUnkId);
-  TextCodec c2 = TextCodec::load(chars, Side::kSource, dir / "c");
+  TextCodec c2 = chars.load(Side::kSource, dir / "c");
   EXPECT_EQ(c2.encode("2026年11月29日"), c.encode("2026年11月29日"));
 
   TokenizerConfig words{.unit = TokenUnit::kWord, .vocab_size = 0, .lowercase = true};
-  TextCodec w = TextCodec::build(words, Side::kTarget, {"Welcome to Beijing", "welcome home"}, dir / "w");
+  TextCodec w = words.build(Side::kTarget, {"Welcome to Beijing", "welcome home"}, dir / "w");
   EXPECT_EQ(w.size(), data::kNumSpecial + 4);
   EXPECT_EQ(w.decode(w.encode("WELCOME to Paris")), "welcome to <unk>");
   EXPECT_EQ(w.tokens("Welcome  home"), (std::vector<std::string>{"welcome", "home"}));
@@ -62,13 +62,13 @@ TEST(TextCodec, CharactersWordsAndPieces) {
   TokenizerConfig spm{.unit = TokenUnit::kSpm, .joint = true, .vocab_size = 28};
   std::vector<std::string> lines;
   for (int i = 0; i < 50; ++i) lines.push_back(fmt::format("the cat number {} sat on the mat", i));
-  TextCodec s = TextCodec::build(spm, Side::kSource, lines, dir / "s");
-  TextCodec t = TextCodec::load(spm, Side::kTarget, dir / "s");  // joint: the same model
+  TextCodec s = spm.build(Side::kSource, lines, dir / "s");
+  TextCodec t = spm.load(Side::kTarget, dir / "s");  // joint: the same model
   EXPECT_EQ(s.size(), 28);
   EXPECT_EQ(t.decode(s.encode("the cat sat on the mat")), "the cat sat on the mat");
   EXPECT_EQ(s.tokens("the cat").size(), s.encode("the cat").size());
   try {
-    TextCodec::load(words, Side::kSource, dir / "w");
+    words.load(Side::kSource, dir / "w");
     FAIL() << "a missing vocabulary file was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("src.vocab.txt"), std::string::npos) << e.what();
@@ -79,11 +79,11 @@ TEST(TextCodec, SourceVocabularySizeOfItsOwn) {
   TempDir dir;
   TokenizerConfig words{.unit = TokenUnit::kWord, .vocab_size = 0, .src_vocab_size = data::kNumSpecial + 2};
   const std::vector<std::string> lines = {"a a a b b c", "d e"};
-  EXPECT_EQ(TextCodec::build(words, Side::kSource, lines, dir / "w").size(), data::kNumSpecial + 2);  // a, b
-  EXPECT_EQ(TextCodec::build(words, Side::kTarget, lines, dir / "w").size(), data::kNumSpecial + 5);
+  EXPECT_EQ(words.build(Side::kSource, lines, dir / "w").size(), data::kNumSpecial + 2);  // a, b
+  EXPECT_EQ(words.build(Side::kTarget, lines, dir / "w").size(), data::kNumSpecial + 5);
   TokenizerConfig joint{.unit = TokenUnit::kSpm, .joint = true, .vocab_size = 28, .src_vocab_size = 40};
   try {
-    TextCodec::build(joint, Side::kSource, lines, dir / "j");
+    joint.build(Side::kSource, lines, dir / "j");
     FAIL() << "src_vocab_size with a joint model was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "tokenizer: src_vocab_size 40 must be >= 0, and 0 with a joint model");

@@ -262,10 +262,11 @@ TEST(SpeechCheckpoint, RoundTripThroughTheRegistryAndRunLine) {
   const std::vector<std::string> files = {wav, wav};
   EXPECT_EQ(sm->transcribe_speaker(files, {.beam = 2}), (std::vector<std::string>{show.text, show.text}));
   // -m and --ensemble of the same model: one decoder averaging two equal members hears the same.
-  const LoadedSpeechEnsemble ens(path, {path});
-  ASSERT_EQ(ens.others.size(), 1u);
-  EXPECT_EQ(ens.first->transcribe_file(wav, {.beam = 2}, ens.decoder.get()), show.text);
-  EXPECT_THROW(LoadedSpeechEnsemble(path, {dir.file("no_such_model")}), Error);
+  const auto ens = load_model_as<LoadedSpeechModel>(path, "speech");
+  ens->set_ensemble(load_ensemble_members<LoadedModel>({path}, "speech"));
+  ASSERT_EQ(ens->setup.members(), 1);
+  EXPECT_EQ(ens->transcribe_file(wav, {.beam = 2}), show.text);
+  EXPECT_THROW(load_ensemble_members<LoadedModel>({dir.file("no_such_model")}, "speech"), Error);
   EXPECT_EQ(show.svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(show.svg.find("synth8k.wav"), std::string::npos);
   EXPECT_NE(show.svg.find(">mel 0<"), std::string::npos);
@@ -537,17 +538,22 @@ TEST(SpeechDecode, EnsembleOfTwoModelsAndItsFrontEndCheck) {
   core::Rng rng(5);
   std::vector<audio::Features> u;
   for (int frames : {9, 4, 12, 6, 3, 10, 7, 5}) u.push_back(random_features(frames, cfg.input_dim(), rng));
-  const LoadedSpeechModel* self[] = {a.get()};
-  EXPECT_EQ(transcribe(*speech_ensemble(*a, self), u), transcribe(*a->model, u));
-  const LoadedSpeechModel* other[] = {b.get()};
-  const auto pair = transcribe(*speech_ensemble(*a, other), u);
-  EXPECT_TRUE(pair != transcribe(*a->model, u) || pair != transcribe(*b->model, u));
+  const auto members = [&](const std::string& name) {
+    std::vector<std::unique_ptr<LoadedModel>> v;
+    v.push_back(load_speech_model(dir.file(name)));
+    return v;
+  };
+  const auto alone = transcribe(*a->model, u);
+  a->set_ensemble(members("a"));
+  EXPECT_EQ(transcribe(a->models(), u), alone);
+  a->set_ensemble(members("b"));
+  const auto pair = transcribe(a->models(), u);
+  EXPECT_TRUE(pair != alone || pair != transcribe(*b->model, u));
   SpeechConfig stacked = cfg;
   stacked.stack = 2;
-  const auto c = save(stacked, 3, "c");
-  const LoadedSpeechModel* mismatched[] = {c.get()};
+  save(stacked, 3, "c");
   try {
-    speech_ensemble(*a, mismatched);
+    a->set_ensemble(members("c"));
     FAIL() << "a member with stack 2 joined a model with stack 3";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("computes other features"), std::string::npos) << e.what();

@@ -60,7 +60,7 @@ TEST(ServeRoutes, TranslateBeamNBestAndAlignmentsMatchTheLibrary) {
   // The same search through the library, on packed weights as the server decodes
   // (models/seq2seq/translate.h, docs/serve.md).
   auto tr = models::load_model_as<models::Translator>(golden_dir("seq2seq"), "seq2seq");
-  tr->use_packed();
+  tr->set_precision(decode::Precision::kFp32);
   models::TranslateOptions o;
   o.search.beam = 4, o.search.n_best = 3, o.search.alpha = 0.6f, o.search.alignments = true;
   const models::Translation t = tr->translate({sentence}, o)[0];

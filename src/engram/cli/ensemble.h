@@ -1,5 +1,5 @@
 // The flags of a loaded model's ensemble and precision, spelled the same by every verb that
-// takes them (engram run, pointer eval, babi eval, ntm eval, sentiment eval):
+// takes them (engram run, translate, summarize, the family verbs' eval and show):
 //   --ensemble DIR   another model (or run) directory run with -m's as one ensemble (repeatable)
 //   --precision P    fp32 | bf16 (the decode-options schema's field, decode/options.h)
 // Both go through the model's hooks (LoadedModel::set_ensemble, set_precision), which check them.
@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engram/cli/options.h"
@@ -45,6 +46,37 @@ inline std::string use_ensemble_and_precision(models::LoadedModel& m, const std:
   }
   m.set_precision(precision);
   return names;
+}
+
+
+// The flags of a verb that reads one model: -m DIR, --ensemble DIR ..., --precision, --threads.
+struct ModelArgs {
+  std::string dir;
+  std::vector<std::string> ensemble;
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+  int threads = 1;
+};
+
+// Adds -m, --ensemble, --precision (unless the verb adds its own decode flags, which hold it:
+// `precision` false) and --threads.
+inline void add_model_flags(CLI::App* cmd, ModelArgs& a, bool precision = true) {
+  add_model_option(cmd, a.dir);
+  add_ensemble_dirs_option(cmd, a.ensemble);
+  if (precision) add_precision_flag(cmd, a.decode);
+  add_threads_option(cmd, a.threads);
+}
+
+// Uses a's threads and loads -m's model as family T (`family` names it in the error of another),
+// with --ensemble's members and the precision `p` (use_ensemble_and_precision; `names` gets the
+// directories read).
+template <class T>
+std::unique_ptr<T> load_model_flags(const ModelArgs& a, std::string_view family, decode::Precision p,
+                                    std::string* names = nullptr) {
+  use_threads(a.threads);
+  std::unique_ptr<T> m = models::load_model_as<T>(a.dir, family);
+  const std::string read = use_ensemble_and_precision(*m, a.ensemble, p);
+  if (names) *names = read;
+  return m;
 }
 
 }  // namespace engram::cli

@@ -20,15 +20,8 @@ namespace engram::cli {
 
 namespace {
 
-struct RunArgs {
-  std::string dir;
-  int threads = 1;
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
-};
-
 // Each line as its family's run_line reads it (LoadedModel::input_help), answered as it arrives.
-void run_lines(const RunArgs& a) {
+void run_lines(const ModelArgs& a) {
   use_threads(a.threads);
   const std::unique_ptr<models::LoadedModel> m = models::load_model(a.dir);
   use_ensemble_and_precision(*m, a.ensemble, a.decode->precision);
@@ -56,12 +49,9 @@ struct AverageArgs {
 }  // namespace
 
 void register_infer(CLI::App& app) {
-  auto ra = std::make_shared<RunArgs>();
+  auto ra = std::make_shared<ModelArgs>();
   auto* run = app.add_subcommand("run", "any model: each stdin line through the model, one output line each");
-  add_model_option(run, ra->dir);
-  add_ensemble_dirs_option(run, ra->ensemble);
-  add_precision_flag(run, ra->decode);
-  add_threads_option(run, ra->threads);
+  add_model_flags(run, *ra);
   run->footer("Each family reads its own line format (docs/families.md; GET /v1/models of engram serve says it). "
               "--ensemble and --precision bf16 are refused by families that do not have them.");
   run->callback([ra] { run_lines(*ra); });

@@ -26,18 +26,13 @@ constexpr int kMaxLength = 1000;
 constexpr int kMaxShowLength = 200;
 
 struct EvalArgs {
-  std::string dir;
+  ModelArgs model;
   models::NtmEvalOptions options;
   int64_t seed = 1;
-  int threads = 1;
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
 };
 
 void run_eval(const EvalArgs& a) {
-  auto loaded = models::load_model_as<models::LoadedNtmModel>(a.dir, "ntm");
-  use_ensemble_and_precision(*loaded, a.ensemble, a.decode->precision);
-  use_threads(a.threads);
+  auto loaded = load_model_flags<models::LoadedNtmModel>(a.model, "ntm", a.model.decode->precision);
   models::NtmEvalOptions o = a.options;
   o.seed = static_cast<uint64_t>(a.seed);
   models::ntm_eval_report(*loaded, o, [](const std::string& s) {
@@ -47,18 +42,14 @@ void run_eval(const EvalArgs& a) {
 }
 
 struct ShowArgs {
-  std::string dir, out = "ntm.svg";
+  ModelArgs model;
+  std::string out = "ntm.svg";
   int length = 30, repeat = 0;
   int64_t seed = 1;
-  int threads = 1;
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
 };
 
 void run_show(const ShowArgs& a) {
-  use_threads(a.threads);
-  auto loaded = models::load_model_as<models::LoadedNtmModel>(a.dir, "ntm");
-  use_ensemble_and_precision(*loaded, a.ensemble, a.decode->precision);
+  auto loaded = load_model_flags<models::LoadedNtmModel>(a.model, "ntm", a.model.decode->precision);
   const models::NtmShow s = models::show_ntm(*loaded, a.length, a.repeat, static_cast<uint64_t>(a.seed));
   io::write_output_file(a.out, s.svg);
   std::printf("%s; wrote %s\n", s.summary.c_str(), a.out.c_str());
@@ -72,7 +63,7 @@ void register_ntm(CLI::App& app) {
 
   auto ea = std::make_shared<EvalArgs>();
   auto* eval = ntm->add_subcommand("eval", "cost in bits per sequence at each length");
-  add_model_option(eval, ea->dir);
+  add_model_flags(eval, ea->model);
   eval->add_option("--lengths", ea->options.lengths, "sequence lengths (recall: item counts), e.g. 10,20,30,50,80,120")
       ->delimiter(',')->check(CLI::Range(1, kMaxLength));
   eval->add_option("--repeats", ea->options.repeats, "repeat copy: repeat counts (one, or one per length)")
@@ -80,21 +71,15 @@ void register_ntm(CLI::App& app) {
   eval->add_option("--sequences", ea->options.sequences, "sequences per length")->check(CLI::Range(1, 100000));
   eval->add_option("--batch", ea->options.batch, "sequences per forward pass")->check(CLI::Range(1, 1024));
   eval->add_option("--seed", ea->seed, "seed of the test sequences")->check(CLI::NonNegativeNumber);
-  add_ensemble_dirs_option(eval, ea->ensemble);
-  add_precision_flag(eval, ea->decode);
-  add_threads_option(eval, ea->threads);
   eval->callback([ea] { run_eval(*ea); });
 
   auto sa = std::make_shared<ShowArgs>();
   auto* show = ntm->add_subcommand("show", "SVG of one run: inputs, outputs, write and read weightings over time");
-  add_model_option(show, sa->dir);
+  add_model_flags(show, sa->model);
   show->add_option("--length", sa->length, "sequence length (recall: items)")->check(CLI::Range(1, kMaxShowLength));
   show->add_option("--repeat", sa->repeat, "repeat copy: repeats (0 = the training maximum)")->check(CLI::Range(0, 100));
   show->add_option("--seed", sa->seed, "seed of the sequence")->check(CLI::NonNegativeNumber);
-  add_ensemble_dirs_option(show, sa->ensemble);
-  add_precision_flag(show, sa->decode);
   add_output_option(show, sa->out, "SVG file to write");
-  add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });
 }
 

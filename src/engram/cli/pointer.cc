@@ -25,20 +25,17 @@ namespace {
 
 constexpr int kMaxN = 1000;         // points per generated instance
 struct EvalArgs {
-  std::string dir, file;
+  ModelArgs model;  // its decode: the family's decode flags
+  std::string file;
   std::vector<int> n = {5, 10, 20};
   int64_t instances = 1000, seed = 12345;
-  int threads = 1;
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
 };
 
 void run_eval(const EvalArgs& a, const CLI::App* cmd) {
-  decode::DecodeOptions d = *a.decode;
+  decode::DecodeOptions d = *a.model.decode;
   finish_decode_flags(cmd, d, models::pointer_option_set());
-  use_threads(a.threads);
-  auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
-  const std::string names = use_ensemble_and_precision(*loaded, a.ensemble, d.precision);
+  std::string names;
+  auto loaded = load_model_flags<models::LoadedPointerModel>(a.model, "pointer", d.precision, &names);
   models::PointerEvalOptions o;
   o.n = a.n;
   o.instances = a.instances;
@@ -89,15 +86,13 @@ void register_pointer(CLI::App& app) {
 
   auto ea = std::make_shared<EvalArgs>();
   auto* eval = ptr->add_subcommand("eval", "the task's metrics per n as a Markdown table");
-  add_model_option(eval, ea->dir);
+  add_model_flags(eval, ea->model, false);
   eval->add_option("--n", ea->n, "points per generated instance, e.g. 5,10,20")->delimiter(',')->check(CLI::Range(1, kMaxN));
   eval->add_option("--instances", ea->instances, "generated instances per n")->check(CLI::Range(1, 1000000));
   eval->add_option("--seed", ea->seed, "seed of the generated instances")->check(CLI::NonNegativeNumber);
   // --seed is the generated instances' (sampling keeps its default seed).
-  add_decode_flags(eval, ea->decode, models::pointer_option_set(), {"seed"});
+  add_decode_flags(eval, ea->model.decode, models::pointer_option_set(), {"seed"});
   eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
-  add_ensemble_dirs_option(eval, ea->ensemble);
-  add_threads_option(eval, ea->threads);
   eval->callback([ea, eval] { run_eval(*ea, eval); });
 
   auto sa = std::make_shared<ShowArgs>();

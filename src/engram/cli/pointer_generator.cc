@@ -14,6 +14,7 @@
 #include <string>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/data/summary_pairs.h"
 #include "engram/data/text.h"
@@ -28,15 +29,13 @@ namespace engram::cli {
 namespace {
 
 struct PgArgs {
-  std::string dir, file, article, out = "summary.svg";
+  ModelArgs model;  // its decode: the family's decode flags
+  std::string file, article, out = "summary.svg";
   std::string bbc, task, bbc_dir;  // eval on a BBC split instead of a file
   bool no_stem = false;
   int examples = 5, missed = 0;
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
   models::SummarizeOptions options;
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
   const CLI::App* cmd = nullptr;
-  int threads = 1;
   bool prefix_column = false;  // summarize: "article<TAB>summary prefix" lines
   bool stream = false;         // summarize: --stream (the decode options')
 };
@@ -44,8 +43,8 @@ struct PgArgs {
 // `skip`: decode options the verb does not take (eval and show: stream).
 void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::vector<std::string>& skip = {"stream"}) {
   a->cmd = cmd;
-  add_model_option(cmd, a->dir);
-  add_decode_flags(cmd, a->decode, models::summarize_option_set(), skip);
+  add_model_flags(cmd, a->model, false);
+  add_decode_flags(cmd, a->model.decode, models::summarize_option_set(), skip);
   cmd->add_option("--max-source-tokens", a->options.max_source_tokens,
                   "truncate articles to this many tokens (0 = the model's, as in training)")
       ->check(CLI::Range(0, 100000));
@@ -53,49 +52,38 @@ void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::ve
   cmd->add_option("--oov-bonus", a->options.oov_bonus,
                   "add this to the log-probability of copying an article word outside the vocabulary (0 = none)")
       ->check(CLI::Range(-100.0, 100.0));
-  cmd->add_option("--ensemble", a->ensemble,
-                  "another model decoded with -m's as one ensemble (repeatable; the same vocabulary)");
-  add_threads_option(cmd, a->threads);
 }
 
-// The loaded models (-m's first, then --ensemble's) and the options with the search flags and
-// -m's weights of the precision in.
-models::LoadedPgEnsemble prepare(PgArgs& a) {
-  use_threads(a.threads);
-  decode::DecodeOptions d = *a.decode;
+// -m's model with --ensemble's members and the precision's weights, and the options with the
+// search flags in.
+std::unique_ptr<models::LoadedPointerGenerator> prepare(PgArgs& a) {
+  decode::DecodeOptions d = *a.model.decode;
   finish_decode_flags(a.cmd, d, models::summarize_option_set());
   const models::SummarizeOptions given = models::summarize_options(d);
   a.options.search = given.search;
   a.options.batch_size = given.batch_size;
   a.options.validate();
   a.stream = d.stream;
-  models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
-  a.options.ensemble = e.members();
-  e.first().set_precision(d.precision);  // -m's products; the members' read fp32 weights
-  a.options = e.first().with_setup(a.options);
-  return e;
+  return load_model_flags<models::LoadedPointerGenerator>(a.model, "pointer_generator", d.precision);
 }
 
 void run_summarize(PgArgs& a) {
-  const models::LoadedPgEnsemble e = prepare(a);
-  const models::LoadedPointerGenerator& m = e.first();
-  models::summarize_stream(*m.model, *m.codec, data::read_lines_or_stdin("-"), a.options,
+  const auto m = prepare(a);
+  models::summarize_stream(m->models(), *m->codec, data::read_lines_or_stdin("-"), a.options,
                            {.prefix_column = a.prefix_column, .tokens = a.stream});
 }
 
 void run_eval(PgArgs& a) {
-  const models::LoadedPgEnsemble e = prepare(a);
   const std::string report = models::pg_eval_report(
-      e.first(), a.options,
+      *prepare(a), a.options,
       {.source = {.file = a.file, .bbc = a.bbc, .task = a.task, .bbc_dir = a.bbc_dir},
        .use_stemmer = !a.no_stem, .examples = a.examples, .missed = a.missed});
   std::fputs(report.c_str(), stdout);
 }
 
 void run_show(PgArgs& a) {
-  const models::LoadedPgEnsemble e = prepare(a);
-  const models::LoadedPointerGenerator& m = e.first();
-  const models::SummaryShow s = models::show_summary(*m.model, *m.codec, a.article, a.options);
+  const auto m = prepare(a);
+  const models::SummaryShow s = models::show_summary(m->models(), *m->codec, a.article, a.options);
   io::write_output_file(a.out, s.svg);
   std::printf("%swrote %s\n", s.text.c_str(), a.out.c_str());
 }

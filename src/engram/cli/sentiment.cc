@@ -23,24 +23,22 @@ namespace engram::cli {
 namespace {
 
 struct EvalArgs {
-  std::string model, split = "test", view, data;
-  int threads = 1;
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
+  ModelArgs model;
+  std::string split = "test", view, data;
 };
 
 void run_eval(const EvalArgs& a) {
-  use_threads(a.threads);
-  const auto m = models::load_model_as<models::LoadedTreeModel>(a.model, "tree");
-  const std::string names = use_ensemble_and_precision(*m, a.ensemble, a.decode->precision);
+  std::string names;
+  const decode::Precision precision = a.model.decode->precision;
+  const auto m = load_model_flags<models::LoadedTreeModel>(a.model, "tree", precision, &names);
   const data::SentimentView view = a.view.empty() ? m->data.view : data::parse_sentiment_view(a.view);
   const models::SentimentEval e = models::evaluate_sentiment(*m, a.split, view, a.data);
   const int classes = m->model->tree_config().classes;
   std::printf("%s (%s, %d classes%s) on %s/%s.txt, %s view: %lld trees\n", names.c_str(),
               models::tree_cell_name(m->model->tree_config().cell), classes,
-              a.decode->precision == decode::Precision::kFp32
+              precision == decode::Precision::kFp32
                   ? ""
-                  : fmt::format(", {} weights", decode::precision_name(a.decode->precision)).c_str(),
+                  : fmt::format(", {} weights", decode::precision_name(precision)).c_str(),
               e.dir.c_str(), e.split.c_str(),
               data::sentiment_view_name(view).data(), static_cast<long long>(e.trees));
   std::printf("root accuracy     %.2f%% (%lld / %lld)\n", 100 * e.score.root_accuracy(),
@@ -51,16 +49,12 @@ void run_eval(const EvalArgs& a) {
 }
 
 struct ShowArgs {
-  std::string model, text, out = "tree.svg";
-  int threads = 1;
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
+  ModelArgs model;
+  std::string text, out = "tree.svg";
 };
 
 void run_show(const ShowArgs& a) {
-  use_threads(a.threads);
-  const auto m = models::load_model_as<models::LoadedTreeModel>(a.model, "tree");
-  use_ensemble_and_precision(*m, a.ensemble, a.decode->precision);
+  const auto m = load_model_flags<models::LoadedTreeModel>(a.model, "tree", a.model.decode->precision);
   io::write_output_file(a.out, models::sentiment_svg(*m, a.text));
   std::printf("%s\n", m->run_line(a.text).c_str());
   std::printf("tree written to %s\n", a.out.c_str());
@@ -74,23 +68,17 @@ void register_sentiment(CLI::App& app) {
 
   auto ea = std::make_shared<EvalArgs>();
   auto* eval = cmd->add_subcommand("eval", "root and all-node accuracy on an SST split");
-  add_model_option(eval, ea->model);
+  add_model_flags(eval, ea->model);
   eval->add_option("--split", ea->split, "train | dev | test");
   eval->add_option("--view", ea->view, "fine | binary (default: the view the model was trained on)");
   eval->add_option("--data", ea->data, "SST directory (default: the one the model was trained on)");
-  add_ensemble_dirs_option(eval, ea->ensemble);
-  add_precision_flag(eval, ea->decode);
-  add_threads_option(eval, ea->threads);
   eval->callback([ea] { run_eval(*ea); });
 
   auto sa = std::make_shared<ShowArgs>();
   auto* show = cmd->add_subcommand("show", "SVG of a tree with every node coloured by its predicted sentiment");
-  add_model_option(show, sa->model);
+  add_model_flags(show, sa->model);
   show->add_option("text", sa->text, "a tree such as \"(3 (2 It) (4 (4 rocks)))\" or a plain sentence")->required();
-  add_ensemble_dirs_option(show, sa->ensemble);
-  add_precision_flag(show, sa->decode);
   add_output_option(show, sa->out, "SVG file to write");
-  add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });
 }
 

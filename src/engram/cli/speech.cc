@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/io/files.h"
 #include "engram/models/speech/eval.h"
@@ -28,44 +29,46 @@ namespace engram::cli {
 
 namespace {
 
-// The speech family's decode options from the schema's flags (decode/options.h: beam, max_length,
-// batch, precision), checked once as on every front end; `m` (-m's model) gets the precision's
-// weights and the options point to them.
-models::SpeechDecodeOptions speech_flags(const CLI::App* cmd, decode::DecodeOptions d, models::LoadedSpeechModel& m) {
-  finish_decode_flags(cmd, d, models::speech_option_set());
-  m.set_precision(d.precision);
-  return m.with_setup(models::speech_decode_options(d));
-}
-
-struct TranscribeArgs {
-  std::string dir;
-  std::vector<std::string> files, ensemble;
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+struct SpeechArgs {
+  ModelArgs model;  // its decode: the family's decode flags
   const CLI::App* cmd = nullptr;
-  int threads = 1;
+  std::vector<std::string> files, overrides;          // transcribe: WAV files; eval: --set
+  std::string set = "test", errors, file, out = "speech.svg";  // eval: --split, --errors; show: FILE, -o
   bool one_speaker = false;
 };
 
-void run_transcribe(const TranscribeArgs& a) {
-  use_threads(a.threads);
-  models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *m.first);
-  models::transcribe_to_stdout(m, a.files, o, a.one_speaker);
+// -m, the schema's decode flags but `skip` (decode/options.h: beam, max_length, batch, precision),
+// --ensemble where the verb decodes with one, and --threads.
+void add_speech_flags(CLI::App* cmd, SpeechArgs& a, const std::vector<std::string>& skip, bool ensemble = true) {
+  a.cmd = cmd;
+  add_model_option(cmd, a.model.dir);
+  add_decode_flags(cmd, a.model.decode, models::speech_option_set(), skip);
+  if (ensemble) add_ensemble_dirs_option(cmd, a.model.ensemble);
+  add_threads_option(cmd, a.model.threads);
 }
 
-struct EvalArgs {
-  std::string dir, set = "test", errors;
-  std::vector<std::string> overrides, ensemble;
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
-  const CLI::App* cmd = nullptr;
-  int threads = 1;
-};
+// -m's model with --ensemble's members and the precision's weights (`names`: the directories
+// read), and the decode options of the flags, checked once as on every front end.
+std::unique_ptr<models::LoadedSpeechModel> load(const SpeechArgs& a, models::SpeechDecodeOptions& o,
+                                                std::string* names = nullptr) {
+  decode::DecodeOptions d = *a.model.decode;
+  finish_decode_flags(a.cmd, d, models::speech_option_set());
+  o = models::speech_decode_options(d);
+  return load_model_flags<models::LoadedSpeechModel>(a.model, "speech", d.precision, names);
+}
 
-void run_eval(const EvalArgs& a) {
-  use_threads(a.threads);
-  models::LoadedSpeechEnsemble m(a.dir, a.ensemble);
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *m.first);
-  const models::SpeechEval e = models::evaluate_speech(*m.first, a.set, o, a.overrides, m.others);
+void run_transcribe(const SpeechArgs& a) {
+  models::SpeechDecodeOptions o;
+  const auto m = load(a, o);
+  models::transcribe_to_stdout(*m, a.files, o, a.one_speaker);
+}
+
+void run_eval(const SpeechArgs& a) {
+  models::SpeechDecodeOptions o;
+  std::string names;
+  const auto m = load(a, o, &names);
+  models::SpeechEval e = models::evaluate_speech(*m, a.set, o, a.overrides);
+  e.models = names;
   std::fputs(models::speech_eval_report(e).c_str(), stdout);
   if (!a.errors.empty()) {
     io::write_output_file(a.errors, models::speech_errors_tsv(e));
@@ -74,28 +77,12 @@ void run_eval(const EvalArgs& a) {
   }
 }
 
-struct ShowArgs {
-  std::string dir, file, out = "speech.svg";
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
-  const CLI::App* cmd = nullptr;
-  int threads = 1;
-};
-
-void run_show(const ShowArgs& a) {
-  use_threads(a.threads);
-  auto loaded = models::load_model_as<models::LoadedSpeechModel>(a.dir, "speech");
-  const models::SpeechDecodeOptions o = speech_flags(a.cmd, *a.decode, *loaded);
-  const models::SpeechShow s = models::show_speech(*loaded, a.file, o);
+void run_show(const SpeechArgs& a) {
+  models::SpeechDecodeOptions o;
+  const auto m = load(a, o);
+  const models::SpeechShow s = models::show_speech(*m, a.file, o);
   io::write_output_file(a.out, s.svg);
   std::printf("%s\t%s; wrote %s\n", a.file.c_str(), s.text.c_str(), a.out.c_str());
-}
-
-void add_ensemble_option(CLI::App* app, std::vector<std::string>& dirs) {
-  app->add_option("--ensemble", dirs,
-                  "another model (or run) directory decoded with -m's as one ensemble, probabilities averaged "
-                  "(repeatable; same front end)")
-      ->expected(1)
-      ->take_all();
 }
 
 }  // namespace
@@ -103,39 +90,28 @@ void add_ensemble_option(CLI::App* app, std::vector<std::string>& dirs) {
 void register_speech(CLI::App& app) {
   auto* sp = app.add_subcommand("speech", "speech recognition of spoken digits (transcribe, eval, show)");
   sp->require_subcommand(1);
-  auto ta = std::make_shared<TranscribeArgs>();
+  auto ta = std::make_shared<SpeechArgs>();
   auto* tr = sp->add_subcommand("transcribe", "print the digits heard in each WAV file");
-  add_model_option(tr, ta->dir);
+  add_speech_flags(tr, *ta, {"batch", "stream"});
   tr->add_option("files", ta->files, "16-bit PCM mono WAV files at the model's sample rate (none: paths on stdin)");
-  ta->cmd = tr;
-  add_decode_flags(tr, ta->decode, models::speech_option_set(), {"batch", "stream"});
   tr->add_flag("--one-speaker", ta->one_speaker,
                "the files are one speaker's: a model with features.cmvn_scope speaker normalises them by statistics "
                "pooled over all of them (else each by its own)");
-  add_ensemble_option(tr, ta->ensemble);
-  add_threads_option(tr, ta->threads);
   tr->callback([ta] { run_transcribe(*ta); });
 
-  auto ea = std::make_shared<EvalArgs>();
+  auto ea = std::make_shared<SpeechArgs>();
   auto* ev = sp->add_subcommand("eval", "digit error rate and sequence accuracy on a set of the run's data");
-  add_model_option(ev, ea->dir);
+  add_speech_flags(ev, *ea, {"stream"});
   ev->add_option("--split", ea->set, "test | valid | train")->check(CLI::IsMember({"test", "valid", "train"}));
-  ea->cmd = ev;
-  add_decode_flags(ev, ea->decode, models::speech_option_set(), {"stream"});
   ev->add_option("--errors", ea->errors, "write the utterances heard wrong to this file (path, spoken, heard; tab-separated)");
-  add_ensemble_option(ev, ea->ensemble);
   ev->add_option("--set", ea->overrides, "override a key of the run's train.yaml, e.g. --set data.gap_ms=100 (repeatable)");
-  add_threads_option(ev, ea->threads);
   ev->callback([ea] { run_eval(*ea); });
 
-  auto sa = std::make_shared<ShowArgs>();
+  auto sa = std::make_shared<SpeechArgs>();
   auto* show = sp->add_subcommand("show", "SVG: the log-mel spectrogram with each output digit's attention above it");
-  add_model_option(show, sa->dir);
+  add_speech_flags(show, *sa, {"batch", "stream"}, /*ensemble=*/false);  // the picture is -m's model's
   show->add_option("file", sa->file, "a WAV file")->required();
-  sa->cmd = show;
-  add_decode_flags(show, sa->decode, models::speech_option_set(), {"batch", "stream"});
   add_output_option(show, sa->out, "SVG file to write");
-  add_threads_option(show, sa->threads);
   show->callback([sa] { run_show(*sa); });
 }
 

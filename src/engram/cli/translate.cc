@@ -12,6 +12,7 @@
 #include <string>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/ensemble.h"
 #include "engram/cli/options.h"
 #include "engram/models/seq2seq/stream.h"
 
@@ -20,16 +21,12 @@ namespace engram::cli {
 namespace {
 
 struct TranslateArgs {
-  std::string model;
-  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
+  ModelArgs model;               // its decode: the family's decode flags
   models::StreamOptions stream;  // --scores, --alignments, --prefix-column (--stream: the options')
-  std::vector<std::string> ensemble;  // --ensemble DIR ...
-  int threads = 1;               // threads (the caller and its team's helpers)
 };
 
 void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
-  use_threads(a.threads);
-  decode::DecodeOptions d = *a.decode;
+  decode::DecodeOptions d = *a.model.decode;
   d.alignments = !a.stream.alignments.empty();
   finish_decode_flags(cmd, d, models::translate_option_set());
   models::StreamOptions stream = a.stream;
@@ -37,14 +34,9 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   models::TranslateOptions o;
   o.search = d.search();
   o.batch_size = d.batch;
-  const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
-  loaded->set_precision(d.precision);  // fp32: few-row products on the packed copy (same values)
+  // fp32: few-row products on the packed copy (the same values)
+  const auto loaded = load_model_flags<models::Translator>(a.model, "seq2seq", d.precision);
   if (d.shortlist) o.shortlist = &loaded->shortlist_table();
-  const auto members = models::load_ensemble_members<models::Translator>(a.ensemble, "seq2seq");
-  for (const auto& m : members) {
-    models::check_same_codecs(*loaded, *m);
-    o.ensemble.push_back(&m->seq2seq());
-  }
   models::translate_stream(*loaded, o, stream, STDIN_FILENO);
 }
 
@@ -53,18 +45,12 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
 void register_translate(CLI::App& app) {
   auto a = std::make_shared<TranslateArgs>();
   auto* cmd = app.add_subcommand("translate", "translate stdin to stdout, one line each (greedy or beam search)");
-  add_model_option(cmd, a->model);
-  add_decode_flags(cmd, a->decode, models::translate_option_set(), {"alignments"});
+  add_model_flags(cmd, a->model, false);
+  add_decode_flags(cmd, a->model.decode, models::translate_option_set(), {"alignments"});
   cmd->add_flag("--scores", a->stream.scores, "print 'i ||| text ||| score' lines");
   cmd->add_flag("--prefix-column", a->stream.prefix_column,
                 "each input line is 'source<TAB>target prefix': the prefix's tokens come first, then free decoding");
   cmd->add_option("--alignments", a->stream.alignments, "write attention alignments as JSON lines to FILE ('-' = stderr)");
-  cmd->add_option("--ensemble", a->ensemble,
-                  "another model (or run) directory decoded with -m's as one ensemble, probabilities averaged "
-                  "(repeatable; the same vocabularies)")
-      ->expected(1)
-      ->take_all();
-  add_threads_option(cmd, a->threads);
   cmd->callback([a, cmd] { run_translate(*a, cmd); });
 }
 

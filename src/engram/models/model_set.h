@@ -8,6 +8,7 @@
 // Dims: M models.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "engram/core/error.h"
@@ -39,6 +40,13 @@ struct ModelSet {
     g.use_int8_weights(int8);
   }
   int size() const { return static_cast<int>(models.size()); }
+  // The one decode::StepModel a search runs over (M a StepModel): models[0] alone, or every
+  // member as one EnsembleStepModel, built into `ensemble` (which must outlive the search).
+  const decode::StepModel& decoder(std::optional<decode::EnsembleStepModel>& ensemble) const {
+    if (models.size() == 1) return *models.front();
+    ensemble.emplace(std::vector<const decode::StepModel*>(models.begin(), models.end()));
+    return *ensemble;
+  }
 };
 
 }  // namespace engram::models

@@ -120,4 +120,11 @@ std::vector<double> numbers_field(const json& request, const char* key, int max_
   return out;
 }
 
+json rows(std::span<const float> values, size_t cols) {
+  json out = json::array();
+  for (size_t r = 0; cols > 0 && (r + 1) * cols <= values.size(); ++r)
+    out.push_back(std::vector<float>(values.begin() + r * cols, values.begin() + (r + 1) * cols));
+  return out;
+}
+
 }  // namespace engram::models::serve_json

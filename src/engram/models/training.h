@@ -1,11 +1,14 @@
 // The one shape of a family's train entry on the shared Trainer (models::Family::train): the
 // trainer config checked before anything is written, one process per run directory (RunDirLock),
 // the task built on rank 0 first (a task may write vocabularies and train.yaml into the run
-// directory, which the other ranks then read), the Trainer run, and one summary line.
+// directory, which the other ranks then read), the Trainer run, and one summary line. A recipe of
+// several Trainer runs in one command (memn2n: one per seed, and per task unless joint) shares
+// the first two under one lock (train_runs).
 #pragma once
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -15,6 +18,13 @@
 
 namespace engram::models {
 
+// A line of a task's setup log (data and vocabulary notes), flushed at once; `log` null: none.
+inline void log_note(std::FILE* log, const std::string& text) {
+  if (!log) return;
+  std::fprintf(log, "%s\n", text.c_str());
+  std::fflush(log);
+}
+
 // "done: N steps in S s[ (resumed)][ (early stop)]; best METRIC V; NEXT" (V with `digits` decimals).
 inline std::string train_summary(const train::TrainSummary& s, const std::string& metric, int digits,
                                  const std::string& next) {
@@ -23,20 +33,37 @@ inline std::string train_summary(const train::TrainSummary& s, const std::string
                      digits, next);
 }
 
+// Checks `tc` (before anything is written), then returns `runs()` (the summary line) with tc's
+// run directory locked for this process.
+template <class Runs>
+std::string train_runs(const train::TrainerConfig& tc, Runs&& runs) {
+  train::check_trainer_config(tc);
+  const train::RunDirLock lock(tc.run_dir);
+  return runs();
+}
+
 // Trains the task `make()` builds (a std::unique_ptr<Task>) and returns `done(task, summary)`.
 // The Trainer runs with the task's own train config where the task has one (config().train: a
 // task that completes its config, e.g. with the vocabulary sizes), else with `tc`.
 template <class Make, class Done>
 std::string train_task(const train::TrainerConfig& tc, Make&& make, Done&& done) {
-  train::check_trainer_config(tc);  // everything checked before anything is written
-  const train::RunDirLock lock(tc.run_dir);
-  decltype(make()) task;
-  train::root_first([&] { task = make(); });
-  const train::TrainerConfig* used = &tc;
-  if constexpr (requires { task->config().train; }) used = &task->config().train;
-  train::Trainer trainer(*task, *used);
-  const train::TrainSummary s = trainer.run();
-  return done(*task, s);
+  return train_runs(tc, [&] {
+    decltype(make()) task;
+    train::root_first([&] { task = make(); });
+    const train::TrainerConfig* used = &tc;
+    if constexpr (requires { task->config().train; }) used = &task->config().train;
+    train::Trainer trainer(*task, *used);
+    const train::TrainSummary s = trainer.run();
+    return done(*task, s);
+  });
+}
+
+// The same with the one summary line: train_summary(s, the task's primary metric, digits, next).
+template <class Make>
+std::string train_task(const train::TrainerConfig& tc, Make&& make, int digits, const std::string& next) {
+  return train_task(tc, make, [&](const train::TrainTask& task, const train::TrainSummary& s) {
+    return train_summary(s, task.primary_metric(), digits, next);
+  });
 }
 
 }  // namespace engram::models

@@ -9,7 +9,7 @@
 #include "engram/models/memn2n/task.h"
 #include "engram/io/files.h"
 #include "engram/models/registry.h"
-#include "engram/train/run_lock.h"
+#include "engram/models/training.h"
 #include "engram/train/run_config.h"
 
 namespace engram::models {
@@ -22,7 +22,6 @@ BabiConfig babi_recipe(const BabiConfig& probe) { return default_babi_config(pro
 
 std::string train_memn2n(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const BabiConfig cfg = parse_run_config<BabiConfig>(node, source, sets, &babi_recipe);
-  train::check_trainer_config(cfg.train);
   ENGRAM_CHECK(!cfg.task.seeds.empty(), "memn2n: task.seeds is empty");
   for (size_t i = 0; i < cfg.task.seeds.size(); ++i)  // each seed trains into RUN/seed-S: one run each
     for (size_t j = 0; j < i; ++j)
@@ -31,38 +30,40 @@ std::string train_memn2n(const YAML::Node& node, const std::string& source, cons
   const std::string dir = babi_data_dir(cfg);
   const std::vector<int> tasks = parse_babi_tasks(cfg.data.tasks, dir);
   const fs::path run_dir = cfg.train.run_dir;
-  const train::RunDirLock lock(run_dir);
-  train::write_run_config(run_dir, io::dump_config(cfg));
-  const auto t0 = std::chrono::steady_clock::now();  // train.max_minutes bounds every seed and task together
-  bool out_of_time = false;
-  if (cfg.data.joint) {
-    const BabiData data = load_babi_data(cfg, tasks);
-    std::printf("bAbI %s: tasks %s, %zu train / %zu valid / %zu test questions, vocabulary %d\n", dir.c_str(),
-                fmt::format("{}", fmt::join(tasks, ",")).c_str(), data.train.samples.size(),
-                data.valid.samples.size(), data.test.samples.size(), data.vocab.size());
-    for (const auto& r : train_babi(cfg, data, run_dir, t0)) {
-      std::printf("seed %lld: valid error %.2f%%, %.0f s (linear start %d epochs)\n", static_cast<long long>(r.seed),
-                  100 * r.valid_error, r.seconds, r.linear_start_epochs);
-      out_of_time = out_of_time || r.out_of_time;
-    }
-  } else {
-    for (int t : tasks) {
-      if (out_of_time) break;
-      BabiConfig one = cfg;
-      one.data.tasks = std::to_string(t);
-      const BabiData data = load_babi_data(one, {t});
-      for (const auto& r : train_babi(one, data, run_dir / fmt::format("task-{}", t), t0)) {
-        std::printf("task %d seed %lld: valid error %.2f%%, %.0f s\n", t, static_cast<long long>(r.seed),
-                    100 * r.valid_error, r.seconds);
+  // One Trainer run per seed (and per task unless joint), all under the run directory's lock.
+  return train_runs(cfg.train, [&] {
+    train::write_run_config(run_dir, io::dump_config(cfg));
+    const auto t0 = std::chrono::steady_clock::now();  // train.max_minutes bounds every seed and task together
+    bool out_of_time = false;
+    if (cfg.data.joint) {
+      const BabiData data = load_babi_data(cfg, tasks);
+      std::printf("bAbI %s: tasks %s, %zu train / %zu valid / %zu test questions, vocabulary %d\n", dir.c_str(),
+                  fmt::format("{}", fmt::join(tasks, ",")).c_str(), data.train.samples.size(),
+                  data.valid.samples.size(), data.test.samples.size(), data.vocab.size());
+      for (const auto& r : train_babi(cfg, data, run_dir, t0)) {
+        std::printf("seed %lld: valid error %.2f%%, %.0f s (linear start %d epochs)\n", static_cast<long long>(r.seed),
+                    100 * r.valid_error, r.seconds, r.linear_start_epochs);
         out_of_time = out_of_time || r.out_of_time;
       }
+    } else {
+      for (int t : tasks) {
+        if (out_of_time) break;
+        BabiConfig one = cfg;
+        one.data.tasks = std::to_string(t);
+        const BabiData data = load_babi_data(one, {t});
+        for (const auto& r : train_babi(one, data, run_dir / fmt::format("task-{}", t), t0)) {
+          std::printf("task %d seed %lld: valid error %.2f%%, %.0f s\n", t, static_cast<long long>(r.seed),
+                      100 * r.valid_error, r.seconds);
+          out_of_time = out_of_time || r.out_of_time;
+        }
+      }
     }
-  }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (out_of_time)
-    return fmt::format("stopped by train.max_minutes after {:.0f} s; run the same command again to resume", secs);
-  return fmt::format("done in {:.0f} s; evaluate with: engram babi eval -m {}", secs,
-                     (cfg.data.joint ? run_dir / "model" : run_dir).string());
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (out_of_time)
+      return fmt::format("stopped by train.max_minutes after {:.0f} s; run the same command again to resume", secs);
+    return fmt::format("done in {:.0f} s; evaluate with: engram babi eval -m {}", secs,
+                       (cfg.data.joint ? run_dir / "model" : run_dir).string());
+  });
 }
 
 std::unique_ptr<LoadedModel> load_memn2n(const fs::path& dir) {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "engram/data/vocab.h"
-#include "engram/models/decode_setup.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/memn2n/model.h"
 #include "engram/models/registry.h"
 #include "engram/train/trainer.h"
@@ -182,21 +182,10 @@ std::vector<BabiSeedResult> train_babi(const BabiConfig& cfg, const BabiData& da
                                        std::chrono::steady_clock::time_point started);
 
 // A trained model directory: config, vocabulary, parameters (the family's LoadedModel).
-struct LoadedBabiModel : LoadedModel {
-  std::filesystem::path model_dir;
+struct LoadedBabiModel : LoadedFamily<LoadedBabiModel, Memn2n> {
   BabiConfig cfg;  // memn2n from config.yaml, data from data.yaml (the rest: defaults)
   data::Vocab vocab;
-  std::unique_ptr<models::Memn2n> model;
-  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
-  // The model with its ensemble members and weights: what run_line, run_requests and
-  // `babi eval / explain` run.
-  ModelSet<Memn2n> models() const {
-    return setup.models(*this, [](const LoadedBabiModel& m) -> const Memn2n& { return *m.model; });
-  }
-  std::string family() const override { return "memn2n"; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
   // "Mary moved to the bathroom. John went to the hallway. Where is Mary?" -> "bathroom": the
   // statements (ended by '.', '!' or a newline) are the memory, the last sentence (ended by '?')
   // the question; tokenised as the bAbI files are.
@@ -225,9 +214,6 @@ struct LoadedBabiModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  // bf16: every product of the model (and its members) reads a bf16 copy of the weights (the
-  // answer matrix W, and H under layer-wise tying; the memories are embedding sums, not products).
-  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
   // Members: memn2n models of the same vocabulary (token for token). The answer's probability is
   // their mean; the hops' attention shown is this model's.
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;

@@ -22,10 +22,7 @@ std::string train_ntm_run(const YAML::Node& node, const std::string& source, con
         train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
         return make_ntm_task(cfg);
       },
-      [&](const train::TrainTask& task, const train::TrainSummary& s) {
-        return train_summary(s, task.primary_metric(), 4,
-                             fmt::format("evaluate with: engram ntm eval -m {}", cfg.train.run_dir));
-      });
+      4, fmt::format("evaluate with: engram ntm eval -m {}", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_ntm(const std::filesystem::path& dir) { return load_ntm_model(dir); }

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "engram/models/decode_setup.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/ntm/lstm_seq.h"
 #include "engram/models/ntm/ntm.h"
 #include "engram/models/ntm/seq_task.h"
@@ -52,19 +52,10 @@ class NtmTaskModel : public Model {
 };
 
 // A loaded "ntm" model directory (the family's LoadedModel).
-struct LoadedNtmModel : LoadedModel {
-  std::filesystem::path model_dir;
-  std::unique_ptr<NtmTaskModel> model;
-  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
-
-  // The model with its ensemble members and weights: what run_line, run_requests, `ntm eval` and
-  // `ntm show` run (sequence_loss_of, evaluate_at).
-  ModelSet<SeqModel> models() const {
-    return setup.models(*this, [](const LoadedNtmModel& m) -> const SeqModel& { return m.model->seq(); });
-  }
-  std::string family() const override { return NtmTaskModel::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
+struct LoadedNtmModel : LoadedFamily<LoadedNtmModel, NtmTaskModel> {
+  // What models() holds of each member, what run_line, run_requests, `ntm eval` and `ntm show`
+  // run (sequence_loss_of, evaluate_at): its sequence model.
+  static const SeqModel& net(const LoadedNtmModel& m) { return m.model->seq(); }
   // "LENGTH [REPEAT [SEED]]" (recall: LENGTH = items): one generated sequence of the model's
   // task -> "target ... | output ... | N wrong bits", vectors as 0/1 strings.
   std::string run_line(const std::string& line) override;
@@ -77,8 +68,6 @@ struct LoadedNtmModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  // bf16: every product of the model (and its members) reads a bf16 copy of the weights.
-  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
   // Members: ntm models (NTM or LSTM baseline) of the same task (kind, bits, item length, repeat
   // range): the same inputs and output bits. Each output bit's probability is their mean; the
   // weightings shown are this model's.

@@ -190,9 +190,7 @@ std::vector<PointerPrediction> predict_pointer(const ModelSet<PointerNet>& model
   models.set_weights(g);
   // One model, or the members as one (their mean probability of each next position).
   std::optional<decode::EnsembleStepModel> ensemble;
-  if (models.size() > 1)
-    ensemble.emplace(std::vector<const decode::StepModel*>(models.models.begin(), models.models.end()));
-  const decode::StepModel& model = ensemble ? static_cast<const decode::StepModel&>(*ensemble) : models.first();
+  const decode::StepModel& model = models.decoder(ensemble);
   decode::SearchOptions so;
   so.beam = options.beam;
   so.alignments = options.attention;

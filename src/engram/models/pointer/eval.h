@@ -20,8 +20,7 @@
 
 #include "engram/core/weights_packed.h"
 #include "engram/decode/options.h"
-#include "engram/models/decode_setup.h"
-#include "engram/models/model_set.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/pointer/model.h"
 #include "engram/models/registry.h"
 #include "engram/train/trainer.h"
@@ -127,22 +126,11 @@ std::vector<PointerEvalRow> evaluate_pointer(const ModelSet<PointerNet>& models,
 std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow> rows);
 
 // A loaded "pointer" model directory.
-struct LoadedPointerModel : LoadedModel {
-  std::filesystem::path model_dir;
-  std::unique_ptr<PointerNet> model;
-  // The weights' packed copy (made at load), for the one-instance decoding of run_line and serve;
-  // it does not follow later changes to params().
+struct LoadedPointerModel : LoadedFamily<LoadedPointerModel, PointerNet> {
+  // The weights' packed copy (made at load), for the one-instance decoding of run_line and serve
+  // (fp32: the few-row products of this model); it does not follow later changes to params().
   std::unique_ptr<core::PackedWeights> packed;
-  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
-  // The model with its ensemble members and weights: what run_line, run_requests and
-  // `pointer eval` decode with.
-  ModelSet<PointerNet> models() const {
-    return setup.models(*this, [](const LoadedPointerModel& m) -> const PointerNet& { return *m.model; });
-  }
-  std::string family() const override { return PointerNet::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
   // One instance in the paper's line format ("x1 y1 x2 y2 ..." or "v1 v2 ..." for sorting,
   // optionally followed by "output ...", which is ignored) -> the predicted 1-based indices
   // (greedy), closed for hull and TSP (the first index repeated at the end) as the paper's files.
@@ -155,9 +143,6 @@ struct LoadedPointerModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  // bf16: every product of the model (and its members) reads a bf16 copy of the weights; fp32:
-  // the packed copy above serves the few-row products of this model.
-  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
   // Members: pointer models of the same task and input width (the same output space: the input
   // positions and the end).
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;

@@ -26,10 +26,7 @@ std::string train_pointer(const YAML::Node& node, const std::string& source, con
         train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
         return std::make_unique<PointerTrainTask>(cfg);
       },
-      [&](const PointerTrainTask& task, const train::TrainSummary& s) {
-        return train_summary(s, task.primary_metric(), 4,
-                             fmt::format("evaluate with: engram pointer eval -m {}", cfg.train.run_dir));
-      });
+      4, fmt::format("evaluate with: engram pointer eval -m {}", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_pointer(const std::filesystem::path& dir) { return load_pointer_model(dir); }

@@ -71,11 +71,9 @@ std::vector<json> LoadedPointerModel::run_requests(std::span<const Request* cons
       const PointerPrediction& p = ps[i];
       std::vector<int> output = p.output;
       if (closed && !output.empty()) output.push_back(output.front());
-      const size_t n = static_cast<size_t>(batch[i].size());
-      json attention = json::array();
-      for (size_t row = 0; n > 0 && (row + 1) * n <= p.attention.size(); ++row)
-        attention.push_back(std::vector<float>(p.attention.begin() + row * n, p.attention.begin() + (row + 1) * n));
-      out.push_back({{"output", output}, {"log_prob", p.log_prob}, {"attention", std::move(attention)}});
+      out.push_back({{"output", output},
+                     {"log_prob", p.log_prob},
+                     {"attention", serve_json::rows(p.attention, static_cast<size_t>(batch[i].size()))}});
     }
     return out;
   };

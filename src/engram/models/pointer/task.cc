@@ -11,18 +11,13 @@
 #include "engram/core/kernels/parallel.h"
 #include "engram/core/ops.h"
 #include "engram/models/pointer/eval.h"
+#include "engram/models/training.h"
 
 namespace engram::models {
 
 namespace tasks = data::tasks;
 
 namespace {
-
-void note(std::FILE* log, const std::string& text) {
-  if (!log) return;
-  std::fprintf(log, "%s\n", text.c_str());
-  std::fflush(log);
-}
 
 // Mixed into data.seed for the stream of batch sizes n (data.batch_by_n), apart from the instances'.
 constexpr uint64_t kBatchNStream = 0x6e5f7065725f6261ULL;
@@ -110,7 +105,7 @@ PointerTrainTask::PointerTrainTask(const PointerTrainConfig& cfg, std::FILE* log
     batches_ = d.batches_per_epoch;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  note(log, fmt::format("data: {} n = {}-{}; {} training instances{}, {} validation; generated in {:.1f} s",
+  log_note(log, fmt::format("data: {} n = {}-{}; {} training instances{}, {} validation; generated in {:.1f} s",
                         pointer_task_name(d.task), d.min_n, d.max_n,
                         d.train_instances > 0 ? std::to_string(d.train_instances) : "fresh",
                         d.train_instances > 0 ? "" : fmt::format(" ({} per epoch)", batches_ * d.batch_size),
@@ -118,7 +113,7 @@ PointerTrainTask::PointerTrainTask(const PointerTrainConfig& cfg, std::FILE* log
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<PointerNet>(cfg_.pointer, init);
   cfg_.pointer = model_->cfg();
-  note(log, fmt::format("model: pointer network, {} {} x {} (embedding {}), {} glimpse(s), logit clip {}, {} parameters",
+  log_note(log, fmt::format("model: pointer network, {} {} x {} (embedding {}), {} glimpse(s), logit clip {}, {} parameters",
                         io::to_yaml(cfg_.pointer)["cell"].as<std::string>(), cfg_.pointer.hidden, 1,
                         cfg_.pointer.embed_dim, cfg_.pointer.glimpses, cfg_.pointer.logit_clip,
                         model_->params().numel()));
@@ -128,7 +123,7 @@ PointerTrainTask::PointerTrainTask(const PointerTrainConfig& cfg, std::FILE* log
     const std::filesystem::path file =
         cfg_.train.run_dir.empty() ? std::filesystem::path() : std::filesystem::path(cfg_.train.run_dir) / "baseline.safetensors";
     reinforce_ = std::make_unique<PointerReinforce>(*model_, unlabelled, d.baseline_instances, d.baseline_seed, file);
-    note(log, fmt::format("objective: REINFORCE, greedy-rollout baseline (replaced when better on {} instances)",
+    log_note(log, fmt::format("objective: REINFORCE, greedy-rollout baseline (replaced when better on {} instances)",
                           d.baseline_instances));
   }
   begin_epoch(0, cfg_.train.seed);
@@ -221,7 +216,7 @@ void PointerTrainTask::load_extra_state(const nlohmann::json& state) {
 void PointerTrainTask::after_validation(const train::Metrics&) {
   if (!reinforce_) return;
   const PointerReinforce::Update u = reinforce_->maybe_replace(*model_);
-  note(log_, fmt::format("baseline: policy {:.4f} vs baseline {:.4f} (t = {:.2f}): {}", u.policy, u.baseline, u.t,
+  log_note(log_, fmt::format("baseline: policy {:.4f} vs baseline {:.4f} (t = {:.2f}): {}", u.policy, u.baseline, u.t,
                          u.replaced ? fmt::format("replaced ({} so far)", reinforce_->replacements()) : "kept"));
 }
 

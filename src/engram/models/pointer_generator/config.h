@@ -8,22 +8,19 @@
 // attention width.
 #pragma once
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "engram/io/config.h"
+#include "engram/models/text_codec.h"
 
 namespace engram::models {
 
-enum class PgUnit { kWord, kSpm };
 enum class PgCell { kLstm, kGru };
 
 }  // namespace engram::models
 
-template <>
-struct engram::io::EnumNames<engram::models::PgUnit> {
-  static constexpr std::pair<engram::models::PgUnit, const char*> items[] = {{engram::models::PgUnit::kWord, "word"},
-                                                                             {engram::models::PgUnit::kSpm, "spm"}};
-};
 template <>
 struct engram::io::EnumNames<engram::models::PgCell> {
   static constexpr std::pair<engram::models::PgCell, const char*> items[] = {{engram::models::PgCell::kLstm, "lstm"},
@@ -34,7 +31,7 @@ namespace engram::models {
 
 struct PointerGeneratorConfig {
   int vocab = 0;              // V, specials included (set from the data)
-  PgUnit unit = PgUnit::kWord;
+  TokenUnit unit = TokenUnit::kWord;  // word | spm
   int vocab_size = 50000;     // word: the most frequent train words (specials included); spm: pieces
   int min_count = 1;          // word: rarer words stay out of the vocabulary
   bool lowercase = false;     // lowercase text before tokenizing
@@ -78,6 +75,11 @@ struct PointerGeneratorConfig {
   // Errors name the first invalid field. validate_options() skips `vocab` (set from the data).
   void validate() const;
   void validate_options() const;
+  // The vocabulary file in a model or run directory ("vocab.txt" | "vocab.spm"); the codec read
+  // from `dir` (an error names the missing file), or built from training text into it.
+  std::string file_name() const;
+  TextCodec load(const std::string& dir) const;
+  TextCodec build(const std::vector<std::string>& lines, const std::string& dir) const;
 };
 
 }  // namespace engram::models

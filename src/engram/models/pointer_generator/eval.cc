@@ -16,7 +16,7 @@
 
 namespace engram::models {
 
-PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summaries,
+PgScores score_summaries(const TextCodec& codec, const std::vector<Summary>& summaries,
                          const std::vector<std::vector<std::string>>& ref_sentences, const PgScoreOptions& options) {
   ENGRAM_CHECK(summaries.size() == ref_sentences.size(), "pointer_generator eval: {} summaries for {} references",
                summaries.size(), ref_sentences.size());
@@ -72,14 +72,14 @@ PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summa
   return sc;
 }
 
-PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summaries,
+PgScores score_summaries(const TextCodec& codec, const std::vector<Summary>& summaries,
                          const std::vector<std::string>& refs) {
   std::vector<std::vector<std::string>> sentences;
   for (const std::string& r : refs) sentences.push_back({r});
   return score_summaries(codec, summaries, sentences, {});
 }
 
-PgScores evaluate_pointer_generator(const PointerGenerator& model, const PgCodec& codec,
+PgScores evaluate_pointer_generator(const ModelSet<PointerGenerator>& models, const TextCodec& codec,
                                     const std::vector<data::SummaryPair>& pairs, const SummarizeOptions& options,
                                     std::vector<Summary>* summaries, const PgScoreOptions& score) {
   std::vector<std::string> srcs;
@@ -88,7 +88,7 @@ PgScores evaluate_pointer_generator(const PointerGenerator& model, const PgCodec
     srcs.push_back(p.source);
     refs.push_back(p.target_sentences);
   }
-  std::vector<Summary> sums = summarize_lines(model, codec, srcs, options);
+  std::vector<Summary> sums = summarize_lines(models, codec, srcs, options);
   PgScores sc = score_summaries(codec, sums, refs, score);
   if (summaries) *summaries = std::move(sums);
   return sc;
@@ -189,11 +189,11 @@ std::string pg_eval_report(const LoadedPointerGenerator& m, const SummarizeOptio
   std::vector<Summary> sums;
   const auto t0 = std::chrono::steady_clock::now();
   const PgScores s =
-      evaluate_pointer_generator(*m.model, *m.codec, pairs, options, &sums, {.use_stemmer = r.use_stemmer});
+      evaluate_pointer_generator(m.models(), *m.codec, pairs, options, &sums, {.use_stemmer = r.use_stemmer});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string more =
-      options.ensemble.empty() ? "" : fmt::format("; with {} more models as one ensemble", options.ensemble.size());
-  const char* weights = options.int8_weights ? ", int8 weights" : options.bf16_weights ? ", bf16 weights" : "";
+  const int more_models = m.setup.members();
+  const std::string more = more_models == 0 ? "" : fmt::format("; with {} more models as one ensemble", more_models);
+  const char* weights = m.setup.int8() ? ", int8 weights" : m.setup.bf16() ? ", bf16 weights" : "";
   std::string out = fmt::format("pointer-generator ({}, copy {}, coverage {}{}) on {}, {}{}\n\n", m.dir().string(),
                                 m.model->cfg().copy ? "on" : "off", m.model->cfg().coverage ? "on" : "off", more, name,
                                 options.search.beam == 1 ? "greedy" : fmt::format("beam {}", options.search.beam),

@@ -52,14 +52,14 @@ struct PgScores {
 };
 
 // ref_sentences[i] holds the reference sentences of summaries[i] (same length).
-PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summaries,
+PgScores score_summaries(const TextCodec& codec, const std::vector<Summary>& summaries,
                          const std::vector<std::vector<std::string>>& ref_sentences, const PgScoreOptions& options);
 // Each reference one sentence, without the stemmer.
-PgScores score_summaries(const PgCodec& codec, const std::vector<Summary>& summaries,
+PgScores score_summaries(const TextCodec& codec, const std::vector<Summary>& summaries,
                          const std::vector<std::string>& refs);
 
 // Summarises the sources of `pairs` and scores them against their target sentences.
-PgScores evaluate_pointer_generator(const PointerGenerator& model, const PgCodec& codec,
+PgScores evaluate_pointer_generator(const ModelSet<PointerGenerator>& models, const TextCodec& codec,
                                     const std::vector<data::SummaryPair>& pairs, const SummarizeOptions& options,
                                     std::vector<Summary>* summaries = nullptr, const PgScoreOptions& score = {});
 
@@ -77,8 +77,8 @@ struct PgEvalSource {
 std::vector<data::SummaryPair> pg_eval_pairs(const PgEvalSource& source, const std::filesystem::path& model_dir,
                                              std::string* name);
 
-// `engram pointer-generator eval`'s report: the pairs of `source` summarised by `m` (with
-// options.ensemble as one), then what was scored, the F1 and copy table, ROUGE with and then
+// `engram pointer-generator eval`'s report: the pairs of `source` summarised by `m` (with its
+// ensemble members as one), then what was scored, the F1 and copy table, ROUGE with and then
 // without rouge_score's stemmer (or the other way round), the decoding rate, and up to `examples`
 // / `missed` examples (pg_copy_examples, pg_missed_examples).
 struct PgEvalReport {

@@ -18,9 +18,7 @@ std::string train_pg(const YAML::Node& node, const std::string& source, const st
   cfg.validate();  // everything that can be checked before the data is read
   return train_task(
       cfg.train, [&] { return std::make_unique<PgTrainTask>(cfg); },  // writes the vocabulary and train.yaml
-      [](PgTrainTask& task, const train::TrainSummary& s) {
-        return train_summary(s, task.primary_metric(), 2, fmt::format("model in {}/best", task.config().train.run_dir));
-      });
+      2, fmt::format("model in {}/best", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_pg(const std::filesystem::path& dir) { return load_pointer_generator(dir); }

@@ -21,7 +21,8 @@ void PointerGeneratorConfig::validate_options() const {
   ENGRAM_CHECK(vocab_size == 0 || vocab_size > data::kNumSpecial,
                "pointer_generator: vocab_size {} must exceed the {} special tokens (or be 0 = all words)", vocab_size,
                data::kNumSpecial);
-  ENGRAM_CHECK(unit != PgUnit::kSpm || vocab_size > data::kNumSpecial,
+  ENGRAM_CHECK(unit != TokenUnit::kChar, "pointer_generator: unit char is not supported (word | spm)");
+  ENGRAM_CHECK(unit != TokenUnit::kSpm || vocab_size > data::kNumSpecial,
                "pointer_generator: unit spm needs vocab_size > {}", data::kNumSpecial);
   ENGRAM_CHECK(min_count >= 1, "pointer_generator: min_count {} must be >= 1", min_count);
   ENGRAM_CHECK(embed_dim > 0 && hidden > 0 && hidden % 2 == 0,

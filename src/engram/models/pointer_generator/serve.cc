@@ -20,16 +20,14 @@ struct PgInput {
 };
 
 json summary_reply(const Summary& sum) {
-  const size_t n = sum.source.tokens.size();
+  json attention = serve_json::rows(sum.attention, sum.source.tokens.size());  // [R][S]
   json tokens = json::array();
   for (size_t t = 0; t < sum.p_gen.size(); ++t) {
     const bool eos = t >= sum.tokens.size();
-    json row = json::array();
-    for (size_t i = 0; n > 0 && (t + 1) * n <= sum.attention.size() && i < n; ++i) row.push_back(sum.attention[t * n + i]);
     tokens.push_back({{"token", eos ? std::string("<eos>") : sum.tokens[t]},
                       {"p_gen", sum.p_gen[t]},
                       {"copied", sum.copied(t)},
-                      {"attention", std::move(row)}});
+                      {"attention", t < attention.size() ? std::move(attention[t]) : json::array()}});
   }
   return {{"summary", sum.text}, {"finished", sum.finished}, {"source_tokens", sum.source.tokens},
           {"tokens", std::move(tokens)}};
@@ -58,7 +56,7 @@ std::unique_ptr<Request> LoadedPointerGenerator::parse_request(const json& body,
 
 std::vector<json> LoadedPointerGenerator::run_requests(std::span<const Request* const> requests) const {
   auto run = [&](std::span<const PgInput* const> inputs, const decode::DecodeOptions& options, const Emit& emit) {
-    SummarizeOptions o = with_setup(summarize_options(options));
+    SummarizeOptions o = summarize_options(options);
     o.batch_size = std::min(o.batch_size, static_cast<int>(inputs.size()));
     o.validate();
     std::vector<json> out;
@@ -76,13 +74,13 @@ std::vector<json> LoadedPointerGenerator::run_requests(std::span<const Request* 
         };
         const std::string prefix = inputs[i]->prefix;
         out.push_back(summary_reply(
-            summarize_lines(*model, *codec, {inputs[i]->article}, o, std::span<const std::string>(&prefix, 1)).at(0)));
+            summarize_lines(models(), *codec, {inputs[i]->article}, o, std::span<const std::string>(&prefix, 1)).at(0)));
       }
       return out;
     }
     std::vector<std::string> lines, prefixes;
     for (const PgInput* in : inputs) lines.push_back(in->article), prefixes.push_back(in->prefix);
-    for (const Summary& s : summarize_lines(*model, *codec, lines, o, prefixes)) out.push_back(summary_reply(s));
+    for (const Summary& s : summarize_lines(models(), *codec, lines, o, prefixes)) out.push_back(summary_reply(s));
     return out;
   };
   return models::run_requests<PgInput>(requests, run, single_reply);

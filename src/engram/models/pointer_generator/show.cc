@@ -9,7 +9,7 @@
 
 namespace engram::models {
 
-std::string summary_svg(const PgCodec& codec, const Summary& s, const std::string& title) {
+std::string summary_svg(const TextCodec& codec, const Summary& s, const std::string& title) {
   const int rows = static_cast<int>(s.p_gen.size()), cols = static_cast<int>(s.source.tokens.size());
   ENGRAM_CHECK(rows >= 1 && cols >= 1, "pointer_generator show: nothing to draw ({} output rows, {} source tokens)",
                rows, cols);
@@ -36,10 +36,10 @@ std::string summary_svg(const PgCodec& codec, const Summary& s, const std::strin
   return viz::heatmap_svg({attn, gate});
 }
 
-SummaryShow show_summary(const PointerGenerator& model, const PgCodec& codec, const std::string& article,
+SummaryShow show_summary(const ModelSet<PointerGenerator>& models, const TextCodec& codec, const std::string& article,
                          const SummarizeOptions& options) {
   SummaryShow out;
-  out.summary = summarize_lines(model, codec, {article}, options).front();
+  out.summary = summarize_lines(models, codec, {article}, options).front();
   const Summary& s = out.summary;
   ENGRAM_CHECK(!s.source.tokens.empty(), "pointer_generator show: the article is empty");
   const std::string what = options.search.beam == 1 ? "greedy" : fmt::format("beam {}", options.search.beam);

@@ -13,7 +13,7 @@
 namespace engram::models {
 
 // The picture of one summary; `title` goes above the attention map.
-std::string summary_svg(const PgCodec& codec, const Summary& summary, const std::string& title);
+std::string summary_svg(const TextCodec& codec, const Summary& summary, const std::string& title);
 
 struct SummaryShow {
   Summary summary;
@@ -21,7 +21,7 @@ struct SummaryShow {
   std::string text;  // the summary, then one line per output token: "generated|copied p_gen token"
 };
 // Summarises `article` and draws it.
-SummaryShow show_summary(const PointerGenerator& model, const PgCodec& codec, const std::string& article,
+SummaryShow show_summary(const ModelSet<PointerGenerator>& models, const TextCodec& codec, const std::string& article,
                          const SummarizeOptions& options);
 
 }  // namespace engram::models

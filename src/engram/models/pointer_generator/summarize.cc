@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cerrno>
 #include <cmath>
+#include <optional>
 
 #include "engram/core/graph.h"
 #include "engram/data/batching.h"
@@ -46,24 +47,20 @@ void SummarizeOptions::validate() const {
   ENGRAM_CHECK(batch_size >= 1, "summarize: batch_size {} must be >= 1", batch_size);
   ENGRAM_CHECK(std::isfinite(oov_bonus) && oov_bonus >= -100.0f && oov_bonus <= 100.0f,
                "summarize: oov_bonus {} outside [-100, 100]", oov_bonus);
-  for (const Member& m : ensemble)  // their number: decode::EnsembleStepModel checks it
-    ENGRAM_CHECK(m.model != nullptr && m.codec != nullptr, "summarize: an ensemble member without model or vocabulary");
 }
 
 namespace {
 
 // α [R, S] and p_gen [R] of each summary's output by teacher forcing (one batch).
-void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool coverage_active,
-             const core::Bf16Weights* bf16, const core::Int8Weights* int8) {
+void explain(const ModelSet<PointerGenerator>& models, std::vector<Summary*>& batch, bool coverage_active) {
   std::vector<data::Example> ex;
   for (const Summary* s : batch) ex.push_back({s->source.ids, s->ids});
   std::vector<int64_t> idx(ex.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int64_t>(k);
   const data::Batch b = data::collate(ex, idx);
   core::Graph g(false);
-  g.use_bf16_weights(bf16);
-  g.use_int8_weights(int8);
-  const PgForward f = model.forward(g, b, {.coverage_active = coverage_active, .scores = false});
+  models.set_weights(g);
+  const PgForward f = models.first().forward(g, b, {.coverage_active = coverage_active, .scores = false});
   const int64_t nb = b.batch_size, s = b.src_steps;
   for (size_t k = 0; k < batch.size(); ++k) {
     Summary& sum = *batch[k];
@@ -81,12 +78,13 @@ void explain(const PointerGenerator& model, std::vector<Summary*>& batch, bool c
 
 }  // namespace
 
-std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCodec& codec,
+std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, const TextCodec& codec,
                                      const std::vector<std::string>& lines, const SummarizeOptions& options,
                                      std::span<const std::string> prefixes) {
   options.validate();
   ENGRAM_CHECK(prefixes.empty() || prefixes.size() == lines.size(), "summarize: {} prefixes for {} articles",
                prefixes.size(), lines.size());
+  const PointerGenerator& model = models.first();
   ENGRAM_CHECK(codec.size() == model.vocab(), "summarize: vocabulary of {} tokens for a model of {}", codec.size(),
                model.vocab());
   std::vector<Summary> out(lines.size());
@@ -102,24 +100,24 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
                    [&](size_t a, size_t b) { return out[a].source.ids.size() < out[b].source.ids.size(); });
   const PgDecodeOptions decode_options{
       .coverage_active = options.coverage_active, .block_unk = options.block_unk, .oov_bonus = options.oov_bonus};
-  const PgStepModel first(model, decode_options);
-  std::vector<std::unique_ptr<PgStepModel>> others;
-  std::vector<const decode::StepModel*> members = {&first};
-  for (size_t m = 0; m < options.ensemble.size(); ++m) {
-    const SummarizeOptions::Member& e = options.ensemble[m];
-    ENGRAM_CHECK(e.model->cfg().copy == model.cfg().copy,
+  // Each model's steps with the decoding options; more than one: their mean probability.
+  std::vector<PgStepModel> steppers;  // [M]
+  steppers.reserve(models.models.size());
+  for (size_t m = 0; m < models.models.size(); ++m) {
+    const PointerGenerator& e = *models.models[m];
+    ENGRAM_CHECK(e.cfg().copy == model.cfg().copy,
                  "summarize: ensemble member {} has copy {}, the first model copy {}: their outputs differ in classes",
-                 m + 2, e.model->cfg().copy, model.cfg().copy);
-    ENGRAM_CHECK(same_vocabulary(*e.codec, codec) && e.model->vocab() == model.vocab(),
-                 "summarize: ensemble member {} has another vocabulary than the first model", m + 2);
-    others.push_back(std::make_unique<PgStepModel>(*e.model, decode_options));
-    members.push_back(others.back().get());
+                 m + 1, e.cfg().copy, model.cfg().copy);
+    ENGRAM_CHECK(e.vocab() == model.vocab(), "summarize: ensemble member {} has another vocabulary than the first model",
+                 m + 1);
+    steppers.emplace_back(e, decode_options);
   }
-  const decode::EnsembleStepModel ensemble(members);
-  const decode::StepModel& stepper = members.size() == 1 ? static_cast<const decode::StepModel&>(first) : ensemble;
+  std::vector<const PgStepModel*> members;
+  for (const PgStepModel& m : steppers) members.push_back(&m);
+  std::optional<decode::EnsembleStepModel> ensemble;
+  const decode::StepModel& stepper = ModelSet<PgStepModel>(members, nullptr).decoder(ensemble);
   core::Graph g(false);
-  g.use_bf16_weights(options.bf16_weights);
-  g.use_int8_weights(options.int8_weights);
+  models.set_weights(g);
   for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
     const size_t end = std::min(order.size(), begin + options.batch_size);
     std::vector<std::vector<int32_t>> chunk, forced;
@@ -141,12 +139,12 @@ std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCode
       s.tokens = output_tokens(codec, s.ids, s.source);
       s.text = codec.join(s.tokens);
     }
-    explain(model, sums, options.coverage_active, options.bf16_weights, options.int8_weights);
+    explain(models, sums, options.coverage_active);
   }
   return out;
 }
 
-void summarize_stream(const PointerGenerator& model, const PgCodec& codec, std::vector<std::string> lines,
+void summarize_stream(const ModelSet<PointerGenerator>& models, const TextCodec& codec, std::vector<std::string> lines,
                       const SummarizeOptions& options, const SummarizeStream& stream) {
   std::vector<std::string> prefixes;
   if (stream.prefix_column)
@@ -160,14 +158,14 @@ void summarize_stream(const PointerGenerator& model, const PgCodec& codec, std::
                  "cannot write to standard output: {}", std::strerror(errno));
   };
   if (!stream.tokens) {
-    for (const Summary& s : summarize_lines(model, codec, lines, options, prefixes)) write(s.text + "\n");
+    for (const Summary& s : summarize_lines(models, codec, lines, options, prefixes)) write(s.text + "\n");
     return;
   }
   SummarizeOptions o = options;
   o.batch_size = 1;
   for (size_t i = 0; i < lines.size(); ++i) {
     const ExtendedSource source = extend_source(
-        codec, lines[i], options.max_source_tokens > 0 ? options.max_source_tokens : model.cfg().max_source_tokens);
+        codec, lines[i], options.max_source_tokens > 0 ? options.max_source_tokens : models.first().cfg().max_source_tokens);
     std::vector<std::string> tokens;
     size_t shown = 0;
     o.search.on_token = [&](int, int32_t token, std::span<const float>) {
@@ -181,7 +179,7 @@ void summarize_stream(const PointerGenerator& model, const PgCodec& codec, std::
     };
     const std::span<const std::string> prefix =
         prefixes.empty() ? std::span<const std::string>() : std::span<const std::string>(&prefixes[i], 1);
-    const std::string text = summarize_lines(model, codec, {lines[i]}, o, prefix).at(0).text;
+    const std::string text = summarize_lines(models, codec, {lines[i]}, o, prefix).at(0).text;
     write((text.compare(0, shown, text, 0, shown) == 0 && shown <= text.size() ? text.substr(shown) : "\n" + text) +
           "\n");
   }
@@ -192,58 +190,23 @@ std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const fs::path& d
   m->model_dir = dir;
   m->model = load_checkpoint_model<PointerGenerator, PointerGeneratorConfig>(dir);
   const PointerGeneratorConfig& cfg = m->model->cfg();
-  const fs::path vocab = model_file(dir, PgCodec::file_name(cfg));
-  m->codec = std::make_unique<PgCodec>(PgCodec::load(cfg, vocab.parent_path().string()));
+  const fs::path vocab = model_file(dir, cfg.file_name());
+  m->codec = std::make_unique<TextCodec>(cfg.load(vocab.parent_path().string()));
   ENGRAM_CHECK(m->codec->size() == cfg.vocab, "{}: a vocabulary of {} tokens for a model of {}", vocab.string(),
                m->codec->size(), cfg.vocab);
   return m;
 }
 
-SummarizeOptions LoadedPointerGenerator::with_setup(SummarizeOptions o) const {
-  o.bf16_weights = bf16.get();
-  o.int8_weights = int8.get();
-  for (const auto& m : members) {
-    const auto& pg = static_cast<const LoadedPointerGenerator&>(*m);
-    o.ensemble.push_back({pg.model.get(), pg.codec.get()});
-  }
-  return o;
-}
-
-void LoadedPointerGenerator::set_precision(decode::Precision p) {
-  bf16 = p == decode::Precision::kBf16 ? std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()))
-                                       : nullptr;
-  int8 = p == decode::Precision::kInt8 ? std::make_unique<core::Int8Weights>(nn::int8_weights(model->params()))
-                                       : nullptr;
-}
-
 void LoadedPointerGenerator::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
-  ENGRAM_CHECK(ms.size() < static_cast<size_t>(decode::kMaxEnsemble), "ensemble: {} models (at most {})",
-               ms.size() + 1, decode::kMaxEnsemble);
-  for (const auto& m : ms) {
-    const auto* pg = dynamic_cast<const LoadedPointerGenerator*>(m.get());
-    ENGRAM_CHECK(pg != nullptr, "--ensemble: {} holds a '{}' model and {} a 'pointer_generator' model (an ensemble is of one family)",
-                 m->dir().string(), m->family(), model_dir.string());
-    ENGRAM_CHECK(same_vocabulary(*pg->codec, *codec) && pg->model->cfg().copy == model->cfg().copy,
-                 "ensemble: {} has another vocabulary or copy setting than {}", m->dir().string(), model_dir.string());
-  }
-  members = std::move(ms);
-}
-
-std::vector<SummarizeOptions::Member> LoadedPgEnsemble::members() const {
-  std::vector<SummarizeOptions::Member> out;
-  for (size_t m = 1; m < models.size(); ++m) out.push_back({models[m]->model.get(), models[m]->codec.get()});
-  return out;
-}
-
-LoadedPgEnsemble load_pg_ensemble(const fs::path& dir, const std::vector<std::string>& member_dirs) {
-  LoadedPgEnsemble e;
-  e.models = load_ensemble_members<LoadedPointerGenerator>(member_dirs, PointerGenerator::kName);
-  e.models.insert(e.models.begin(), load_model_as<LoadedPointerGenerator>(dir, PointerGenerator::kName));
-  return e;
+  setup.set_members(*this, std::move(ms), [&](const LoadedModel& m) {
+    const auto& pg = dynamic_cast<const LoadedPointerGenerator&>(m);
+    ENGRAM_CHECK(same_vocabulary(*pg.codec, *codec) && pg.model->cfg().copy == model->cfg().copy,
+                 "--ensemble: {} has another vocabulary or copy setting than {}", m.dir().string(), model_dir.string());
+  });
 }
 
 std::string LoadedPointerGenerator::run_line(const std::string& line) {
-  return summarize_lines(*model, *codec, {line}, with_setup(SummarizeOptions{})).front().text;
+  return summarize_lines(models(), *codec, {line}, SummarizeOptions{}).front().text;
 }
 
 }  // namespace engram::models

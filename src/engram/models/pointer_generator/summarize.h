@@ -3,8 +3,7 @@
 // tokens, temporary ids written as the source's words. Each summary then gets, for every output
 // token, its attention over the source and p_gen, from a teacher-forced pass over the chosen
 // output (the values the search saw: stepping equals teacher forcing); a token is "copied" when
-// 1 − p_gen > 0.5. An ensemble (SummarizeOptions::ensemble) decodes several models with one
-// vocabulary as one (decode::EnsembleStepModel: the log of their mean probability over the
+// 1 − p_gen > 0.5. An ensemble (a ModelSet of several models with one vocabulary) decodes as one (decode::EnsembleStepModel: the log of their mean probability over the
 // extended vocabulary); attention and p_gen are then the first model's, teacher-forced over the
 // ensemble's output. Also the loaded model directory (the family's LoadedModel).
 // Dims: S source tokens, R output tokens (+1 for <eos> when finished).
@@ -17,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "engram/core/weights_bf16.h"
 #include "engram/decode/options.h"
 #include "engram/decode/search.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/pointer_generator/model.h"
 #include "engram/models/pointer_generator/text.h"
 #include "engram/models/registry.h"
@@ -36,19 +35,6 @@ struct SummarizeOptions {
   bool coverage_active = true;    // PgDecodeOptions::coverage_active
   bool block_unk = false;         // PgDecodeOptions::block_unk: never output <unk>
   float oov_bonus = 0.0f;         // PgDecodeOptions::oov_bonus: log-probability added to copying an OOV
-  // More models decoded with the first as one ensemble (borrowed; at most
-  // decode::kMaxEnsemble - 1): each with the same vocabulary, token for token, and the same
-  // `copy` setting (so every step has the same classes).
-  struct Member {
-    const PointerGenerator* model = nullptr;
-    const PgCodec* codec = nullptr;
-  };
-  std::vector<Member> ensemble;
-  // bf16 copy of the first model's parameters (core/weights_bf16.h): its products read it
-  // (members' read fp32); nullptr = fp32 throughout.
-  const core::Bf16Weights* bf16_weights = nullptr;
-  // int8 copy of the first model's weight matrices (core/weights_int8.h), as bf16_weights.
-  const core::Int8Weights* int8_weights = nullptr;
   void validate() const;
 };
 
@@ -73,7 +59,7 @@ struct Summary {
 // vocabulary is copied from the article, else <unk>) are forced first, then decoding is free
 // (decode/search.h); the summary holds them. options.search.on_token is called with the row of
 // the sentence in its chunk (streaming: batch_size 1).
-std::vector<Summary> summarize_lines(const PointerGenerator& model, const PgCodec& codec,
+std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, const TextCodec& codec,
                                      const std::vector<std::string>& lines, const SummarizeOptions& options,
                                      std::span<const std::string> prefixes = {});
 
@@ -85,23 +71,13 @@ struct SummarizeStream {
   bool prefix_column = false;
   bool tokens = false;
 };
-void summarize_stream(const PointerGenerator& model, const PgCodec& codec, std::vector<std::string> lines,
+void summarize_stream(const ModelSet<PointerGenerator>& models, const TextCodec& codec, std::vector<std::string> lines,
                       const SummarizeOptions& options, const SummarizeStream& stream);
 
 // A loaded pointer-generator directory: the model and its vocabulary.
-struct LoadedPointerGenerator : LoadedModel {
-  std::filesystem::path model_dir;
-  std::unique_ptr<PointerGenerator> model;
-  std::unique_ptr<PgCodec> codec;
-  std::unique_ptr<core::Bf16Weights> bf16;              // set_precision(kBf16)
-  std::unique_ptr<core::Int8Weights> int8;              // set_precision(kInt8)
-  std::vector<std::unique_ptr<LoadedModel>> members;  // set_ensemble: more pointer-generators
+struct LoadedPointerGenerator : LoadedFamily<LoadedPointerGenerator, PointerGenerator> {
+  std::unique_ptr<TextCodec> codec;
 
-  // `o` with this model's decode-time setup: its bf16 / int8 copy and its ensemble members.
-  SummarizeOptions with_setup(SummarizeOptions o) const;
-  std::string family() const override { return PointerGenerator::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
   std::string run_line(const std::string& line) override;  // the greedy summary
   std::string input_help() const override { return "an article (one line of text)"; }
   // POST /v1/summarize (serve.cc): {"article", "beam", "alpha", "min_length", "max_length",
@@ -110,24 +86,11 @@ struct LoadedPointerGenerator : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  void set_precision(decode::Precision p) override;
   // Members with the same vocabulary, token for token, and the same `copy` setting.
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 
 // The family's loader: the vocabulary file in the checkpoint or in the run directory above it.
 std::unique_ptr<LoadedPointerGenerator> load_pointer_generator(const std::filesystem::path& dir);
-
-// A model directory and the directories of more models to decode with it as one ensemble
-// (`--ensemble`), loaded: models[0] is the first (the one whose attention and p_gen are shown).
-struct LoadedPgEnsemble {
-  std::vector<std::unique_ptr<LoadedPointerGenerator>> models;
-  LoadedPointerGenerator& first() const { return *models.front(); }
-  // models[1...] as SummarizeOptions::ensemble (borrowed from this object).
-  std::vector<SummarizeOptions::Member> members() const;
-};
-// At most decode::kMaxEnsemble models in all, counted before any is loaded
-// (load_ensemble_members).
-LoadedPgEnsemble load_pg_ensemble(const std::filesystem::path& dir, const std::vector<std::string>& member_dirs);
 
 }  // namespace engram::models

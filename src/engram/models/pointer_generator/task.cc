@@ -17,18 +17,13 @@
 #include "engram/io/files.h"
 #include "engram/models/pointer_generator/eval.h"
 #include "engram/train/run_config.h"
+#include "engram/models/training.h"
 
 namespace engram::models {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-void note(std::FILE* log, const std::string& text) {
-  if (!log) return;
-  std::fprintf(log, "%s\n", text.c_str());
-  std::fflush(log);
-}
 
 PgPairs pairs_of(const std::vector<data::SummaryPair>& in) {
   PgPairs p;
@@ -98,7 +93,7 @@ std::vector<data::NewsArticle> load_bbc_split(const std::string& dir, const std:
   return data::bbc_subset(data::load_bbc(data::resolve_data_path(dir)), which);
 }
 
-data::Example pg_example(const PgCodec& codec, const std::string& src, const std::string& tgt, int max_source,
+data::Example pg_example(const TextCodec& codec, const std::string& src, const std::string& tgt, int max_source,
                          int max_target) {
   const ExtendedSource s = extend_source(codec, src, max_source);
   std::vector<std::string> toks = codec.tokens(tgt);
@@ -117,12 +112,12 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
         split->src.push_back(p.source);
         split->tgt.push_back(p.target);
       }
-    note(log, fmt::format("data: generated names task, {} train / {} valid pairs", d.generate_train, d.generate_valid));
+    log_note(log, fmt::format("data: generated names task, {} train / {} valid pairs", d.generate_train, d.generate_valid));
   } else if (!d.bbc.empty()) {
     const std::vector<data::NewsArticle> all = data::load_bbc(data::resolve_data_path(d.bbc_dir));
     train_text = pairs_of(bbc_pairs(data::bbc_subset(all, data::BbcSplit::kTrain), d.bbc));
     valid_text = pairs_of(bbc_pairs(data::bbc_subset(all, data::BbcSplit::kValid), d.bbc));
-    note(log, fmt::format("data: BBC {} task, {} train / {} valid articles from {}", d.bbc, train_text.src.size(),
+    log_note(log, fmt::format("data: BBC {} task, {} train / {} valid articles from {}", d.bbc, train_text.src.size(),
                           valid_text.src.size(), d.bbc_dir));
   } else {
     PgPairs all = pairs_of(data::read_summary_tsv(data::resolve_data_path(d.train_tsv)));
@@ -145,7 +140,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
         to.tgt.push_back(std::move(all.tgt[i]));
       }
     }
-    note(log, fmt::format("data: {} train / {} valid pairs from {}", train_text.src.size(), valid_text.src.size(),
+    log_note(log, fmt::format("data: {} train / {} valid pairs from {}", train_text.src.size(), valid_text.src.size(),
                           d.train_tsv));
   }
   if (d.max_pairs > 0 && static_cast<int64_t>(train_text.src.size()) > d.max_pairs) {
@@ -157,19 +152,19 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   if (train::world().root()) fs::create_directories(run);  // rank 0 writes for a data-parallel job
   PointerGeneratorConfig& m = cfg_.pointer_generator;
   const std::string& init_dir = cfg_.train.init_from;
-  if (fs::exists(fs::path(run) / PgCodec::file_name(m))) {
-    codec_ = PgCodec::load(m, run);
-    note(log, fmt::format("vocab: loaded from {}", run));
+  if (fs::exists(fs::path(run) / m.file_name())) {
+    codec_ = m.load(run);
+    log_note(log, fmt::format("vocab: loaded from {}", run));
   } else if (!init_dir.empty()) {  // fine-tuning: the weights' vocabulary, kept in the run as its own
-    codec_ = PgCodec::load(m, init_dir);
+    codec_ = m.load(init_dir);
     if (train::world().root())
-      io::copy_file_atomic(fs::path(init_dir) / PgCodec::file_name(m), fs::path(run) / PgCodec::file_name(m),
+      io::copy_file_atomic(fs::path(init_dir) / m.file_name(), fs::path(run) / m.file_name(),
                            std::max(data::kMaxVocabFileBytes, data::kMaxSpmFileBytes), "a vocabulary file");
-    note(log, fmt::format("vocab: {}'s (train.init_from)", init_dir));
+    log_note(log, fmt::format("vocab: {}'s (train.init_from)", init_dir));
   } else {
     std::vector<std::string> both = train_text.src;
     both.insert(both.end(), train_text.tgt.begin(), train_text.tgt.end());
-    codec_ = PgCodec::build(m, both, run);
+    codec_ = m.build(both, run);
   }
   m.vocab = codec_->size();
   // ---- examples in extended ids
@@ -195,18 +190,18 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
       oov_targets += id >= m.vocab ? 1 : 0;
       ++tokens;
     }
-  note(log, fmt::format("vocab: {} {} ({} of {} train target tokens are copy-only source words)", m.vocab,
-                        m.unit == PgUnit::kSpm ? "pieces" : "words", oov_targets, tokens));
+  log_note(log, fmt::format("vocab: {} {} ({} of {} train target tokens are copy-only source words)", m.vocab,
+                        m.unit == TokenUnit::kSpm ? "pieces" : "words", oov_targets, tokens));
   train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<PointerGenerator>(m, init);
-  note(log, fmt::format("model: pointer_generator, copy {}, coverage {}, {} parameters", m.copy ? "on" : "off",
+  log_note(log, fmt::format("model: pointer_generator, copy {}, coverage {}, {} parameters", m.copy ? "on" : "off",
                         m.coverage ? "on" : "off", model_->params().numel()));
   begin_epoch(0, cfg_.train.seed);
 }
 
 std::vector<std::filesystem::path> PgTrainTask::checkpoint_files() const {
-  return {fs::path(cfg_.train.run_dir) / PgCodec::file_name(cfg_.pointer_generator)};
+  return {fs::path(cfg_.train.run_dir) / cfg_.pointer_generator.file_name()};
 }
 
 std::vector<train::TrainPhase> PgTrainTask::phases() const {

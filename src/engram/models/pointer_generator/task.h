@@ -126,13 +126,13 @@ class PgTrainTask final : public train::TrainTask {
   void begin_phase(int phase) override;
 
   const PointerGenerator& model() const { return *model_; }
-  const PgCodec& codec() const { return *codec_; }
+  const TextCodec& codec() const { return *codec_; }
   const PgTrainConfig& config() const { return cfg_; }
   bool coverage_active() const { return coverage_active_; }
 
  private:
   PgTrainConfig cfg_;
-  std::optional<PgCodec> codec_;
+  std::optional<TextCodec> codec_;
   std::unique_ptr<PointerGenerator> model_;
   std::vector<data::Example> train_, valid_;  // extended ids
   PgPairs valid_text_;
@@ -152,7 +152,7 @@ std::vector<data::SummaryPair> bbc_pairs(const std::vector<data::NewsArticle>& a
 std::vector<data::NewsArticle> load_bbc_split(const std::string& dir, const std::string& split);
 
 // One pair in extended ids: the source truncated to max_source, the target to max_target tokens.
-data::Example pg_example(const PgCodec& codec, const std::string& src, const std::string& tgt, int max_source,
+data::Example pg_example(const TextCodec& codec, const std::string& src, const std::string& tgt, int max_source,
                          int max_target);
 
 }  // namespace engram::models

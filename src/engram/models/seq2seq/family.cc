@@ -18,9 +18,7 @@ std::string train_seq2seq(const YAML::Node& node, const std::string& source, con
   cfg.seq2seq.validate_options();  // everything that can be checked before the data is read
   return train_task(
       cfg.train, [&] { return std::make_unique<Seq2SeqTask>(cfg); },  // writes the vocabularies and train.yaml
-      [](Seq2SeqTask& task, const train::TrainSummary& s) {
-        return train_summary(s, task.primary_metric(), 2, fmt::format("model in {}/best", task.config().train.run_dir));
-      });
+      2, fmt::format("model in {}/best", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_seq2seq(const std::filesystem::path& dir) { return load_translator(dir); }

@@ -5,6 +5,7 @@
 #include "engram/models/seq2seq/model.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include "engram/core/ops.h"
 #include "engram/data/vocab.h"
@@ -24,6 +25,27 @@ nn::AttentionScore score_of(AttentionKind k) {
 }
 
 }  // namespace
+
+std::string TokenizerConfig::file_name(Side side) const {
+  const char* s = side == Side::kSource ? "src" : "tgt";
+  if (unit == TokenUnit::kSpm) return joint ? "joint.spm" : fmt::format("{}.spm", s);
+  return fmt::format("{}.vocab.txt", s);
+}
+
+TextCodec TokenizerConfig::load(Side side, const std::string& dir) const {
+  return TextCodec::load({.unit = unit, .lowercase = lowercase}, (std::filesystem::path(dir) / file_name(side)).string(),
+                         fmt::format("the {} vocabulary of a '{}' tokenizer", side == Side::kSource ? "source" : "target",
+                                     io::to_yaml(*this)["unit"].as<std::string>()));
+}
+
+TextCodec TokenizerConfig::build(Side side, const std::vector<std::string>& lines, const std::string& dir) const {
+  ENGRAM_CHECK(src_vocab_size >= 0 && !(joint && src_vocab_size > 0),
+               "tokenizer: src_vocab_size {} must be >= 0, and 0 with a joint model", src_vocab_size);
+  const int size = side == Side::kSource && src_vocab_size > 0 ? src_vocab_size : vocab_size;
+  return TextCodec::build({.unit = unit, .lowercase = lowercase, .vocab_size = size, .min_count = min_count,
+                           .character_coverage = character_coverage},
+                          lines, (std::filesystem::path(dir) / file_name(side)).string());
+}
 
 void Seq2SeqConfig::validate() const {
   ENGRAM_CHECK(src_vocab > data::kNumSpecial && tgt_vocab > data::kNumSpecial,

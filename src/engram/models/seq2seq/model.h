@@ -29,6 +29,7 @@
 #include "engram/decode/step_model.h"
 #include "engram/io/config.h"
 #include "engram/models/registry.h"
+#include "engram/models/text_codec.h"
 #include "engram/nn/attention.h"
 #include "engram/nn/attention_decoder.h"
 #include "engram/nn/encoder.h"
@@ -42,7 +43,6 @@ namespace engram::models {
 enum class RnnCell { kLstm, kGru };
 enum class AttentionKind { kNone, kDot, kGeneral, kAdditive, kConcat };  // concat = additive (Luong's name)
 enum class AttentionStyle { kBahdanau, kLuong };
-enum class TokenUnit { kWord, kChar, kSpm };  // how text becomes ids (see seq2seq_text.h)
 
 }  // namespace engram::models
 
@@ -65,18 +65,13 @@ struct engram::io::EnumNames<engram::models::AttentionStyle> {
   static constexpr std::pair<engram::models::AttentionStyle, const char*> items[] = {
       {engram::models::AttentionStyle::kBahdanau, "bahdanau"}, {engram::models::AttentionStyle::kLuong, "luong"}};
 };
-template <>
-struct engram::io::EnumNames<engram::models::TokenUnit> {
-  static constexpr std::pair<engram::models::TokenUnit, const char*> items[] = {
-      {engram::models::TokenUnit::kWord, "word"},
-      {engram::models::TokenUnit::kChar, "char"},
-      {engram::models::TokenUnit::kSpm, "spm"}};
-};
 
 namespace engram::models {
 
 using core::Graph;
 using core::Var;
+
+enum class Side { kSource, kTarget };
 
 // How source and target text become ids; saved with the model so translation tokenizes alike.
 struct TokenizerConfig {
@@ -99,6 +94,13 @@ struct TokenizerConfig {
     v("lowercase", lowercase, "lowercase text before tokenizing");
     v("character_coverage", character_coverage, "spm: character coverage (0.9995 for CJK)");
   }
+  // A side's vocabulary file in a model or run directory: word/char src.vocab.txt, tgt.vocab.txt;
+  // spm src.spm, tgt.spm (joint: joint.spm for both).
+  std::string file_name(Side side) const;
+  // The side's codec read from `dir` (an error names the missing file), or built from training
+  // text into it (joint spm trains once on both sides' lines: pass them all).
+  TextCodec load(Side side, const std::string& dir) const;
+  TextCodec build(Side side, const std::vector<std::string>& lines, const std::string& dir) const;
 };
 
 struct Seq2SeqConfig {

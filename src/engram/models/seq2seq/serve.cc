@@ -9,19 +9,7 @@
 
 namespace engram::models {
 
-namespace {
-
 using nlohmann::json;
-
-json alignment_rows(const decode::Hypothesis& h) {
-  json rows = json::array();
-  const size_t s = static_cast<size_t>(h.src_len);
-  for (size_t r = 0; s > 0 && (r + 1) * s <= h.alignment.size(); ++r)
-    rows.push_back(std::vector<float>(h.alignment.begin() + r * s, h.alignment.begin() + (r + 1) * s));
-  return rows;
-}
-
-}  // namespace
 
 const InferenceSpec& Translator::inference() const {
   static const InferenceSpec spec{{"src", "target_prefix"}, translate_option_set()};
@@ -59,7 +47,7 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
     for (size_t h = 0; h < t.nbest.size(); ++h) {
       json one = {{"tgt", t.texts[h]}, {"score", t.nbest[h].score}};
       if (alignments) {
-        one["alignment"] = alignment_rows(t.nbest[h]);
+        one["alignment"] = serve_json::rows(t.nbest[h].alignment, static_cast<size_t>(t.nbest[h].src_len));
         one["src_tokens"] = t.src_tokens;
         one["tgt_tokens"] = t.tgt_tokens[h];
       }
@@ -99,24 +87,14 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
 }
 
 void Translator::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
-  ENGRAM_CHECK(ms.size() < static_cast<size_t>(decode::kMaxEnsemble), "ensemble: {} models (at most {})",
-               ms.size() + 1, decode::kMaxEnsemble);
-  for (const auto& m : ms) {
-    const auto* t = dynamic_cast<const Translator*>(m.get());
-    ENGRAM_CHECK(t != nullptr, "--ensemble: {} holds a '{}' model and {} a 'seq2seq' model (an ensemble is of one family)",
-                 m->dir().string(), m->family(), model_dir.string());
-    check_same_codecs(*this, *t);
-  }
-  members = std::move(ms);
+  setup.set_members(*this, std::move(ms),
+                    [&](const LoadedModel& m) { check_same_codecs(*this, dynamic_cast<const Translator&>(m)); });
 }
 
 void Translator::set_precision(decode::Precision p) {
-  bf16.reset();
-  int8.reset();
-  packed.reset();
-  if (p == decode::Precision::kBf16) use_bf16();
-  else if (p == decode::Precision::kInt8) use_int8();
-  else use_packed();
+  setup.set_precision(*this, p);
+  packed = p == decode::Precision::kFp32 ? std::make_unique<core::PackedWeights>(nn::packed_weights(model->params()))
+                                         : nullptr;
 }
 
 }  // namespace engram::models

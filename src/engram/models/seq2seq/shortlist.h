@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "engram/models/seq2seq/text.h"
+#include "engram/models/text_codec.h"
 
 namespace engram::models {
 

@@ -22,18 +22,13 @@
 #include "engram/io/files.h"
 #include "engram/models/seq2seq/translate.h"
 #include "engram/train/run_config.h"
+#include "engram/models/training.h"
 
 namespace engram::models {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-void note(std::FILE* log, const std::string& text) {
-  if (!log) return;
-  std::fprintf(log, "%s\n", text.c_str());
-  std::fflush(log);
-}
 
 data::ParallelCorpus read_pairs(const std::string& src, const std::string& tgt, const std::string& tsv,
                                 const Seq2SeqDataConfig& d, int64_t max_pairs) {
@@ -89,19 +84,19 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
       valid_text.src.push_back(p.source);
       valid_text.tgt.push_back(p.target);
     }
-    note(log, fmt::format("data: generated dates, {} train / {} valid pairs", d.generate_train, d.generate_valid));
+    log_note(log, fmt::format("data: generated dates, {} train / {} valid pairs", d.generate_train, d.generate_valid));
   } else {
     ENGRAM_CHECK(!d.train_tsv.empty() || (!d.train_src.empty() && !d.train_tgt.empty()),
                  "seq2seq data: give data.train_tsv or data.train_src + data.train_tgt (or data.generator)");
     data::ParallelCorpus tr = read_pairs(d.train_src, d.train_tgt, d.train_tsv, d, 0);
-    note(log, fmt::format("data: train {}", stats_text(tr.stats)));
+    log_note(log, fmt::format("data: train {}", stats_text(tr.stats)));
     const std::string train_file = d.train_tsv.empty() ? d.train_src : d.train_tsv;
     ENGRAM_CHECK(tr.size() > 0, "seq2seq data: {} holds no training pairs ({})", train_file,
                  tr.stats.lines == 0 ? "the file is empty" : fmt::format("{} lines, each with an empty side", tr.stats.lines));
     const bool has_valid = !d.valid_tsv.empty() || (!d.valid_src.empty() && !d.valid_tgt.empty());
     if (has_valid) {
       data::ParallelCorpus va = read_pairs(d.valid_src, d.valid_tgt, d.valid_tsv, d, 0);
-      note(log, fmt::format("data: valid {}", stats_text(va.stats)));
+      log_note(log, fmt::format("data: valid {}", stats_text(va.stats)));
       valid_text = {std::move(va.src), std::move(va.tgt)};
       train_text = {std::move(tr.src), std::move(tr.tgt)};
     } else {  // hold out valid_size pairs, chosen by a fixed seed
@@ -118,7 +113,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
         to.src.push_back(std::move(tr.src[i]));
         to.tgt.push_back(std::move(tr.tgt[i]));
       }
-      note(log, fmt::format("data: {} pairs held out for validation (seeded)", d.valid_size));
+      log_note(log, fmt::format("data: {} pairs held out for validation (seeded)", d.valid_size));
       held_out = true;
     }
     if (d.max_pairs > 0 && static_cast<int64_t>(train_text.src.size()) > d.max_pairs) {
@@ -143,7 +138,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
       train_text.tgt[idx[k]] = std::move(tgt);
       ++stripped;
     }
-    note(log, fmt::format("data: {} of {} chosen training pairs without their final punctuation", stripped, n));
+    log_note(log, fmt::format("data: {} of {} chosen training pairs without their final punctuation", stripped, n));
   }
   // ---- dictionary pairs (data.dictionary): training only; names first, then the other entries,
   // then names in sentences (not in the vocabularies' text: their pieces are the others')
@@ -156,7 +151,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     const data::DictionaryPairs dp = data::cedict_pairs(
         data::read_cedict(data::resolve_data_path(d.dictionary)),
         {.max_chars = d.dictionary_max_chars, .max_words = d.dictionary_max_words});
-    note(log, fmt::format("data: dictionary {}: {}", d.dictionary, data::to_string(dp.stats)));
+    log_note(log, fmt::format("data: dictionary {}: {}", d.dictionary, data::to_string(dp.stats)));
     ENGRAM_CHECK(dp.size() > 0, "seq2seq data: dictionary {} gives no pairs", d.dictionary);
     for (bool names : {true, false}) {
       for (size_t i = 0; i < dp.size(); ++i) {
@@ -192,7 +187,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
         context_text.src.push_back(d.dictionary_reverse ? std::move(e) : std::move(z));
         context_text.tgt.push_back(d.dictionary_reverse ? std::move(z) : std::move(e));
       }
-      note(log, fmt::format("data: {} names put into training sentences ({} training pairs hold one of {} names)",
+      log_note(log, fmt::format("data: {} names put into training sentences ({} training pairs hold one of {} names)",
                             context_text.src.size(), slot_pairs, slot_names.size()));
     }
   }
@@ -200,36 +195,36 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   const std::string run = cfg_.train.run_dir;
   if (train::world().root()) fs::create_directories(run);
   TokenizerConfig& tok = cfg_.seq2seq.tokenizer;
-  const bool have = fs::exists(fs::path(run) / TextCodec::file_name(tok, Side::kSource)) &&
-                    fs::exists(fs::path(run) / TextCodec::file_name(tok, Side::kTarget));
+  const bool have = fs::exists(fs::path(run) / tok.file_name(Side::kSource)) &&
+                    fs::exists(fs::path(run) / tok.file_name(Side::kTarget));
   if (have) {
-    src_ = TextCodec::load(tok, Side::kSource, run);
-    tgt_ = TextCodec::load(tok, Side::kTarget, run);
-    note(log, fmt::format("vocab: loaded from {}", run));
+    src_ = tok.load(Side::kSource, run);
+    tgt_ = tok.load(Side::kTarget, run);
+    log_note(log, fmt::format("vocab: loaded from {}", run));
   } else {  // from the training text, each dictionary pair once
     std::vector<std::string> src_text = train_text.src, tgt_text = train_text.tgt;
     src_text.insert(src_text.end(), dict_text.src.begin(), dict_text.src.end());
     tgt_text.insert(tgt_text.end(), dict_text.tgt.begin(), dict_text.tgt.end());
     if (tok.unit == TokenUnit::kSpm && tok.joint) {
       src_text.insert(src_text.end(), tgt_text.begin(), tgt_text.end());
-      src_ = TextCodec::build(tok, Side::kSource, src_text, run);
-      tgt_ = TextCodec::load(tok, Side::kTarget, run);
+      src_ = tok.build(Side::kSource, src_text, run);
+      tgt_ = tok.load(Side::kTarget, run);
     } else {
-      src_ = TextCodec::build(tok, Side::kSource, src_text, run);
-      tgt_ = TextCodec::build(tok, Side::kTarget, tgt_text, run);
+      src_ = tok.build(Side::kSource, src_text, run);
+      tgt_ = tok.build(Side::kTarget, tgt_text, run);
     }
   }
   cfg_.seq2seq.src_vocab = src_->size();
   cfg_.seq2seq.tgt_vocab = tgt_->size();
-  note(log, fmt::format("vocab: source {} / target {} ({})", src_->size(), tgt_->size(),
+  log_note(log, fmt::format("vocab: source {} / target {} ({})", src_->size(), tgt_->size(),
                         io::to_yaml(tok)["unit"].as<std::string>()));
   // ---- examples
   int64_t dropped = 0;
   train_ = encode_pairs(train_text, *src_, *tgt_, d.max_length, nullptr, &dropped);
-  note(log, fmt::format("data: {} training pairs ({} longer than {} tokens or empty dropped)", train_.size(), dropped,
+  log_note(log, fmt::format("data: {} training pairs ({} longer than {} tokens or empty dropped)", train_.size(), dropped,
                         d.max_length));
   valid_ = encode_pairs(valid_text, *src_, *tgt_, d.max_length, &valid_text_, &dropped);
-  note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
+  log_note(log, fmt::format("data: {} validation pairs ({} dropped)", valid_.size(), dropped));
   if (held_out && train::world().root()) {  // the held-out pairs validation scores, for scoring runs elsewhere
     auto joined = [](const std::vector<std::string>& lines) {
       std::string text;
@@ -268,7 +263,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<Seq2Seq>(cfg_.seq2seq, init);
-  note(log, fmt::format("model: seq2seq {} attention ({}), {} {}x{} encoder, {} decoder layer(s), {} parameters",
+  log_note(log, fmt::format("model: seq2seq {} attention ({}), {} {}x{} encoder, {} decoder layer(s), {} parameters",
                         io::to_yaml(cfg_.seq2seq)["attention"].as<std::string>(),
                         io::to_yaml(cfg_.seq2seq)["style"].as<std::string>(),
                         io::to_yaml(cfg_.seq2seq)["cell"].as<std::string>(), cfg_.seq2seq.encoder_layers,
@@ -279,7 +274,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     int64_t main_tokens = 0, dict_tokens = 0;
     for (size_t i = 0; i < epoch_examples_.size(); ++i)
       (i < train_.size() ? main_tokens : dict_tokens) += static_cast<int64_t>(epoch_examples_[i].tgt.size()) + 1;
-    note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} in each epoch (weights: names {}, others {}, "
+    log_note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} in each epoch (weights: names {}, others {}, "
                           "names in sentences {}): {:.1f}% of an epoch's {} target tokens", dict_.size(), dict_dropped,
                           epoch_examples_.size() - train_.size(), d.dictionary_name_weight, d.dictionary_weight,
                           d.dictionary_context_weight,
@@ -291,7 +286,7 @@ std::vector<std::filesystem::path> Seq2SeqTask::checkpoint_files() const {
   const fs::path run = cfg_.train.run_dir;
   std::vector<std::filesystem::path> files;
   for (Side side : {Side::kSource, Side::kTarget}) {
-    const fs::path f = run / TextCodec::file_name(cfg_.seq2seq.tokenizer, side);
+    const fs::path f = run / cfg_.seq2seq.tokenizer.file_name(side);
     if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);  // joint: one file
   }
   return files;

@@ -19,7 +19,7 @@
 #include "engram/core/graph.h"
 #include "engram/data/batching.h"
 #include "engram/models/seq2seq/model.h"
-#include "engram/models/seq2seq/text.h"
+#include "engram/models/text_codec.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {

@@ -44,7 +44,7 @@ EncodedInput encode_input(const TextCodec& src, const TextCodec& tgt, const std:
   return e;
 }
 
-std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
+std::vector<Translation> translate_lines(const ModelSet<Seq2Seq>& models, const TextCodec& src, const TextCodec& tgt,
                                          const std::vector<std::string>& lines, const TranslateOptions& options,
                                          std::span<const std::string> prefixes) {
   ENGRAM_CHECK(prefixes.empty() || prefixes.size() == lines.size(), "translate: {} target prefixes for {} inputs",
@@ -54,10 +54,10 @@ std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& 
     inputs.push_back(encode_input(src, tgt, lines[i], prefixes.empty() ? std::string() : prefixes[i], i));
   std::vector<const EncodedInput*> pointers;
   for (const EncodedInput& e : inputs) pointers.push_back(&e);
-  return translate_encoded(model, tgt, pointers, options);
+  return translate_encoded(models, tgt, pointers, options);
 }
 
-std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec& tgt,
+std::vector<Translation> translate_encoded(const ModelSet<Seq2Seq>& models, const TextCodec& tgt,
                                            std::span<const EncodedInput* const> inputs,
                                            const TranslateOptions& options) {
   ENGRAM_CHECK(options.batch_size >= 1, "translate: batch_size {} must be >= 1", options.batch_size);
@@ -71,17 +71,11 @@ std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec
     prefixed = prefixed || !inputs[i]->prefix.empty();
   }
   core::Graph g(false);
-  g.use_bf16_weights(options.bf16_weights);
-  g.use_int8_weights(options.int8_weights);
+  models.set_weights(g);
   g.use_packed_weights(options.packed_weights);
-  // -m's model alone, or with the ensemble's members as one (their probabilities averaged).
+  // The first model alone, or with the members as one (their probabilities averaged).
   std::optional<decode::EnsembleStepModel> ensemble;
-  if (!options.ensemble.empty()) {
-    std::vector<const decode::StepModel*> members = {&model};
-    members.insert(members.end(), options.ensemble.begin(), options.ensemble.end());
-    ensemble.emplace(members);
-  }
-  const decode::StepModel& decoder = ensemble ? static_cast<const decode::StepModel&>(*ensemble) : model;
+  const decode::StepModel& decoder = models.decoder(ensemble);
   std::vector<int> lengths;
   for (size_t i : order) lengths.push_back(static_cast<int>(inputs[i]->ids.size()));
   auto results = decode::run_batched(g, decoder, lengths, options.batch_size, options.search,
@@ -117,22 +111,10 @@ const decode::OptionSet& translate_option_set() {
   return set;
 }
 
-void Translator::use_bf16() {
-  bf16 = std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()));
-}
-
-void Translator::use_int8() {
-  int8 = std::make_unique<core::Int8Weights>(nn::int8_weights(model->params()));
-}
-
 const Shortlist& Translator::shortlist_table() const {
   ENGRAM_CHECK(shortlist != nullptr, "{}: no {} beside the model or in its run directory (make one with engram "
                "shortlist)", model_dir.string(), kShortlistFile);
   return *shortlist;
-}
-
-void Translator::use_packed() {
-  packed = std::make_unique<core::PackedWeights>(nn::packed_weights(model->params()));
 }
 
 std::unique_ptr<Seq2Seq> load_seq2seq_model(const fs::path& dir) { return load_checkpoint_model<Seq2Seq, Seq2SeqConfig>(dir); }
@@ -141,10 +123,10 @@ std::unique_ptr<Translator> load_translator(const fs::path& dir) {
   std::unique_ptr<Seq2Seq> model = load_seq2seq_model(dir);
   const Seq2SeqConfig cfg = model->cfg();
   // Vocabulary files: in the checkpoint, else in the run directory above it.
-  const fs::path vocab_dir = model_file(dir, TextCodec::file_name(cfg.tokenizer, Side::kSource)).parent_path();
+  const fs::path vocab_dir = model_file(dir, cfg.tokenizer.file_name(Side::kSource)).parent_path();
   auto t = std::make_unique<Translator>(std::move(model), dir,
-                                        TextCodec::load(cfg.tokenizer, Side::kSource, vocab_dir.string()),
-                                        TextCodec::load(cfg.tokenizer, Side::kTarget, vocab_dir.string()));
+                                        cfg.tokenizer.load(Side::kSource, vocab_dir.string()),
+                                        cfg.tokenizer.load(Side::kTarget, vocab_dir.string()));
   ENGRAM_CHECK(t->src.size() == cfg.src_vocab && t->tgt.size() == cfg.tgt_vocab,
                "{}: vocabulary sizes {} / {} do not match the model's {} / {}", vocab_dir.string(), t->src.size(),
                t->tgt.size(), cfg.src_vocab, cfg.tgt_vocab);
@@ -154,12 +136,9 @@ std::unique_ptr<Translator> load_translator(const fs::path& dir) {
 }
 
 void check_same_codecs(const Translator& a, const Translator& b) {
-  for (const auto& [x, y, side] : {std::tuple{&a.src, &b.src, "source"}, std::tuple{&a.tgt, &b.tgt, "target"}}) {
-    bool same = x->size() == y->size();
-    for (int32_t i = 0; same && i < x->size(); ++i) same = x->token(i) == y->token(i);
-    ENGRAM_CHECK(same, "--ensemble: {} has another {} vocabulary than {} (an ensemble shares its vocabularies)",
-                 b.dir().string(), side, a.dir().string());
-  }
+  for (const auto& [x, y, side] : {std::tuple{&a.src, &b.src, "source"}, std::tuple{&a.tgt, &b.tgt, "target"}})
+    ENGRAM_CHECK(same_vocabulary(*x, *y), "--ensemble: {} has another {} vocabulary than {} (an ensemble shares its "
+                 "vocabularies)", b.dir().string(), side, a.dir().string());
 }
 
 std::string Translator::run_line(const std::string& line) { return translate({line}, TranslateOptions{}).front().text(); }

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "engram/core/weights_bf16.h"
 #include "engram/core/weights_packed.h"
 #include "engram/decode/options.h"
 #include "engram/decode/search.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/seq2seq/model.h"
 #include "engram/models/seq2seq/shortlist.h"
-#include "engram/models/seq2seq/text.h"
+#include "engram/models/text_codec.h"
 #include "engram/models/registry.h"
 
 namespace engram::models {
@@ -32,19 +32,10 @@ const decode::OptionSet& translate_option_set();
 struct TranslateOptions {
   decode::SearchOptions search;  // beam 1 / n_best 1 = greedy
   int batch_size = 64;           // sentences decoded together
-  // bf16 copy of the model's parameters (core/weights_bf16.h): products of at most 8 rows (one
-  // sentence, or the beams of one) read it; nullptr = fp32 throughout.
-  const core::Bf16Weights* bf16_weights = nullptr;
-  // int8 copy of the model's weight matrices (core/weights_int8.h): every product on one of them
-  // runs in int8; nullptr = none.
-  const core::Int8Weights* int8_weights = nullptr;
-  // fp32 weight matrices packed for the few-row kernel (core/weights_packed.h): the same products
-  // of at most 8 rows, faster; nullptr = the plain layout. Ignored where bf16_weights is set.
+  // fp32 weight matrices of the first model packed for the few-row kernel (core/weights_packed.h):
+  // products of at most 8 rows (one sentence, or the beams of one), faster; nullptr = the plain
+  // layout. Ignored where the model set has bf16 weights.
   const core::PackedWeights* packed_weights = nullptr;
-  // More models decoded with the first as one ensemble (decode::EnsembleStepModel: the log of
-  // their mean probability; α is their mean), borrowed, with the first's vocabularies
-  // (check_same_codecs); at most decode::kMaxEnsemble - 1. Their products read plain fp32 weights.
-  std::vector<const Seq2Seq*> ensemble;
   // A lexical shortlist (shortlist.h), borrowed: each batch decodes over its batch_ids() only
   // (every member of an ensemble alike); nullptr = the whole target vocabulary.
   const Shortlist* shortlist = nullptr;
@@ -71,60 +62,40 @@ struct EncodedInput {
 EncodedInput encode_input(const TextCodec& src, const TextCodec& tgt, const std::string& line,
                           const std::string& prefix, size_t index);
 // Translations of encoded inputs (batched as translate_lines says), in their order.
-std::vector<Translation> translate_encoded(const Seq2Seq& model, const TextCodec& tgt,
+std::vector<Translation> translate_encoded(const ModelSet<Seq2Seq>& models, const TextCodec& tgt,
                                            std::span<const EncodedInput* const> inputs,
                                            const TranslateOptions& options);
 
 // `prefixes`: none, or one target prefix per line (text in the target vocabulary, "" = none):
 // its tokens are forced first, then decoding is free (decode/search.h); the translation holds them.
-std::vector<Translation> translate_lines(const Seq2Seq& model, const TextCodec& src, const TextCodec& tgt,
+std::vector<Translation> translate_lines(const ModelSet<Seq2Seq>& models, const TextCodec& src, const TextCodec& tgt,
                                          const std::vector<std::string>& lines, const TranslateOptions& options,
                                          std::span<const std::string> prefixes = {});
 
 // A loaded seq2seq model directory with its two codecs (the family's LoadedModel).
-struct Translator : LoadedModel {
-  std::unique_ptr<Model> model;
-  std::filesystem::path model_dir;  // the checkpoint directory used
+struct Translator : LoadedFamily<Translator, Seq2Seq> {
   TextCodec src, tgt;
-  std::unique_ptr<core::Bf16Weights> bf16;      // set by use_bf16()
-  std::unique_ptr<core::Int8Weights> int8;      // set by use_int8()
-  std::unique_ptr<core::PackedWeights> packed;  // set by use_packed()
+  std::unique_ptr<core::PackedWeights> packed;  // set_precision(kFp32)
   std::unique_ptr<Shortlist> shortlist;         // shortlist.tsv of the model (or its run), if there is one
-  std::vector<std::unique_ptr<LoadedModel>> members;  // set_ensemble: more seq2seq models
 
-  Translator(std::unique_ptr<Model> m, std::filesystem::path d, TextCodec s, TextCodec t)
-      : model(std::move(m)), model_dir(std::move(d)), src(std::move(s)), tgt(std::move(t)) {}
-  const Seq2Seq& seq2seq() const { return static_cast<const Seq2Seq&>(*model); }
-  // Decode with bf16 weights from now on (TranslateOptions::bf16_weights): rounds the parameters once.
-  void use_bf16();
-  // Decode with int8 weight matrices from now on (TranslateOptions::int8_weights): quantizes them once.
-  void use_int8();
-  // Decode fp32 products of one sentence (or its beams) on a packed copy of the weight matrices
-  // (TranslateOptions::packed_weights): packs them once; a second fp32 copy of them in memory.
-  void use_packed();
-  std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o,
-                                     std::span<const std::string> prefixes = {}) const {
-    with_setup(o);
-    return translate_lines(seq2seq(), src, tgt, lines, o, prefixes);
+  Translator(std::unique_ptr<Seq2Seq> m, std::filesystem::path d, TextCodec s, TextCodec t)
+      : src(std::move(s)), tgt(std::move(t)) {
+    model = std::move(m);
+    model_dir = std::move(d);
   }
-  std::vector<Translation> translate(std::span<const EncodedInput* const> inputs, TranslateOptions o) const {
-    with_setup(o);
-    return translate_encoded(seq2seq(), tgt, inputs, o);
-  }
-
+  const Seq2Seq& seq2seq() const { return *model; }
   // This model's shortlist; an error naming the directory when it has none.
   const Shortlist& shortlist_table() const;
-  // `o` with this model's bf16 / int8 / packed copies and, unless o names its own, its members.
-  void with_setup(TranslateOptions& o) const {
-    if (bf16) o.bf16_weights = bf16.get();
-    if (int8) o.int8_weights = int8.get();
+  // Translations with this model's members, weights and packed copy.
+  std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o,
+                                     std::span<const std::string> prefixes = {}) const {
     if (packed) o.packed_weights = packed.get();
-    if (o.ensemble.empty())
-      for (const auto& m : members) o.ensemble.push_back(&static_cast<const Translator&>(*m).seq2seq());
+    return translate_lines(models(), src, tgt, lines, o, prefixes);
   }
-  std::string family() const override { return Seq2Seq::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
+  std::vector<Translation> translate(std::span<const EncodedInput* const> inputs, TranslateOptions o) const {
+    if (packed) o.packed_weights = packed.get();
+    return translate_encoded(models(), tgt, inputs, o);
+  }
   std::string run_line(const std::string& line) override;  // greedy translation
   std::string input_help() const override { return "a source sentence"; }
   // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences],
@@ -134,8 +105,8 @@ struct Translator : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  // fp32: few-row products on the packed copy (use_packed); bf16: use_bf16; int8: use_int8. The
-  // copies of another precision are dropped.
+  // fp32: few-row products on a packed copy of the weights (a second fp32 copy of them in
+  // memory); bf16, int8: every member's products on a bf16 / int8 copy (DecodeSetup).
   void set_precision(decode::Precision p) override;
   // Members with this model's vocabularies, token for token (check_same_codecs).
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <chrono>
 #include <numeric>
+#include <optional>
 
 #include "engram/data/text.h"
 #include "engram/decode/ensemble.h"
@@ -46,14 +47,15 @@ decode::SearchOptions speech_search(const SpeechDecodeOptions& options) {
   return so;
 }
 
-std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
+std::vector<std::vector<int>> transcribe(const ModelSet<SpeechModel>& models, std::span<const data::audio::Features> utts,
                                          const SpeechDecodeOptions& options) {
   ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
                "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
                options.max_length);
   core::Graph g(false);
-  g.use_bf16_weights(options.bf16_weights);
-  g.use_int8_weights(options.int8_weights);
+  models.set_weights(g);
+  std::optional<decode::EnsembleStepModel> ensemble;
+  const decode::StepModel& model = models.decoder(ensemble);
   const decode::SearchOptions so = speech_search(options);
   std::vector<int> lengths;
   for (const data::audio::Features& f : utts) lengths.push_back(static_cast<int>(f.frames));
@@ -110,52 +112,18 @@ std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path
   return m;
 }
 
-const decode::StepModel& LoadedSpeechModel::decoder() const {
-  return ensemble ? *ensemble : static_cast<const decode::StepModel&>(*model);
-}
-
-void LoadedSpeechModel::set_precision(decode::Precision p) {
-  bf16 = p == decode::Precision::kBf16 ? std::make_unique<core::Bf16Weights>(nn::bf16_weights(model->params()))
-                                       : nullptr;
-  int8 = p == decode::Precision::kInt8 ? std::make_unique<core::Int8Weights>(nn::int8_weights(model->params()))
-                                       : nullptr;
-}
-
 void LoadedSpeechModel::set_ensemble(std::vector<std::unique_ptr<LoadedModel>> ms) {
-  std::vector<const LoadedSpeechModel*> others;
-  for (const auto& m : ms) {
-    const auto* sp = dynamic_cast<const LoadedSpeechModel*>(m.get());
-    ENGRAM_CHECK(sp != nullptr, "--ensemble: {} holds a '{}' model and {} a 'speech' model (an ensemble is of one family)",
-                 m->dir().string(), m->family(), model_dir.string());
-    others.push_back(sp);
-  }
-  ensemble = others.empty() ? nullptr : speech_ensemble(*this, others);  // checks the front ends
-  members = std::move(ms);
-}
-
-std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& first,
-                                                   std::span<const LoadedSpeechModel* const> others) {
   const auto front_end = [](const SpeechConfig& c) {
     return YAML::Dump(io::to_yaml(c.features)) + "\nstack: " + std::to_string(c.stack);
   };
-  std::vector<const decode::StepModel*> members = {first.model.get()};
-  for (const LoadedSpeechModel* m : others) {
-    ENGRAM_CHECK(front_end(m->model->cfg()) == front_end(first.model->cfg()),
+  setup.set_members(*this, std::move(ms), [&](const LoadedModel& m) {
+    ENGRAM_CHECK(front_end(dynamic_cast<const LoadedSpeechModel&>(m).model->cfg()) == front_end(model->cfg()),
                  "speech: ensemble member {} computes other features than {} (features.* and stack must be equal)",
-                 m->model_dir.string(), first.model_dir.string());
-    members.push_back(m->model.get());
-  }
-  return std::make_unique<decode::EnsembleStepModel>(std::move(members));
+                 m.dir().string(), model_dir.string());
+  });
 }
 
-LoadedSpeechEnsemble::LoadedSpeechEnsemble(const std::string& dir, const std::vector<std::string>& ensemble_dirs)
-    : first(load_model_as<LoadedSpeechModel>(dir, SpeechModel::kName)),
-      owned(load_ensemble_members<LoadedSpeechModel>(ensemble_dirs, SpeechModel::kName)) {
-  for (const auto& m : owned) others.push_back(m.get());
-  decoder = speech_ensemble(*first, others);
-}
-
-void transcribe_to_stdout(const LoadedSpeechEnsemble& m, const std::vector<std::string>& files,
+void transcribe_to_stdout(const LoadedSpeechModel& m, const std::vector<std::string>& files,
                           const SpeechDecodeOptions& o, bool one_speaker) {
   const auto print = [](const std::string& f, const std::string& text) {
     ENGRAM_CHECK(std::printf("%s\t%s\n", f.c_str(), text.c_str()) >= 0 && std::fflush(stdout) == 0,
@@ -167,25 +135,24 @@ void transcribe_to_stdout(const LoadedSpeechEnsemble& m, const std::vector<std::
       for (const std::string& line : data::read_lines_or_stdin("-"))
         if (!line.empty()) all.push_back(line);
     if (all.empty()) return;
-    const std::vector<std::string> texts = m.first->transcribe_speaker(all, o, m.decoder.get());
+    const std::vector<std::string> texts = m.transcribe_speaker(all, o);
     for (size_t i = 0; i < all.size(); ++i) print(all[i], texts[i]);
     return;
   }
   if (!files.empty()) {
-    for (const std::string& f : files) print(f, m.first->transcribe_file(f, o, m.decoder.get()));
+    for (const std::string& f : files) print(f, m.transcribe_file(f, o));
     return;
   }
   char buf[4096];  // one file at a time as its path arrives
   while (std::fgets(buf, sizeof buf, stdin)) {
     std::string line(buf);
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (!line.empty()) print(line, m.first->transcribe_file(line, o, m.decoder.get()));
+    if (!line.empty()) print(line, m.transcribe_file(line, o));
   }
 }
 
 SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& o,
-                           const std::vector<std::string>& sets,
-                           std::span<const LoadedSpeechModel* const> ensemble) {
+                           const std::vector<std::string>& sets) {
   namespace fs = std::filesystem;
   SpeechEval e;
   for (const fs::path& p : {loaded.model_dir / "train.yaml", loaded.model_dir.parent_path() / "train.yaml"})
@@ -201,7 +168,6 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
   e.beam = o.beam;
   e.batch = o.batch_size;
   e.models = loaded.dir().string();
-  for (const LoadedSpeechModel* m : ensemble) e.models += " + " + m->dir().string();
   e.split = run.data.test_speaker.empty() ? "upstream split" : "test speaker " + run.data.test_speaker;
   auto t0 = std::chrono::steady_clock::now();
   const std::vector<SpeechUtterance> utts = load_speech_set(loaded.model->cfg(), run.data, set);
@@ -214,8 +180,7 @@ SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& s
     e.audio_seconds += u.seconds;
   }
   t0 = std::chrono::steady_clock::now();
-  const std::unique_ptr<decode::StepModel> model = speech_ensemble(loaded, ensemble);
-  e.hyps = transcribe(*model, feats, o);
+  e.hyps = transcribe(loaded.models(), feats, o);
   e.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   e.score = score_speech(e.refs, e.hyps);
   return e;
@@ -248,14 +213,12 @@ std::string LoadedSpeechModel::input_help() const {
                      model->cfg().features.sample_rate);
 }
 
-std::string LoadedSpeechModel::transcribe_file(const std::string& path, const SpeechDecodeOptions& o,
-                                               const decode::StepModel* decoder) const {
-  return transcribe_speaker(std::span(&path, 1), o, decoder)[0];
+std::string LoadedSpeechModel::transcribe_file(const std::string& path, const SpeechDecodeOptions& o) const {
+  return transcribe_speaker(std::span(&path, 1), o)[0];
 }
 
 std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const std::string> paths,
-                                                              const SpeechDecodeOptions& o,
-                                                              const decode::StepModel* decoder) const {
+                                                              const SpeechDecodeOptions& o) const {
   std::vector<data::audio::Features> feats;
   feats.reserve(paths.size());
   for (const std::string& p : paths) {
@@ -270,7 +233,7 @@ std::vector<std::string> LoadedSpeechModel::transcribe_speaker(std::span<const s
   for (auto& f : feats) all.push_back(&f);
   finish_speaker_features(model->cfg(), all);
   std::vector<std::string> out;
-  for (const auto& digits : transcribe(decoder ? *decoder : *model, feats, o)) out.push_back(digits_text(digits));
+  for (const auto& digits : transcribe(models(), feats, o)) out.push_back(digits_text(digits));
   return out;
 }
 
@@ -288,8 +251,7 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
   const std::vector<const data::audio::Features*> one = {&stacked};
   const decode::SourceBatch src = speech_source(one);
   core::Graph g(false);
-  g.use_bf16_weights(o.bf16_weights);
-  g.use_int8_weights(o.int8_weights);
+  loaded.models().set_weights(g);  // the picture is the first model's alone
   decode::SearchOptions so = speech_search(o);
   so.alignments = true;
   const decode::Hypothesis h = decode::search(g, model, src, so)[0][0];
@@ -328,7 +290,7 @@ std::string LoadedSpeechModel::run_line(const std::string& line) {
   while (!path.empty() && std::isspace(static_cast<unsigned char>(path.back()))) path.pop_back();
   while (!path.empty() && std::isspace(static_cast<unsigned char>(path.front()))) path.erase(path.begin());
   ENGRAM_CHECK(!path.empty(), "speech: run_line takes the path of a WAV file");
-  return transcribe_file(path, with_setup({}), &decoder());
+  return transcribe_file(path);
 }
 
 }  // namespace engram::models

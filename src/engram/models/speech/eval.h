@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "engram/core/weights_bf16.h"
 #include "engram/decode/options.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/registry.h"
 #include "engram/models/speech/model.h"
 #include "engram/train/trainer.h"
@@ -22,10 +22,6 @@ struct SpeechDecodeOptions {
   int beam = 1;          // 1 = greedy
   int batch_size = 64;   // utterances decoded together
   int max_length = 16;   // output digits at most
-  // bf16 copy of the model's parameters (its products read it); nullptr = fp32.
-  const core::Bf16Weights* bf16_weights = nullptr;
-  // int8 copy of the model's weight matrices (core/weights_int8.h), as bf16_weights.
-  const core::Int8Weights* int8_weights = nullptr;
 };
 
 // The decode options the family honours (decode/options.h) with its defaults, the
@@ -36,9 +32,9 @@ SpeechDecodeOptions speech_decode_options(const decode::DecodeOptions& o);
 decode::SearchOptions speech_search(const SpeechDecodeOptions& options);
 
 // One digit sequence per utterance (stacked features, as speech_features gives them), in the
-// order given; batches group utterances of similar lengths (less padding). `model` is a
-// SpeechModel or an ensemble of them (decode/ensemble.h, speech_ensemble).
-std::vector<std::vector<int>> transcribe(const decode::StepModel& model, std::span<const data::audio::Features> utts,
+// order given; batches group utterances of similar lengths (less padding). More than one model:
+// one ensemble (decode/ensemble.h), their probabilities averaged.
+std::vector<std::vector<int>> transcribe(const ModelSet<SpeechModel>& models, std::span<const data::audio::Features> utts,
                                          const SpeechDecodeOptions& options = {});
 
 // Levenshtein distance between two token sequences.
@@ -60,37 +56,19 @@ train::Metrics speech_metrics(const SpeechScore& s);
 std::string digits_text(std::span<const int> digits);
 
 // A loaded "speech" model directory.
-struct LoadedSpeechModel : LoadedModel {
-  std::filesystem::path model_dir;
-  std::unique_ptr<SpeechModel> model;
+struct LoadedSpeechModel : LoadedFamily<LoadedSpeechModel, SpeechModel> {
   std::unique_ptr<data::audio::FbankComputer> fbank;
-  std::unique_ptr<core::Bf16Weights> bf16;                // set_precision(kBf16)
-  std::unique_ptr<core::Int8Weights> int8;                // set_precision(kInt8)
-  std::vector<std::unique_ptr<LoadedModel>> members;    // set_ensemble: more speech models
-  std::unique_ptr<decode::StepModel> ensemble;          // this model and the members as one
 
-  // What this model decodes with: the ensemble when it has members, else its own model.
-  const decode::StepModel& decoder() const;
-  // `o` with this model's bf16 / int8 copy.
-  SpeechDecodeOptions with_setup(SpeechDecodeOptions o) const {
-    o.bf16_weights = bf16.get();
-    o.int8_weights = int8.get();
-    return o;
-  }
-  std::string family() const override { return SpeechModel::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
   // A WAV path (16-bit PCM mono at the model's rate) -> the digits transcribed (greedy).
   std::string run_line(const std::string& line) override;
   std::string input_help() const override;
-  // The same with a beam; `model` (default: this one) may be an ensemble with this front end.
-  std::string transcribe_file(const std::string& path, const SpeechDecodeOptions& options = {},
-                              const decode::StepModel* model = nullptr) const;
+  // The same with a beam (and this model's ensemble members).
+  std::string transcribe_file(const std::string& path, const SpeechDecodeOptions& options = {}) const;
   // Files of one speaker, transcribed in order: a model with features.cmvn_scope speaker
   // normalises them by statistics pooled over all of them (one file: its own, which is
   // transcribe_file), any other model each by its own.
-  std::vector<std::string> transcribe_speaker(std::span<const std::string> paths, const SpeechDecodeOptions& options = {},
-                                              const decode::StepModel* model = nullptr) const;
+  std::vector<std::string> transcribe_speaker(std::span<const std::string> paths,
+                                              const SpeechDecodeOptions& options = {}) const;
   // POST /v1/transcribe (serve.cc, docs/serve.md): {"wav_base64": a WAV file in base64, "beam"?}
   // -> {"text", "digits", "score", "frames_per_step", "attention": [[α per encoder step] per
   // output token, <eos> last], "spectrogram": [T][M] log-mel frames (encoder step s covers
@@ -98,8 +76,7 @@ struct LoadedSpeechModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  void set_precision(decode::Precision p) override;
-  // Members with this model's front end (speech_ensemble's check).
+  // Members with this model's front end (features.* and stack: the features are computed once).
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
 };
 
@@ -116,27 +93,11 @@ SpeechShow show_speech(const LoadedSpeechModel& loaded, const std::string& wav_p
 
 std::unique_ptr<LoadedSpeechModel> load_speech_model(const std::filesystem::path& dir);
 
-// The first model and `others` as one decode::EnsembleStepModel (their probabilities averaged);
-// an error unless every member has the first one's front end (features.*, stack), since the
-// features are computed once. `others` empty: the first model alone.
-std::unique_ptr<decode::StepModel> speech_ensemble(const LoadedSpeechModel& first,
-                                                   std::span<const LoadedSpeechModel* const> others);
-
-// -m's model and --ensemble's, loaded as family "speech" (load_model_as, load_ensemble_members);
-// `decoder` decodes them as one (speech_ensemble; the first alone without others).
-struct LoadedSpeechEnsemble {
-  std::unique_ptr<LoadedSpeechModel> first;
-  std::vector<std::unique_ptr<LoadedSpeechModel>> owned;
-  std::vector<const LoadedSpeechModel*> others;
-  std::unique_ptr<decode::StepModel> decoder;
-  LoadedSpeechEnsemble(const std::string& dir, const std::vector<std::string>& ensemble_dirs);
-};
-
 // `engram speech transcribe`: "FILE<TAB>digits" lines on stdout for `files`, or (none given)
 // for the WAV paths read from stdin, each transcribed as its path arrives. With `one_speaker`
 // every file is read first and their features normalised by pooled statistics
 // (transcribe_speaker).
-void transcribe_to_stdout(const LoadedSpeechEnsemble& m, const std::vector<std::string>& files,
+void transcribe_to_stdout(const LoadedSpeechModel& m, const std::vector<std::string>& files,
                           const SpeechDecodeOptions& options, bool one_speaker);
 
 // `engram speech eval`: the loaded model scored on one set ("train", "valid" or "test") of the
@@ -146,7 +107,7 @@ void transcribe_to_stdout(const LoadedSpeechEnsemble& m, const std::vector<std::
 struct SpeechEval {
   std::filesystem::path train_yaml;
   std::string set, split;  // split: "upstream split" or "test speaker NAME"
-  std::string models;      // the model directories decoded, " + "-joined (an ensemble)
+  std::string models;      // the model directories decoded, " + "-joined (an ensemble; default: `loaded`'s)
   int beam = 1, batch = 64;
   SpeechScore score;
   double audio_seconds = 0;   // total duration of the set's utterances
@@ -162,10 +123,9 @@ std::string speech_errors_tsv(const SpeechEval& e);
 // `engram speech eval`'s report: what was scored, the digit error rate, the sequence accuracy and
 // the time taken (reading + features, decoding), one line each.
 std::string speech_eval_report(const SpeechEval& e);
-// options.batch_size: utterances decoded together (1 = one file at a time). `ensemble`: further
-// models decoded with `loaded` as one ensemble (speech_ensemble); the set is `loaded`'s run's.
+// options.batch_size: utterances decoded together (1 = one file at a time); `loaded`'s ensemble
+// members decode with it as one. The set is `loaded`'s run's.
 SpeechEval evaluate_speech(const LoadedSpeechModel& loaded, const std::string& set, const SpeechDecodeOptions& options,
-                           const std::vector<std::string>& sets = {},
-                           std::span<const LoadedSpeechModel* const> ensemble = {});
+                           const std::vector<std::string>& sets = {});
 
 }  // namespace engram::models

@@ -27,10 +27,7 @@ std::string train_speech(const YAML::Node& node, const std::string& source, cons
         train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
         return std::make_unique<SpeechTrainTask>(cfg);
       },
-      [&](SpeechTrainTask& task, const train::TrainSummary& s) {
-        return train_summary(s, task.primary_metric(), 4,
-                             fmt::format("transcribe with: engram speech transcribe -m {} FILE.wav", cfg.train.run_dir));
-      });
+      4, fmt::format("transcribe with: engram speech transcribe -m {} FILE.wav", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_speech(const std::filesystem::path& dir) { return load_speech_model(dir); }

@@ -73,14 +73,16 @@ std::unique_ptr<Request> LoadedSpeechModel::parse_request(const json& body, cons
 std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const> requests) const {
   const SpeechConfig& cfg = model->cfg();
   auto run = [&](std::span<const Utterance* const> utts, const decode::DecodeOptions& options, const Emit& emit) {
-    const SpeechDecodeOptions o = with_setup(speech_decode_options(options));
+    const SpeechDecodeOptions o = speech_decode_options(options);
     decode::SearchOptions so = speech_search(o);
     so.alignments = true;
     std::vector<int> lengths;
     for (const Utterance* u : utts) lengths.push_back(static_cast<int>(u->features.frames));
     core::Graph g(false);
-    g.use_bf16_weights(o.bf16_weights);
-    g.use_int8_weights(o.int8_weights);
+    const ModelSet<SpeechModel> set = models();
+    set.set_weights(g);
+    std::optional<decode::EnsembleStepModel> ensemble;
+    const decode::StepModel& decoder = set.decoder(ensemble);
     auto make = [&](std::span<const size_t> chunk) {
       std::vector<const data::audio::Features*> part;
       for (size_t i : chunk) part.push_back(&utts[i]->features);
@@ -100,19 +102,15 @@ std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const
                    {"alpha", std::vector<float>(alpha.begin(), alpha.end())}});
         };
         const size_t one[1] = {i};
-        hyps.push_back(decode::search(g, decoder(), make(one), so).at(0));
+        hyps.push_back(decode::search(g, decoder, make(one), so).at(0));
       }
     } else {
-      hyps = decode::run_batched(g, decoder(), lengths, o.batch_size, so, make);
+      hyps = decode::run_batched(g, decoder, lengths, o.batch_size, so, make);
     }
     std::vector<json> out;
     for (size_t u = 0; u < utts.size(); ++u) {
       const decode::Hypothesis& h = hyps[u].at(0);
       const std::vector<int> digits(h.ids.begin(), h.ids.end());
-      json attention = json::array();
-      const size_t s = static_cast<size_t>(h.src_len);
-      for (size_t row = 0; s > 0 && (row + 1) * s <= h.alignment.size(); ++row)
-        attention.push_back(std::vector<float>(h.alignment.begin() + row * s, h.alignment.begin() + (row + 1) * s));
       // The log-mel spectrogram under the attention, as `engram speech show` draws it: [T][M].
       const data::audio::Features& mel = utts[u]->mel;
       json spectrogram = json::array();
@@ -122,7 +120,7 @@ std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const
                      {"digits", digits},
                      {"score", h.score},
                      {"frames_per_step", cfg.stack << cfg.pyramid},
-                     {"attention", std::move(attention)},
+                     {"attention", serve_json::rows(h.alignment, static_cast<size_t>(h.src_len))},
                      {"spectrogram", std::move(spectrogram)}});
     }
     return out;

@@ -13,6 +13,7 @@
 #include "engram/core/ops.h"
 #include "engram/data/paths.h"
 #include "engram/models/speech/eval.h"
+#include "engram/models/training.h"
 
 namespace engram::models {
 
@@ -20,12 +21,6 @@ namespace fs = std::filesystem;
 namespace audio = data::audio;
 
 namespace {
-
-void note(std::FILE* log, const std::string& text) {
-  if (!log) return;
-  std::fprintf(log, "%s\n", text.c_str());
-  std::fflush(log);
-}
 
 // A fixed subset of at most `max` (0 = all), in the listing's order.
 std::vector<audio::FsddRecording> subset(std::vector<audio::FsddRecording> recs, int64_t max, uint64_t seed) {
@@ -267,7 +262,7 @@ SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log) :
   train_ = load_speech_set(cfg_.speech, d, "train");
   valid_ = load_speech_set(cfg_.speech, d, "valid");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  note(log, fmt::format("data: FSDD {} ({}): {} training{}, {} validation ({}) {}; features in {:.1f} s", d.dir,
+  log_note(log, fmt::format("data: FSDD {} ({}): {} training{}, {} validation ({}) {}; features in {:.1f} s", d.dir,
                         d.test_speaker.empty() ? "upstream split" : fmt::format("test speaker {}", d.test_speaker),
                         train_.size(),
                         d.speed_perturb.empty() ? "" : fmt::format(" (with {} speed copies)", d.speed_perturb.size()),
@@ -277,7 +272,7 @@ SpeechTrainTask::SpeechTrainTask(const SpeechTrainConfig& cfg, std::FILE* log) :
                             : std::string("recordings"),
                         secs));
   init();
-  note(log, fmt::format("model: speech, {} {} attention, encoder {} x {}{} + {} pyramidal, stack {}, {} parameters",
+  log_note(log, fmt::format("model: speech, {} {} attention, encoder {} x {}{} + {} pyramidal, stack {}, {} parameters",
                         io::to_yaml(cfg_.speech)["cell"].as<std::string>(),
                         io::to_yaml(cfg_.speech)["attention"].as<std::string>(), cfg_.speech.encoder_layers,
                         cfg_.speech.encoder_units, cfg_.speech.bidirectional ? " (bi)" : "", cfg_.speech.pyramid, cfg_.speech.stack,

@@ -13,11 +13,8 @@ namespace {
 std::string train_tree_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const TreeRunConfig cfg = read_tree_config(node, source, sets);
   return train_task(
-      cfg.train, [&] { return make_tree_task(cfg); },
-      [&](const train::TrainTask& task, const train::TrainSummary& s) {
-        return train_summary(s, task.primary_metric(), 4,
-                             fmt::format("evaluate with: engram sentiment eval -m {}", cfg.train.run_dir));
-      });
+      cfg.train, [&] { return make_tree_task(cfg); }, 4,
+      fmt::format("evaluate with: engram sentiment eval -m {}", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_tree(const std::filesystem::path& dir) { return load_tree_model(dir); }

@@ -16,7 +16,7 @@
 
 #include "engram/data/tree.h"
 #include "engram/data/vocab.h"
-#include "engram/models/decode_setup.h"
+#include "engram/models/loaded_family.h"
 #include "engram/models/registry.h"
 #include "engram/models/tree/model.h"
 #include "engram/train/trainer.h"
@@ -152,20 +152,10 @@ TreeEpochTiming time_tree_epoch(const TreeRunConfig& cfg, TreeExecution exec, in
                                 int64_t warmup = 2);
 
 // A trained model directory: config, vocabulary, parameters and the data it was trained on.
-struct LoadedTreeModel : LoadedModel {
-  std::filesystem::path model_dir;
+struct LoadedTreeModel : LoadedFamily<LoadedTreeModel, TreeModel> {
   TreeDataConfig data;  // data.yaml (defaults when absent)
   data::Vocab vocab;
-  std::unique_ptr<TreeModel> model;
-  DecodeSetup setup;  // ensemble members and precision (set_ensemble, set_precision)
 
-  // The model with its ensemble members and weights: what every prediction below runs.
-  ModelSet<TreeModel> models() const {
-    return setup.models(*this, [](const LoadedTreeModel& m) -> const TreeModel& { return *m.model; });
-  }
-  std::string family() const override { return TreeModel::kName; }
-  const std::filesystem::path& dir() const override { return model_dir; }
-  nn::ParamStore& params() override { return model->params(); }
   // A tree `(3 (2 It) (4 (4 rocks)))` (its labels are ignored) or a plain sentence (split on
   // spaces, read as a right-branching tree) -> the tree with word ids and its prediction.
   std::pair<data::Tree, TreePrediction> predict(const std::string& text) const;
@@ -181,8 +171,6 @@ struct LoadedTreeModel : LoadedModel {
   const InferenceSpec& inference() const override;
   std::unique_ptr<Request> parse_request(const nlohmann::json& body, const ServeLimits& limits) const override;
   std::vector<nlohmann::json> run_requests(std::span<const Request* const> requests) const override;
-  // bf16: every product of the model (and its members) reads a bf16 copy of the weights.
-  void set_precision(decode::Precision p) override { setup.set_precision(*this, p); }
   // Members: tree models of the same vocabulary (token for token) and classes; each node's class
   // probabilities are the members' mean (predict_trees).
   void set_ensemble(std::vector<std::unique_ptr<LoadedModel>> members) override;
