@@ -35,9 +35,10 @@ struct EvalArgs {
 
 void run_eval(const EvalArgs& a, const CLI::App* cmd) {
   decode::DecodeOptions d = *a.decode;
-  finish_decode_flags(cmd, d, models::pointer_option_set());
+  const std::vector<std::string> given = finish_decode_flags(cmd, d, models::pointer_option_set());
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
+  d = loaded->decode_options(d, given);
   const std::string names = use_ensemble_and_precision(*loaded, a.ensemble, d.precision);
   models::PointerEvalOptions o;
   o.n = a.n;

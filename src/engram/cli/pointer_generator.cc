@@ -63,13 +63,14 @@ void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::ve
 models::LoadedPgEnsemble prepare(PgArgs& a) {
   use_threads(a.threads);
   decode::DecodeOptions d = *a.decode;
-  finish_decode_flags(a.cmd, d, models::summarize_option_set());
+  const std::vector<std::string> flags = finish_decode_flags(a.cmd, d, models::summarize_option_set());
+  models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
+  d = e.first().decode_options(d, flags);
   const models::SummarizeOptions given = models::summarize_options(d);
   a.options.search = given.search;
   a.options.batch_size = given.batch_size;
   a.options.validate();
   a.stream = d.stream;
-  models::LoadedPgEnsemble e = models::load_pg_ensemble(a.dir, a.ensemble);
   a.options.ensemble = e.members();
   e.first().set_precision(d.precision);  // -m's products; the members' read fp32 weights
   a.options = e.first().with_setup(a.options);

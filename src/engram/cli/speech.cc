@@ -32,7 +32,7 @@ namespace {
 // batch, precision), checked once as on every front end; `m` (-m's model) gets the precision's
 // weights and the options point to them.
 models::SpeechDecodeOptions speech_flags(const CLI::App* cmd, decode::DecodeOptions d, models::LoadedSpeechModel& m) {
-  finish_decode_flags(cmd, d, models::speech_option_set());
+  d = m.decode_options(d, finish_decode_flags(cmd, d, models::speech_option_set()));
   m.set_precision(d.precision);
   return m.with_setup(models::speech_decode_options(d));
 }

@@ -31,13 +31,15 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   use_threads(a.threads);
   decode::DecodeOptions d = *a.decode;
   d.alignments = !a.stream.alignments.empty();
-  finish_decode_flags(cmd, d, models::translate_option_set());
+  std::vector<std::string> given = finish_decode_flags(cmd, d, models::translate_option_set());
+  given.push_back("alignments");  // --alignments FILE decides it
+  const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
+  d = loaded->decode_options(d, given);
   models::StreamOptions stream = a.stream;
   stream.tokens = d.stream;
   models::TranslateOptions o;
   o.search = d.search();
   o.batch_size = d.batch;
-  const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
   loaded->set_precision(d.precision);  // fp32: few-row products on the packed copy (same values)
   const auto members = models::load_ensemble_members<models::Translator>(a.ensemble, "seq2seq");
   for (const auto& m : members) {

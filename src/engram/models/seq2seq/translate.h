@@ -118,7 +118,7 @@ struct Translator : LoadedModel {
   std::string family() const override { return Seq2Seq::kName; }
   const std::filesystem::path& dir() const override { return model_dir; }
   nn::ParamStore& params() override { return model->params(); }
-  std::string run_line(const std::string& line) override;  // greedy translation
+  std::string run_line(const std::string& line) override;  // translation with the model's decode defaults (greedy)
   std::string input_help() const override { return "a source sentence"; }
   // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences],
   // "target_prefix"?: one per sentence, and the options of translate_option_set()} ->
