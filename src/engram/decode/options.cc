@@ -128,6 +128,15 @@ bool named(const std::vector<std::string>& names, std::string_view f) {
   return std::find(names.begin(), names.end(), f) != names.end();
 }
 
+// `to` with the fields of `from` that `names` names.
+void copy_named(DecodeOptions& to, const DecodeOptions& from, const std::vector<std::string>& names) {
+  DecodeOptions values = from;
+  FieldPointers pointers;
+  values.visit(pointers);
+  CopyNamed copy{pointers.out, names};
+  to.visit(copy);
+}
+
 }  // namespace
 
 void DecodeOptions::validate() const {
@@ -208,8 +217,10 @@ ModelDefaults read_model_defaults(const YAML::Node& section, const std::string& 
     for (const std::string& f : m.fields)
       ENGRAM_CHECK(set->has(f), "{}: decode.{} is not an option of the {} family (its options: {})", source, f, family,
                    set->fields.empty() ? std::string("none") : fmt::format("{}", fmt::join(set->fields, ", ")));
-  try {
-    with_model_defaults(set ? set->defaults : DecodeOptions{}, {}, m);  // ranges, as a request would meet them
+  try {  // ranges, as a request naming the same fields would meet them
+    DecodeOptions o = set ? set->defaults : DecodeOptions{};
+    copy_named(o, m.values, m.fields);
+    finish_options(o, m.fields);
   } catch (const Error& e) {
     throw Error(fmt::format("{}: decode: {}", source, e.what()));
   }
@@ -222,11 +233,7 @@ DecodeOptions with_model_defaults(const DecodeOptions& asked, const std::vector<
   std::vector<std::string> taken;  // the model's fields the caller did not give
   for (const std::string& f : model.fields)
     if (!named(given, f)) taken.push_back(f);
-  DecodeOptions values = model.values;
-  FieldPointers from;
-  values.visit(from);
-  CopyNamed copy{from.out, taken};
-  o.visit(copy);
+  copy_named(o, model.values, taken);
   const bool beam_given = named(given, "beam");
   const bool n_best_given = named(given, "n_best");
   if (beam_given && !n_best_given) o.n_best = std::min(o.n_best, o.beam);  // an explicit beam caps the model's n_best
