@@ -57,6 +57,8 @@ check
 "$bin" train "$src/configs/dates.yaml" --set decode.alpha=0.6 --dump-config > "$tmp/dump" 2> "$tmp/err" &&
   grep -qx 'decode:' "$tmp/dump" && grep -qx '  alpha: 0.6' "$tmp/dump" || fail "--dump-config without the decode section"
 check
+"$bin" train "$src/configs/dates.yaml" --dump-config 2> "$tmp/err" | grep -q '^decode' && fail "a decode section without one"
+check
 "$bin" train "$src/configs/dates.yaml" --set decode.alfa=1 --dump-config > /dev/null 2> "$tmp/err"
 [ $? -eq 1 ] && grep -q "unknown config key 'decode.alfa'" "$tmp/err" || fail "train took decode.alfa"
 tiny=(--set ntm.task.bits=2 --set ntm.task.max_len=3 --set ntm.ntm.controller_size=4 --set ntm.ntm.memory_slots=4
@@ -65,6 +67,9 @@ check
 "$bin" train "$src/configs/ntm-copy.yaml" "${tiny[@]}" --set train.max_steps=2 --set train.run_dir="$tmp/ntm" \
   --set decode.batch=8 > /dev/null 2> "$tmp/err" && [ "$(cat "$tmp/ntm/decode.yaml")" = "batch: 8" ] ||
   { fail "train did not save RUN/decode.yaml"; cat "$tmp/err"; }
+check
+"$bin" train "$src/configs/ntm-copy.yaml" "${tiny[@]}" --set train.max_steps=2 --set train.run_dir="$tmp/ntm2" > /dev/null 2>&1
+[ -d "$tmp/ntm2/last" ] && [ ! -e "$tmp/ntm2/decode.yaml" ] || fail "a run without a decode section has RUN/decode.yaml"
 
 echo "decode_defaults_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -29,15 +29,17 @@ const std::array<const Family*, 7>& table() {
   return t;
 }
 
-// A run config without its `decode:` section and --set decode.*, and that section (null if none).
+// A run config without its `decode:` section and --set decode.*, and that section (a map; an
+// empty one where the config has none).
 struct DecodeSplit {
   YAML::Node node;
   std::vector<std::string> sets;
   YAML::Node decode;
+  bool has_decode() const { return decode.IsMap() && decode.size() > 0; }
 };
 
 DecodeSplit split_decode(const RunConfigFile& run, const std::vector<std::string>& sets) {
-  DecodeSplit s{YAML::Clone(run.node), {}, YAML::Node()};
+  DecodeSplit s{YAML::Clone(run.node), {}, YAML::Node(YAML::NodeType::Map)};
   if (s.node["decode"]) {
     s.decode = YAML::Clone(s.node["decode"]);
     s.node.remove("decode");
@@ -48,7 +50,6 @@ DecodeSplit split_decode(const RunConfigFile& run, const std::vector<std::string
       s.sets.push_back(a);
       continue;
     }
-    if (!s.decode) s.decode = YAML::Node(YAML::NodeType::Map);
     for (const auto& kv : io::detail::override_tree(a)["decode"]) s.decode[kv.first.as<std::string>()] = kv.second;
   }
   decode::read_model_defaults(s.decode, run.source);
@@ -105,7 +106,7 @@ fs::path resolve_model_dir(const fs::path& dir) {
 
 std::string train_run(const RunConfigFile& run, const std::vector<std::string>& sets) {
   const DecodeSplit s = split_decode(run, sets);
-  if (s.decode) {
+  if (s.has_decode()) {
     const YAML::Node effective = YAML::Load(run.family->dump_config(s.node, run.source, s.sets));
     const fs::path run_dir = effective["train"]["run_dir"].as<std::string>();
     if (train::world().root()) {
@@ -118,7 +119,7 @@ std::string train_run(const RunConfigFile& run, const std::vector<std::string>& 
 
 std::string effective_run_config(const RunConfigFile& run, const std::vector<std::string>& sets) {
   const DecodeSplit s = split_decode(run, sets);
-  return run.family->dump_config(s.node, run.source, s.sets) + (s.decode ? decode_section_text(s.decode) : "");
+  return run.family->dump_config(s.node, run.source, s.sets) + (s.has_decode() ? decode_section_text(s.decode) : "");
 }
 
 std::unique_ptr<LoadedModel> load_model(const fs::path& dir) {
