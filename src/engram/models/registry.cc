@@ -123,12 +123,13 @@ std::string effective_run_config(const RunConfigFile& run, const std::vector<std
 }
 
 std::unique_ptr<LoadedModel> load_model(const fs::path& dir) {
-  fs::path d = resolve_model_dir(dir).lexically_normal();
-  if (!d.has_filename()) d = d.parent_path();  // "runs/x/best/"
+  const fs::path d = resolve_model_dir(dir);
   const io::CheckpointInfo info = io::read_checkpoint_info(d);
   std::unique_ptr<LoadedModel> m = family(info.model_name).load(d);
+  fs::path run = d.lexically_normal();
+  run = (run.has_filename() ? run : run.parent_path()).parent_path();  // "runs/x/best/" -> "runs/x"
   fs::path file = d / kDecodeDefaultsFile;
-  if (!fs::exists(file) && fs::exists(d.parent_path() / "train.yaml")) file = d.parent_path() / kDecodeDefaultsFile;
+  if (!fs::exists(file) && fs::exists(run / "train.yaml")) file = run / kDecodeDefaultsFile;
   if (fs::exists(file))
     m->set_decode_defaults(
         decode::read_model_defaults(io::load_yaml_file(file), file.string(), &m->inference().options, m->family()));
