@@ -9,7 +9,9 @@
 # Usage: bench/tatoeba_cedict_eval.sh RUN_DIR [RUN_DIR ...]
 # Environment (all optional):
 #   ENGRAM_BIN=path     the engram binary (default build/engram)
-#   BEAM=5              beam size of the beam columns (length penalty 0, as `engram attention --beam 5`)
+#   BEAM=5              beam size of the beam columns
+#   ALPHA=A             GNMT length penalty of every beam decoding (default: each model's own, its
+#                       run's decode: section, else 0; set it to compare runs at one value)
 #   BUCKETS=6,10,15     source-length bucket bounds in characters
 #   THREADS=1           threads for decoding
 #   PLOT=FILE.svg       also draw every run's dev BLEU per update in one chart (engram plot)
@@ -19,6 +21,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin=${ENGRAM_BIN:-build/engram}
 beam=${BEAM:-5}
+alpha=()  # --alpha A where ALPHA is set, else each model's default
+[ -n "${ALPHA:-}" ] && alpha=(--alpha "$ALPHA")
 buckets=${BUCKETS:-6,10,15}
 threads=${THREADS:-1}
 [ $# -ge 1 ] || { echo "usage: bench/tatoeba_cedict_eval.sh RUN_DIR [RUN_DIR ...]" >&2; exit 2; }
@@ -43,6 +47,7 @@ seeds=("欢迎来北京" "欢迎来北京。" "欢迎来自世界各地的朋友
 printf '%s\n' "${seeds[@]}" > "$tmp/seeds.zh"
 
 echo "Held-out pairs: $split/valid.{src,tgt} ($(wc -l < "$split/valid.src") pairs); places: bench/data/zh-en-places.tsv ($(wc -l < "$tmp/places.zh") pairs)."
+echo "Beam $beam with length penalty: ${ALPHA:-each model default (RUN/decode.yaml, else 0)}."
 echo
 echo "| run | attention (style) | CC-CEDICT weights | epochs (steps) | train min | dev BLEU (greedy, best) | held-out BLEU greedy | BLEU beam $beam | chrF2 beam $beam | places BLEU greedy | places BLEU beam $beam | places chrF2 beam $beam |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -57,7 +62,7 @@ for run in "$@"; do
       seeds) src=$tmp/seeds.zh ;;
     esac
     "$bin" translate -m "$run" --threads "$threads" < "$src" > "$out/$set.greedy.en"
-    "$bin" translate -m "$run" --threads "$threads" --beam "$beam" < "$src" > "$out/$set.beam.en"
+    "$bin" translate -m "$run" --threads "$threads" --beam "$beam" "${alpha[@]}" < "$src" > "$out/$set.beam.en"
   done
   score() { "$bin" eval "$1" -b "$2" "$3"; }
   vg=$(score bleu "$out/valid.greedy.en" "$split/valid.tgt")
@@ -113,7 +118,7 @@ for run in "$@"; do
   grep -q '^  attention: none' "$run/train.yaml" && continue
   for sentence in "欢迎来北京" "欢迎来北京。"; do
     for b in 1 "$beam"; do
-      echo "$sentence" | "$bin" translate -m "$run" --threads "$threads" --beam "$b" --alignments "$tmp/align.jsonl" > /dev/null
+      echo "$sentence" | "$bin" translate -m "$run" --threads "$threads" --beam "$b" "${alpha[@]}" --alignments "$tmp/align.jsonl" > /dev/null
       echo
       echo "α, $(basename "$run"), \"$sentence\", beam $b (rows: output tokens; columns: source words, pieces summed):"
       echo
@@ -175,6 +180,6 @@ EOF
   echo "Drawn: $PLOT (\`$bin plot\` of the runs' validation lines)."
   echo
 fi
-echo "Commands: \`$bin translate -m RUN [--beam $beam] < SRC > hyp\`; \`$bin eval bleu|chrf hyp REF\`;" \
+echo "Commands: \`$bin translate -m RUN [--beam $beam ${alpha[*]}] < SRC > hyp\`; \`$bin eval bleu|chrf hyp REF\`;" \
      "\`$bin eval bleu hyp REF --by-length SRC --length-unit chars --buckets $buckets\`;" \
      "\`echo SENTENCE | $bin translate -m RUN --beam B --alignments FILE\`"

@@ -7,7 +7,8 @@
 
 Every model has ``run(**fields)``: the request of its family's HTTP route (``docs/serve.md``) as
 keyword arguments — its input fields and the decode options it honours (the one schema of
-``decode/options.h``; ``m.options`` lists them, ``m.defaults`` gives their values). A keyword
+``decode/options.h``; ``m.options`` lists them, ``m.defaults`` gives their values: the model's
+own, its run's ``decode:`` section, over the family's; a keyword given overrides them). A keyword
 the family does not take is a TypeError naming it; a bad value is an ``engram.Error`` (a
 ValueError) with the message the CLI gives. Results are plain dicts and lists; every numeric
 array of them (α, hop attention, read / write weightings, p_gen, spectrograms) is a numpy array.
@@ -113,15 +114,16 @@ class Model:
 
     # ---- conveniences, one per family ----
 
-    def translate_batch(self, sources, beam=1, n_best=1, return_attention=False, target_prefix=None, batch=64,
+    def translate_batch(self, sources, beam=None, n_best=None, return_attention=False, target_prefix=None, batch=64,
                         **options):
         """seq2seq: a list of sentences -> per sentence its n-best list of {"tgt", "score"} (with
         return_attention: "attention" α [T, S], "src_tokens", "tgt_tokens"). ``batch``: sentences
-        decoded together, sorted by length (``engram translate --batch``)."""
+        decoded together, sorted by length (``engram translate --batch``). An option left out (None)
+        is the model's default (``m.defaults``: its run's ``decode:`` section over the family's)."""
         self._need("seq2seq", "translate_batch")
         if isinstance(sources, str):
             raise TypeError("translate_batch takes a list of sentences; translate(sentence) takes one")
-        reply = self.run(src=list(sources), beam=beam, n_best=n_best, alignments=return_attention, batch=batch,
+        reply = self.run(src=list(sources), beam=beam, n_best=n_best, alignments=return_attention or None, batch=batch,
                          target_prefix=None if target_prefix is None else list(target_prefix), **options)
         out = reply["translations"]
         for hyps in out:

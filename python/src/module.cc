@@ -85,10 +85,11 @@ class Model {
   std::string dir() const { return model_->dir().string(); }
   std::vector<std::string> inputs() const { return model_->inference().inputs; }
   std::vector<std::string> options() const { return model_->inference().options.fields; }
-  // The family's default of each honoured option, as JSON text ({"beam": 1, ...}).
+  // The default of each honoured option, as JSON text ({"beam": 1, ...}): the model's own
+  // (its run's decode: section) over the family's.
   std::string defaults() const {
     json out = json::object();
-    decode::DecodeOptions d = model_->inference().options.defaults;
+    decode::DecodeOptions d = model_->decode_options(model_->inference().options.defaults, {});
     OptionsJson visitor{out, model_->inference().options};
     d.visit(visitor);
     return out.dump();
@@ -109,7 +110,7 @@ class Model {
       ENGRAM_CHECK(batch >= 1 && batch <= decode::kMaxBatch, "batch {} must be in [1, {}]", batch, decode::kMaxBatch);
       request.erase("batch");
     }
-    std::unique_ptr<models::Request> r = model_->parse_request(request, python_limits());
+    std::unique_ptr<models::Request> r = model_->request(request, python_limits());
     if (batch > 0) {
       r->options.batch = batch;
       r->options.chunk = batch;
@@ -133,14 +134,14 @@ class TrainJob {
     std::vector<std::string> sets = overrides;
     if (!run.run_dir.empty()) sets.push_back("train.run_dir=" + run.run_dir);
     // The effective config names the run directory (train.run_dir), after the recipe and overrides.
-    const YAML::Node effective = YAML::Load(run.family->dump_config(run.node, run.source, sets));
+    const YAML::Node effective = YAML::Load(models::effective_run_config(run, sets));
     run_dir_ = effective["train"] && effective["train"]["run_dir"] ? effective["train"]["run_dir"].as<std::string>() : "";
     train::clear_stop_request();
     thread_ = std::thread([this, run, sets, threads] {
       std::string summary, error;
       try {
         core::kernels::set_blas_threads(threads);
-        summary = run.family->train(run.node, run.source, sets);
+        summary = models::train_run(run, sets);
       } catch (const std::exception& e) {
         error = e.what();
       }

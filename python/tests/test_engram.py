@@ -33,6 +33,25 @@ def cli(*args, stdin=""):
     return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True, check=True).stdout
 
 
+def test_a_models_decode_defaults_lie_under_the_keywords(tmp_path):
+    # A run directory whose decode: section (RUN/decode.yaml) asks for beam 3 and alpha 0.6.
+    import shutil
+    shutil.copytree(golden("seq2seq"), tmp_path / "best")
+    (tmp_path / "train.yaml").write_text("")
+    (tmp_path / "decode.yaml").write_text("beam: 3\nalpha: 0.6\n")
+    m, plain = engram.load(tmp_path), engram.load(golden("seq2seq"))
+    assert m.defaults["beam"] == 3 and m.defaults["alpha"] == pytest.approx(0.6) and plain.defaults["alpha"] == 0
+    src = cases("seq2seq")[0][0]
+    as_given = plain.translate_batch([src], beam=3, alpha=0.6)[0][0]
+    assert m.translate_batch([src])[0][0]["score"] == pytest.approx(as_given["score"])
+    assert as_given["score"] != pytest.approx(plain.translate_batch([src], beam=3)[0][0]["score"])
+    assert m.translate_batch([src], alpha=0)[0][0]["score"] == pytest.approx(
+        plain.translate_batch([src], beam=3)[0][0]["score"]), "an explicit keyword overrides the model's default"
+    (tmp_path / "decode.yaml").write_text("alfa: 0.6\n")
+    with pytest.raises(engram.Error, match="unknown config key 'decode.alfa'"):
+        engram.load(tmp_path)
+
+
 def test_seq2seq_translates_as_the_cli_with_alpha_arrays():
     m = engram.load(golden("seq2seq"))
     assert m.family == "seq2seq" and "beam" in m.options and m.defaults["beam"] == 1

@@ -78,6 +78,61 @@ TEST(DecodeOptions, RefusesWrongTypesAndRanges) {
   }
 }
 
+// A model's decode: section (RUN/decode.yaml) is read as the config reader reads any key.
+TEST(ModelDefaults, ReadAsConfigKeysWithOneLineErrors) {
+  const ModelDefaults m = read_model_defaults(YAML::Load("{alpha: 0.6, precision: bf16, beam: 4}"), "d.yaml");
+  EXPECT_EQ(m.fields, (std::vector<std::string>{"beam", "alpha", "precision"})) << "declaration order";
+  EXPECT_FLOAT_EQ(m.values.alpha, 0.6f);
+  EXPECT_EQ(m.values.precision, Precision::kBf16);
+  EXPECT_TRUE(read_model_defaults(YAML::Node(), "d.yaml").fields.empty());
+  const OptionSet text = text_family();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{alfa: 0.6}", "unknown config key 'decode.alfa' in d.yaml (did you mean 'decode.alpha'?)"},
+      {"{beam: two}", "decode.beam"},
+      {"{alpha: 11}", "d.yaml: decode: search: alpha 11 must be in [0, 10]"},
+      {"{n_best: 3, beam: 2}", "d.yaml: decode: search: n_best 3 must be in [1, beam = 2]"},
+      {"{precision: int4}", "decode.precision"},
+      {"[0.6]", "decode"},
+      {"{views: 2}", "d.yaml: decode.views is not an option of the text family (its options: beam, n_best"},
+  };
+  for (const auto& [yaml, message] : cases) {
+    const std::string e = error_of([&] { read_model_defaults(YAML::Load(yaml), "d.yaml", &text, "text"); });
+    EXPECT_NE(e.find(message), std::string::npos) << yaml << " -> " << e;
+  }
+}
+
+// The layering every front end shares: the family's defaults, the model's over them, the given
+// fields over both.
+TEST(ModelDefaults, LieUnderGivenFieldsAndOverTheFamilys) {
+  const OptionSet text = text_family();  // max_length 100
+  const ModelDefaults m = read_model_defaults(YAML::Load("{beam: 5, alpha: 0.6}"), "d.yaml", &text, "text");
+  DecodeOptions o = with_model_defaults(text.defaults, {}, m);
+  EXPECT_EQ(o.beam, 5);
+  EXPECT_FLOAT_EQ(o.alpha, 0.6f);
+  EXPECT_EQ(o.max_length, 100) << "the family's default where the model names nothing";
+  std::vector<std::string> given;
+  DecodeOptions asked = options_from_json(json{{"alpha", 0}}, text, "text", &given);
+  o = with_model_defaults(asked, given, m);
+  EXPECT_FLOAT_EQ(o.alpha, 0.0f) << "an explicit field overrides the model's";
+  EXPECT_EQ(o.beam, 5);
+  asked = options_from_json(json{{"n_best", 8}}, text, "text", &given);
+  o = with_model_defaults(asked, given, m);
+  EXPECT_EQ(o.beam, 8) << "n_best given alone raises the model's beam";
+  EXPECT_EQ(o.n_best, 8);
+  const ModelDefaults nbest = read_model_defaults(YAML::Load("{n_best: 4}"), "d.yaml", &text, "text");
+  EXPECT_EQ(with_model_defaults(text.defaults, {}, nbest).beam, 4) << "the model's n_best alone: beam = n_best";
+  asked = options_from_json(json{{"beam", 2}}, text, "text", &given);
+  o = with_model_defaults(asked, given, nbest);
+  EXPECT_EQ(o.beam, 2);
+  EXPECT_EQ(o.n_best, 2) << "an explicit beam caps the model's n_best";
+  const OptionSet all{option_names(), {}};
+  asked = options_from_json(json{{"stream", true}}, all, "any", &given);
+  o = with_model_defaults(asked, given, m);
+  EXPECT_TRUE(o.stream);
+  EXPECT_EQ(o.beam, 1) << "a stream asked for is greedy, whatever the model's beam";
+  EXPECT_FLOAT_EQ(o.alpha, 0.6f);
+}
+
 TEST(DecodeOptions, SearchPartCarriesEveryField) {
   DecodeOptions o;
   o.beam = 5, o.n_best = 2, o.alpha = 0.7f, o.coverage_penalty = 0.2f, o.min_length = 3, o.max_length = 40;

@@ -37,6 +37,38 @@ TEST(Registry, ListsEveryFamilyAndNamesTheKnownOnesForAnUnknownName) {
   }
 }
 
+// A run's decode: section (RUN/decode.yaml) under the fields of a request, as the server and
+// Python parse one (LoadedModel::request): a request without alpha decodes as one with the
+// model's alpha, scores included; one with alpha keeps its own.
+TEST(Registry, RequestsDecodeWithTheModelsDefaultsUnderTheirOwnFields) {
+  TempDir tmp;
+  const fs::path golden = fs::path(ENGRAM_SOURCE_DIR) / "tests" / "golden" / "models" / "seq2seq";
+  fs::copy(golden, tmp.file("best"), fs::copy_options::recursive);
+  tmp.write("train.yaml", "");
+  tmp.write(kDecodeDefaultsFile, "beam: 3\nalpha: 0.6\n");
+  const std::unique_ptr<LoadedModel> run = load_model(tmp.file(""));
+  const std::unique_ptr<LoadedModel> plain = load_model(golden);
+  const auto reply = [](const LoadedModel& m, const nlohmann::json& body) {
+    const std::unique_ptr<Request> r = m.request(body, ServeLimits{});
+    const Request* one[1] = {r.get()};
+    return std::pair{r->options, m.run_requests(one)[0]};
+  };
+  const nlohmann::json src = {{"src", {"29 November 2026"}}};
+  const auto [defaults, by_default] = reply(*run, src);
+  EXPECT_EQ(defaults.beam, 3);
+  EXPECT_FLOAT_EQ(defaults.alpha, 0.6f);
+  nlohmann::json asked = src;
+  asked["beam"] = 3;
+  asked["alpha"] = 0.6;
+  EXPECT_EQ(by_default, reply(*plain, asked).second) << "as if the fields were given";
+  asked["alpha"] = 0;
+  const auto [own, explicit_alpha] = reply(*run, nlohmann::json{{"src", {"29 November 2026"}}, {"alpha", 0}});
+  EXPECT_FLOAT_EQ(own.alpha, 0.0f);
+  EXPECT_EQ(explicit_alpha, reply(*plain, asked).second) << "the request's alpha, the model's beam";
+  EXPECT_NE(by_default, explicit_alpha) << "alpha changes the score: the checks above can fail";
+  EXPECT_EQ(run->run_line("29 November 2026"), "2026-11-29");
+}
+
 TEST(Registry, RunConfigNeedsAFamilyNameAndRefusesTheOldShapes) {
   TempDir dir;
   // The NTM's shape before the registry: model: {architecture: ...}, trainer: {...}.

@@ -2,6 +2,7 @@
 // its attention as an SVG heatmap (target tokens as rows, source tokens as columns, α as shading
 // with the values printed), the seeds' "欢迎 来 北京 → Welcome to Beijing" picture.
 // A thin adapter over models/seq2seq/translate.h and viz/heatmap.h.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -21,16 +22,22 @@ struct AttentionArgs {
   std::string sentence;
   std::string out = "attention.svg";
   int threads = 1;
-  std::shared_ptr<decode::SearchOptions> search = std::make_shared<decode::SearchOptions>();
+  std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
 };
 
-void run_attention(const AttentionArgs& a) {
+// The decode flags of `engram attention`: the search of one sentence's best hypothesis.
+const std::vector<std::string> kSearchFlags = {"beam",       "alpha",      "max_length_ratio",   "max_length_offset",
+                                               "max_length", "min_length", "block_ngram_repeat", "coverage_penalty"};
+
+void run_attention(const AttentionArgs& a, const CLI::App* cmd) {
   use_threads(a.threads);
+  decode::DecodeOptions d = *a.decode;
+  const std::vector<std::string> given = finish_decode_flags(cmd, d, models::translate_option_set());
   const auto loaded = models::load_model_as<models::Translator>(a.model, "seq2seq");
   const models::Translator& tr = *loaded;
   ENGRAM_CHECK(tr.seq2seq().has_attention(), "{}: the model has no attention (attention: none)", tr.dir().string());
   models::TranslateOptions o;
-  o.search = *a.search;
+  o.search = tr.decode_options(d, given).search();
   o.search.n_best = 1;
   o.search.alignments = true;
   const models::Translation t = tr.translate({a.sentence}, o)[0];
@@ -56,10 +63,12 @@ void register_attention(CLI::App& app) {
   add_model_option(cmd, a->model);
   cmd->add_option("sentence", a->sentence, "the source sentence")->required();
   add_output_option(cmd, a->out, "SVG file to write");
-  add_config_flags(cmd, a->search, {"beam", "alpha", "max_length_ratio", "max_length_offset", "max_length",
-                                    "min_length", "block_ngram_repeat", "coverage_penalty"});
+  std::vector<std::string> skip;  // every decode option but the search's
+  for (const std::string& f : models::translate_option_set().fields)
+    if (std::find(kSearchFlags.begin(), kSearchFlags.end(), f) == kSearchFlags.end()) skip.push_back(f);
+  add_decode_flags(cmd, a->decode, models::translate_option_set(), skip);
   add_threads_option(cmd, a->threads);
-  cmd->callback([a] { run_attention(*a); });
+  cmd->callback([a, cmd] { run_attention(*a, cmd); });
 }
 
 }  // namespace engram::cli

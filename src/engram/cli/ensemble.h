@@ -68,15 +68,27 @@ inline void add_model_flags(CLI::App* cmd, ModelArgs& a, bool precision = true) 
 
 // Uses a's threads and loads -m's model as family T (`family` names it in the error of another),
 // with --ensemble's members and the precision `p` (use_ensemble_and_precision; `names` gets the
-// directories read).
+// directories read). The overload with decode options first puts the model's decode defaults
+// under the flags `given` on the command line (`d` becomes LoadedModel::decode_options(d, given))
+// and takes d's precision.
 template <class T>
 std::unique_ptr<T> load_model_flags(const ModelArgs& a, std::string_view family, decode::Precision p,
-                                    std::string* names = nullptr) {
+                                    std::string* names = nullptr, decode::DecodeOptions* d = nullptr,
+                                    const std::vector<std::string>& given = {}) {
   use_threads(a.threads);
   std::unique_ptr<T> m = models::load_model_as<T>(a.dir, family);
+  if (d) {
+    *d = m->decode_options(*d, given);
+    p = d->precision;
+  }
   const std::string read = use_ensemble_and_precision(*m, a.ensemble, p);
   if (names) *names = read;
   return m;
+}
+template <class T>
+std::unique_ptr<T> load_model_flags(const ModelArgs& a, std::string_view family, decode::DecodeOptions& d,
+                                    const std::vector<std::string>& given, std::string* names = nullptr) {
+  return load_model_flags<T>(a, family, d.precision, names, &d, given);
 }
 
 }  // namespace engram::cli

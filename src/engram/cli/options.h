@@ -75,7 +75,9 @@ void add_config_flags(CLI::App* cmd, std::shared_ptr<Cfg> cfg, const std::vector
 // One flag per decode option a family honours (decode/options.h: `set`), generated from
 // DecodeOptions' visit() with the family's defaults, except those in `skip` (a verb that spells one
 // its own way, e.g. translate's --alignments FILE). After parsing, finish_decode_flags applies
-// the rules every front end shares (n_best alone = beam) and validates.
+// the rules every front end shares (n_best alone = beam), validates, and returns the fields given
+// on the command line (CLI11's count()): LoadedModel::decode_options puts the model's own decode
+// defaults under them.
 inline void add_decode_flags(CLI::App* cmd, const std::shared_ptr<decode::DecodeOptions>& o, const decode::OptionSet& set,
                              const std::vector<std::string>& skip = {}) {
   *o = set.defaults;
@@ -84,7 +86,8 @@ inline void add_decode_flags(CLI::App* cmd, const std::shared_ptr<decode::Decode
     if (std::find(skip.begin(), skip.end(), f) == skip.end()) keys.push_back(f);
   add_config_flags(cmd, o, keys);
 }
-inline void finish_decode_flags(const CLI::App* cmd, decode::DecodeOptions& o, const decode::OptionSet& set) {
+inline std::vector<std::string> finish_decode_flags(const CLI::App* cmd, decode::DecodeOptions& o,
+                                                    const decode::OptionSet& set) {
   std::vector<std::string> given;
   for (const std::string& f : set.fields) {
     std::string flag = "--" + f;
@@ -98,6 +101,7 @@ inline void finish_decode_flags(const CLI::App* cmd, decode::DecodeOptions& o, c
   } catch (const Error& e) {  // a value out of range is a command-line error (exit 2)
     throw CLI::ValidationError("decode options", e.what());
   }
+  return given;
 }
 
 }  // namespace engram::cli

@@ -33,9 +33,9 @@ struct EvalArgs {
 
 void run_eval(const EvalArgs& a, const CLI::App* cmd) {
   decode::DecodeOptions d = *a.model.decode;
-  finish_decode_flags(cmd, d, models::pointer_option_set());
+  const std::vector<std::string> given = finish_decode_flags(cmd, d, models::pointer_option_set());
   std::string names;
-  auto loaded = load_model_flags<models::LoadedPointerModel>(a.model, "pointer", d.precision, &names);
+  auto loaded = load_model_flags<models::LoadedPointerModel>(a.model, "pointer", d, given, &names);
   models::PointerEvalOptions o;
   o.n = a.n;
   o.instances = a.instances;

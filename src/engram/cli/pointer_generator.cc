@@ -55,16 +55,17 @@ void add_pg_flags(CLI::App* cmd, const std::shared_ptr<PgArgs>& a, const std::ve
 }
 
 // -m's model with --ensemble's members and the precision's weights, and the options with the
-// search flags in.
+// model's decode defaults under the search flags.
 std::unique_ptr<models::LoadedPointerGenerator> prepare(PgArgs& a) {
   decode::DecodeOptions d = *a.model.decode;
-  finish_decode_flags(a.cmd, d, models::summarize_option_set());
+  const std::vector<std::string> flags = finish_decode_flags(a.cmd, d, models::summarize_option_set());
+  auto loaded = load_model_flags<models::LoadedPointerGenerator>(a.model, "pointer_generator", d, flags);
   const models::SummarizeOptions given = models::summarize_options(d);
   a.options.search = given.search;
   a.options.batch_size = given.batch_size;
   a.options.validate();
   a.stream = d.stream;
-  return load_model_flags<models::LoadedPointerGenerator>(a.model, "pointer_generator", d.precision);
+  return loaded;
 }
 
 void run_summarize(PgArgs& a) {

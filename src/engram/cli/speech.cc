@@ -48,13 +48,15 @@ void add_speech_flags(CLI::App* cmd, SpeechArgs& a, const std::vector<std::strin
 }
 
 // -m's model with --ensemble's members and the precision's weights (`names`: the directories
-// read), and the decode options of the flags, checked once as on every front end.
+// read), and the decode options of the flags over the model's decode defaults, checked once as on
+// every front end.
 std::unique_ptr<models::LoadedSpeechModel> load(const SpeechArgs& a, models::SpeechDecodeOptions& o,
                                                 std::string* names = nullptr) {
   decode::DecodeOptions d = *a.model.decode;
-  finish_decode_flags(a.cmd, d, models::speech_option_set());
+  const std::vector<std::string> given = finish_decode_flags(a.cmd, d, models::speech_option_set());
+  auto m = load_model_flags<models::LoadedSpeechModel>(a.model, "speech", d, given, names);
   o = models::speech_decode_options(d);
-  return load_model_flags<models::LoadedSpeechModel>(a.model, "speech", d.precision, names);
+  return m;
 }
 
 void run_transcribe(const SpeechArgs& a) {

@@ -32,10 +32,10 @@ void run_train(const TrainArgs& a) {
   // resumes as the copy).
   if (!run.run_dir.empty()) sets.push_back("train.run_dir=" + run.run_dir);
   if (a.dump) {
-    std::fputs(run.family->dump_config(run.node, run.source, sets).c_str(), stdout);
+    std::fputs(models::effective_run_config(run, sets).c_str(), stdout);
     return;
   }
-  std::printf("%s\n", run.family->train(run.node, run.source, sets).c_str());
+  std::printf("%s\n", models::train_run(run, sets).c_str());
 }
 
 std::string family_list() {

@@ -28,14 +28,15 @@ struct TranslateArgs {
 void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   decode::DecodeOptions d = *a.model.decode;
   d.alignments = !a.stream.alignments.empty();
-  finish_decode_flags(cmd, d, models::translate_option_set());
+  std::vector<std::string> given = finish_decode_flags(cmd, d, models::translate_option_set());
+  given.push_back("alignments");  // --alignments FILE decides it
+  // fp32: few-row products on the packed copy (the same values)
+  const auto loaded = load_model_flags<models::Translator>(a.model, "seq2seq", d, given);
   models::StreamOptions stream = a.stream;
   stream.tokens = d.stream;
   models::TranslateOptions o;
   o.search = d.search();
   o.batch_size = d.batch;
-  // fp32: few-row products on the packed copy (the same values)
-  const auto loaded = load_model_flags<models::Translator>(a.model, "seq2seq", d.precision);
   if (d.shortlist) o.shortlist = &loaded->shortlist_table();
   models::translate_stream(*loaded, o, stream, STDIN_FILENO);
 }

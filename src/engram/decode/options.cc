@@ -92,6 +92,51 @@ class JsonReader {
   const std::vector<std::string>& inputs_;
 };
 
+// Takes pointers to every field of one DecodeOptions, in visit() order.
+struct FieldPointers {
+  std::vector<const void*> out;
+  template <class T>
+  void operator()(const char*, T& field, const char* = "") {
+    out.push_back(&field);
+  }
+};
+
+// Copies the fields named in `names` from `from` (FieldPointers of a DecodeOptions, the same
+// visit() order, so the same types) into the visited DecodeOptions.
+struct CopyNamed {
+  const std::vector<const void*>& from;
+  const std::vector<std::string>& names;
+  size_t i = 0;
+  template <class T>
+  void operator()(const char* name, T& field, const char* = "") {
+    const T& value = *static_cast<const T*>(from[i++]);
+    if (std::find(names.begin(), names.end(), name) != names.end()) field = value;
+  }
+};
+
+// The run config's `decode:` section as one nested key, so that the config reader's errors name
+// "decode.KEY".
+struct DecodeSection {
+  DecodeOptions& options;
+  template <class V>
+  void visit(V& v) {
+    v("decode", options, "the model's decode defaults");
+  }
+};
+
+bool named(const std::vector<std::string>& names, std::string_view f) {
+  return std::find(names.begin(), names.end(), f) != names.end();
+}
+
+// `to` with the fields of `from` that `names` names.
+void copy_named(DecodeOptions& to, const DecodeOptions& from, const std::vector<std::string>& names) {
+  DecodeOptions values = from;
+  FieldPointers pointers;
+  values.visit(pointers);
+  CopyNamed copy{pointers.out, names};
+  to.visit(copy);
+}
+
 }  // namespace
 
 void DecodeOptions::validate() const {
@@ -155,6 +200,46 @@ DecodeOptions options_from_json(const json& object, const OptionSet& set, std::s
   o.visit(r);
   finish_options(o, read);
   if (given) *given = std::move(read);
+  return o;
+}
+
+ModelDefaults read_model_defaults(const YAML::Node& section, const std::string& source, const OptionSet* set,
+                                  std::string_view family) {
+  ModelDefaults m;
+  if (!section || section.IsNull()) return m;
+  YAML::Node wrapped;
+  wrapped["decode"] = section;
+  DecodeSection read{m.values};
+  io::from_yaml(wrapped, read, source);  // unknown keys, types and enum names
+  for (const std::string& f : option_names())
+    if (section[f]) m.fields.push_back(f);
+  if (set)
+    for (const std::string& f : m.fields)
+      ENGRAM_CHECK(set->has(f), "{}: decode.{} is not an option of the {} family (its options: {})", source, f, family,
+                   set->fields.empty() ? std::string("none") : fmt::format("{}", fmt::join(set->fields, ", ")));
+  try {  // ranges, as a request naming the same fields would meet them
+    DecodeOptions o = set ? set->defaults : DecodeOptions{};
+    copy_named(o, m.values, m.fields);
+    finish_options(o, m.fields);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: decode: {}", source, e.what()));
+  }
+  return m;
+}
+
+DecodeOptions with_model_defaults(const DecodeOptions& asked, const std::vector<std::string>& given,
+                                  const ModelDefaults& model) {
+  DecodeOptions o = asked;
+  std::vector<std::string> taken;  // the model's fields the caller did not give
+  for (const std::string& f : model.fields)
+    if (!named(given, f)) taken.push_back(f);
+  copy_named(o, model.values, taken);
+  const bool beam_given = named(given, "beam");
+  const bool n_best_given = named(given, "n_best");
+  if (beam_given && !n_best_given) o.n_best = std::min(o.n_best, o.beam);  // an explicit beam caps the model's n_best
+  if (!beam_given && (n_best_given || named(taken, "n_best"))) o.beam = std::max(o.beam, o.n_best);
+  if (o.stream && named(given, "stream") && !beam_given && !n_best_given) o.beam = o.n_best = 1;  // streams are greedy
+  o.validate();
   return o;
 }
 

@@ -119,6 +119,26 @@ DecodeOptions options_from_json(const nlohmann::json& object, const OptionSet& s
 // After reading explicit fields: n_best given alone means beam = n_best; then validate().
 void finish_options(DecodeOptions& o, const std::vector<std::string>& given);
 
+// A model's own decode defaults: the fields its run config's `decode:` section names (saved as
+// RUN/decode.yaml, docs/models.md), over the family's defaults and under every explicit flag or
+// request field.
+struct ModelDefaults {
+  DecodeOptions values;             // the named fields' values (the others unused)
+  std::vector<std::string> fields;  // the fields the section names, in declaration order
+};
+// Reads a `decode:` section (a YAML map of DecodeOptions fields) as the config reader reads any
+// key: an unknown key, a value of the wrong type or out of range is a one-line error naming
+// `source` and the key. With `set`, a field the family does not honour is an error naming it
+// and `family`.
+ModelDefaults read_model_defaults(const YAML::Node& section, const std::string& source,
+                                  const OptionSet* set = nullptr, std::string_view family = "");
+// The options a front end decodes with: `asked` (a command line's or request's options: the
+// family's defaults with the `given` fields over them), where each field `model` names and
+// `given` does not takes the model's value. n_best named (given or by the model) without an
+// explicit beam raises the beam to n_best; then validate().
+DecodeOptions with_model_defaults(const DecodeOptions& asked, const std::vector<std::string>& given,
+                                  const ModelDefaults& model);
+
 }  // namespace engram::decode
 
 template <>

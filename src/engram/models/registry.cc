@@ -1,9 +1,12 @@
 // The family table. Add a family here with one line (and its folder, configs/ and docs/).
 #include "engram/models/registry.h"
 
+#include <algorithm>
 #include <array>
 
 #include "engram/io/checkpoint.h"
+#include "engram/io/files.h"
+#include "engram/train/distributed.h"
 
 namespace engram::models {
 
@@ -24,6 +27,39 @@ const std::array<const Family*, 7>& table() {
   static const std::array<const Family*, 7> t = {&seq2seq_family(), &memn2n_family(), &ntm_family(), &tree_family(),
                                                  &pointer_family(), &speech_family(), &pointer_generator_family()};
   return t;
+}
+
+// A run config without its `decode:` section and --set decode.*, and that section (a map; an
+// empty one where the config has none).
+struct DecodeSplit {
+  YAML::Node node;
+  std::vector<std::string> sets;
+  YAML::Node decode;
+  bool has_decode() const { return decode.IsMap() && decode.size() > 0; }
+};
+
+DecodeSplit split_decode(const RunConfigFile& run, const std::vector<std::string>& sets) {
+  DecodeSplit s{YAML::Clone(run.node), {}, YAML::Node(YAML::NodeType::Map)};
+  if (s.node["decode"]) {
+    s.decode = YAML::Clone(s.node["decode"]);
+    s.node.remove("decode");
+    ENGRAM_CHECK(s.decode.IsMap(), "{}: decode must be a map of decode options (decode: {{alpha: 0.6}})", run.source);
+  }
+  for (const std::string& a : sets) {
+    if (a.rfind("decode.", 0) != 0) {
+      s.sets.push_back(a);
+      continue;
+    }
+    for (const auto& kv : io::detail::override_tree(a)["decode"]) s.decode[kv.first.as<std::string>()] = kv.second;
+  }
+  decode::read_model_defaults(s.decode, run.source);
+  return s;
+}
+
+std::string decode_section_text(const YAML::Node& decode) {
+  YAML::Node wrapped;
+  wrapped["decode"] = decode;
+  return YAML::Dump(wrapped) + "\n";
 }
 
 std::string known_names() {
@@ -68,10 +104,48 @@ fs::path resolve_model_dir(const fs::path& dir) {
                           "model/", dir.string()));
 }
 
+std::string train_run(const RunConfigFile& run, const std::vector<std::string>& sets) {
+  const DecodeSplit s = split_decode(run, sets);
+  if (s.has_decode()) {
+    const YAML::Node effective = YAML::Load(run.family->dump_config(s.node, run.source, s.sets));
+    const fs::path run_dir = effective["train"]["run_dir"].as<std::string>();
+    if (train::world().root()) {
+      fs::create_directories(run_dir);
+      io::write_file_atomic(run_dir / kDecodeDefaultsFile, YAML::Dump(s.decode) + "\n");
+    }
+  }
+  return run.family->train(s.node, run.source, s.sets);
+}
+
+std::string effective_run_config(const RunConfigFile& run, const std::vector<std::string>& sets) {
+  const DecodeSplit s = split_decode(run, sets);
+  return run.family->dump_config(s.node, run.source, s.sets) + (s.has_decode() ? decode_section_text(s.decode) : "");
+}
+
 std::unique_ptr<LoadedModel> load_model(const fs::path& dir) {
   const fs::path d = resolve_model_dir(dir);
   const io::CheckpointInfo info = io::read_checkpoint_info(d);
-  return family(info.model_name).load(d);
+  std::unique_ptr<LoadedModel> m = family(info.model_name).load(d);
+  fs::path run = d.lexically_normal();
+  run = (run.has_filename() ? run : run.parent_path()).parent_path();  // "runs/x/best/" -> "runs/x"
+  fs::path file = d / kDecodeDefaultsFile;
+  if (!fs::exists(file) && fs::exists(run / "train.yaml")) file = run / kDecodeDefaultsFile;
+  if (fs::exists(file))
+    m->set_decode_defaults(
+        decode::read_model_defaults(io::load_yaml_file(file), file.string(), &m->inference().options, m->family()));
+  return m;
+}
+
+std::unique_ptr<Request> LoadedModel::request(const nlohmann::json& body, const ServeLimits& limits) const {
+  std::unique_ptr<Request> r = parse_request(body, limits);
+  if (decode_defaults_.fields.empty()) return r;
+  const std::vector<std::string>& inputs = inference().inputs;
+  std::vector<std::string> given;  // the option fields of the body (an input field shadows one: ntm's "seed")
+  for (const std::string& f : decode::option_names())
+    if (body.contains(f) && !body[f].is_null() && std::find(inputs.begin(), inputs.end(), f) == inputs.end())
+      given.push_back(f);
+  r->options = decode_options(r->options, given);
+  return r;
 }
 
 }  // namespace engram::models

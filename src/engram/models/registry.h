@@ -58,7 +58,8 @@ class LoadedModel {
   // one the family cannot serve; its units are its inputs); and requests that passed
   // parse_request run together (the server's batcher gathers up to --max-batch units), grouped by
   // equal options, one reply per request in order: the answer and the data of the family's
-  // pictures (attention, hops, read / write weightings). parse_request and run_requests are called
+  // pictures (attention, hops, read / write weightings). Front ends call request(), which puts the
+  // model's own decode defaults under the body's fields. parse_request and run_requests are called
   // from several worker threads at once: they read the model and nothing else shared, and every
   // call builds its own graph and arena.
   virtual const InferenceSpec& inference() const = 0;
@@ -79,6 +80,24 @@ class LoadedModel {
     ENGRAM_CHECK(members.empty(), "the {} family takes no ensemble members here ({} given)", family(),
                  members.size());
   }
+
+  // This model's own decode defaults: its run config's `decode:` section (RUN/decode.yaml), read
+  // by load_model; none where the run had none.
+  const decode::ModelDefaults& decode_defaults() const { return decode_defaults_; }
+  void set_decode_defaults(decode::ModelDefaults d) { decode_defaults_ = std::move(d); }
+  // The options every front end decodes with (decode::with_model_defaults): `asked` (the
+  // family's defaults with the `given` fields of a command line or request over them), where each
+  // field the model's defaults name and `given` does not takes the model's value.
+  decode::DecodeOptions decode_options(const decode::DecodeOptions& asked,
+                                       const std::vector<std::string>& given) const {
+    return decode::with_model_defaults(asked, given, decode_defaults_);
+  }
+  // parse_request, then decode_options over the option fields the body gives: what the server and
+  // Python run.
+  std::unique_ptr<Request> request(const nlohmann::json& body, const ServeLimits& limits) const;
+
+ private:
+  decode::ModelDefaults decode_defaults_;
 };
 
 // A family's entry in the registry.
@@ -110,10 +129,21 @@ struct RunConfigFile {
 };
 RunConfigFile read_run_config(const std::string& file_or_run_dir);
 
+// Where a run directory keeps its config's `decode:` section (only the keys the config names).
+inline constexpr const char* kDecodeDefaultsFile = "decode.yaml";
+// Trains `run` (with each --set key=value) through its family's Family::train, after taking its
+// `decode:` section and every `--set decode.KEY=VALUE` out: checked as decode options
+// (decode::read_model_defaults) and written to RUN/decode.yaml, where load_model finds it.
+std::string train_run(const RunConfigFile& run, const std::vector<std::string>& sets);
+// The effective run config (Family::dump_config) followed by its `decode:` section, if any.
+std::string effective_run_config(const RunConfigFile& run, const std::vector<std::string>& sets);
+
 // MODEL_DIR (config.yaml) or a run directory: its best/, else last/, else model/ (MemN2N's
 // selected seed). Errors say what is missing.
 std::filesystem::path resolve_model_dir(const std::filesystem::path& dir);
-// Loads any family's model directory (resolve_model_dir, then the family its config.yaml names).
+// Loads any family's model directory (resolve_model_dir, then the family its config.yaml names),
+// with its decode defaults: MODEL_DIR/decode.yaml, else that of the run directory holding it
+// (one with train.yaml); a key its family does not honour is an error naming the file.
 std::unique_ptr<LoadedModel> load_model(const std::filesystem::path& dir);
 
 // `m` as family type T, or an error naming the family it is ("runs/x holds a 'ntm' model; this

@@ -164,7 +164,7 @@ struct Server::Impl {
     }
     std::unique_ptr<models::Request> request;
     try {
-      request = models[index].model->parse_request(body, o.limits);
+      request = models[index].model->request(body, o.limits);
     } catch (const Error& e) {
       return {400, {{"error", e.what()}}};
     }

@@ -141,7 +141,13 @@ void check_same_codecs(const Translator& a, const Translator& b) {
                  "vocabularies)", b.dir().string(), side, a.dir().string());
 }
 
-std::string Translator::run_line(const std::string& line) { return translate({line}, TranslateOptions{}).front().text(); }
+std::string Translator::run_line(const std::string& line) {
+  const decode::DecodeOptions d = decode_options(translate_option_set().defaults, {});  // the model's defaults
+  TranslateOptions o;
+  o.search = d.search();
+  o.batch_size = d.batch;
+  return translate({line}, o).front().text();
+}
 
 std::string alignment_json(const Translation& t, int hypothesis) {
   nlohmann::json j;

@@ -96,7 +96,7 @@ struct Translator : LoadedFamily<Translator, Seq2Seq> {
     if (packed) o.packed_weights = packed.get();
     return translate_encoded(models(), tgt, inputs, o);
   }
-  std::string run_line(const std::string& line) override;  // greedy translation
+  std::string run_line(const std::string& line) override;  // translation with the model's decode defaults (greedy)
   std::string input_help() const override { return "a source sentence"; }
   // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences],
   // "target_prefix"?: one per sentence, and the options of translate_option_set()} ->

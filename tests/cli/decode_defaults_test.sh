@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# A model's own decode defaults (docs/models.md, `decode:`): a run config's decode: section is
+# saved as RUN/decode.yaml; every front end decodes that run's model as if the section's flags
+# were given, an explicit flag overrides one, and a bad section is a one-line error (exit 1).
+# Runs against the tiny committed seq2seq model of tests/golden/models/.
+# usage: decode_defaults_test.sh ENGRAM_BINARY SOURCE_DIR
+set -u
+bin=$1 src=$2
+golden=$src/tests/golden/models/seq2seq
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 checks=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+check() { checks=$((checks + 1)); }
+
+printf '29 November 2026\nNov 29, 2026\n29/11/2026\n' > "$tmp/in"
+# A run directory (train.yaml beside the model) whose decode: section asks for beam 3 and alpha 0.6.
+mkdir -p "$tmp/run" && cp -r "$golden" "$tmp/run/best" && touch "$tmp/run/train.yaml"
+printf 'beam: 3\nalpha: 0.6\n' > "$tmp/run/decode.yaml"
+scores() { "$bin" translate --scores "$@" < "$tmp/in" 2> "$tmp/err"; }
+
+# As if the flags were given: same translations and the same length-normalised scores.
+check
+[ "$(scores -m "$tmp/run")" = "$(scores -m "$golden" --beam 3 --alpha 0.6)" ] || fail "the run's defaults are not --beam 3 --alpha 0.6"
+check
+[ "$(scores -m "$golden" --beam 3 --alpha 0.6)" != "$(scores -m "$golden")" ] || fail "--alpha 0.6 changes no score: the check above proves nothing"
+# An explicit flag overrides the model's default (alpha 0 given, beam 3 still the model's).
+check
+[ "$(scores -m "$tmp/run" --alpha 0)" = "$(scores -m "$golden" --beam 3)" ] || fail "--alpha 0 did not override the run's alpha"
+check
+[ "$(scores -m "$tmp/run/best" --beam 1 --alpha 0)" = "$(scores -m "$golden")" ] || fail "RUN/best did not read RUN/decode.yaml, or --beam 1 did not override"
+# engram run decodes with the model's defaults too (min_length 14 changes the text of a date).
+printf 'min_length: 14\n' > "$tmp/run/decode.yaml"
+check
+[ "$("$bin" run -m "$tmp/run" < "$tmp/in")" = "$("$bin" translate -m "$golden" --min-length 14 < "$tmp/in")" ] ||
+  fail "engram run ignores the run's decode defaults"
+check
+[ "$("$bin" translate -m "$golden" --min-length 14 < "$tmp/in")" != "$("$bin" run -m "$golden" < "$tmp/in")" ] ||
+  fail "min_length 14 changes nothing: the check above proves nothing"
+
+# A bad section: an unknown key, a value out of range, an option the family does not honour.
+bad() {
+  printf '%s\n' "$1" > "$tmp/run/decode.yaml"
+  check
+  "$bin" translate -m "$tmp/run" < "$tmp/in" > /dev/null 2> "$tmp/err"
+  local rc=$?
+  [ "$rc" -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qE "^engram: error: .*$2" "$tmp/err" ||
+    { fail "decode.yaml '$1': exit $rc"; sed 's/^/  stderr: /' "$tmp/err"; }
+}
+bad 'alfa: 0.6' "unknown config key 'decode.alfa'.*did you mean 'decode.alpha'"
+bad 'alpha: 11' "decode.yaml: decode: search: alpha 11 must be in \[0, 10\]"
+bad 'beam: three' "decode.beam"
+bad 'views: 4' "decode.views is not an option of the seq2seq family"
+
+# engram train: the section (and --set decode.KEY=VALUE) is checked before training and saved.
+check
+"$bin" train "$src/configs/dates.yaml" --set decode.alpha=0.6 --dump-config > "$tmp/dump" 2> "$tmp/err" &&
+  grep -qx 'decode:' "$tmp/dump" && grep -qx '  alpha: 0.6' "$tmp/dump" || fail "--dump-config without the decode section"
+check
+"$bin" train "$src/configs/dates.yaml" --dump-config 2> "$tmp/err" | grep -q '^decode' && fail "a decode section without one"
+check
+"$bin" train "$src/configs/dates.yaml" --set decode.alfa=1 --dump-config > /dev/null 2> "$tmp/err"
+[ $? -eq 1 ] && grep -q "unknown config key 'decode.alfa'" "$tmp/err" || fail "train took decode.alfa"
+tiny=(--set ntm.task.bits=2 --set ntm.task.max_len=3 --set ntm.ntm.controller_size=4 --set ntm.ntm.memory_slots=4
+      --set ntm.ntm.memory_width=2 --set data.valid_sequences=2 --set data.batches_per_epoch=2 --threads 1)
+check
+"$bin" train "$src/configs/ntm-copy.yaml" "${tiny[@]}" --set train.max_steps=2 --set train.run_dir="$tmp/ntm" \
+  --set decode.batch=8 > /dev/null 2> "$tmp/err" && [ "$(cat "$tmp/ntm/decode.yaml")" = "batch: 8" ] ||
+  { fail "train did not save RUN/decode.yaml"; cat "$tmp/err"; }
+check
+"$bin" train "$src/configs/ntm-copy.yaml" "${tiny[@]}" --set train.max_steps=2 --set train.run_dir="$tmp/ntm2" > /dev/null 2>&1
+[ -d "$tmp/ntm2/last" ] && [ ! -e "$tmp/ntm2/decode.yaml" ] || fail "a run without a decode section has RUN/decode.yaml"
+
+echo "decode_defaults_test: $((checks - fails)) passed, $fails failed"
+[ "$fails" -eq 0 ]
