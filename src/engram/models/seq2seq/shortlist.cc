@@ -26,19 +26,6 @@ std::vector<int32_t> unique_ids(const std::vector<int32_t>& ids, int vocab, cons
   return u;
 }
 
-std::vector<std::string> split_spaces(std::string_view s) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && s[i] == ' ') ++i;
-    size_t j = i;
-    while (j < s.size() && s[j] != ' ') ++j;
-    if (j > i) out.emplace_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
 // token -> id over a codec's whole vocabulary (its display tokens are unique per id, except
 // that several ids may display alike; the first wins, as encode() would pick it).
 std::unordered_map<std::string, int32_t> token_ids(const TextCodec& codec) {
@@ -130,7 +117,7 @@ Shortlist Shortlist::load(const std::filesystem::path& path, const TextCodec& sr
     ENGRAM_CHECK(tab != std::string::npos && tab > 0 && line.find('\t', tab + 1) == std::string::npos,
                  "{}:{}: expected 'source token<TAB>target tokens'", name, i + 1);
     std::vector<int32_t> ids;
-    for (const std::string& tok : split_spaces(std::string_view(line).substr(tab + 1))) {
+    for (const std::string& tok : data::split_whitespace(std::string_view(line).substr(tab + 1))) {
       const auto it = tgt_ids.find(tok);
       ENGRAM_CHECK(it != tgt_ids.end(), "{}:{}: target token '{}' is not in the model's vocabulary", name, i + 1, tok);
       ids.push_back(it->second);
