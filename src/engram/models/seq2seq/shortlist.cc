@@ -102,7 +102,7 @@ void Shortlist::save(const std::filesystem::path& path, const TextCodec& src, co
 }
 
 Shortlist Shortlist::load(const std::filesystem::path& path, const TextCodec& src, const TextCodec& tgt) {
-  const std::vector<std::string> lines = data::read_lines(path.string());
+  const std::vector<std::string> lines = data::read_lines(path.string(), kMaxShortlistFileBytes, "a shortlist file");
   const std::string name = path.string();
   ENGRAM_CHECK(!lines.empty() && lines[0] == kMagic, "{}:1: not a shortlist (expected the line '{}')", name, kMagic);
   const auto src_ids = token_ids(src), tgt_ids = token_ids(tgt);

@@ -57,7 +57,8 @@ class Shortlist {
   std::vector<std::vector<int32_t>> by_source_;  // [U] each [<= best]
 };
 
-// The shortlist file's name in a model directory.
+// The shortlist file's name in a model directory, and the most bytes read from one.
 inline constexpr const char* kShortlistFile = "shortlist.tsv";
+inline constexpr uint64_t kMaxShortlistFileBytes = uint64_t{256} << 20;
 
 }  // namespace engram::models
