@@ -71,5 +71,22 @@ check
 "$bin" train "$src/configs/ntm-copy.yaml" "${tiny[@]}" --set train.max_steps=2 --set train.run_dir="$tmp/ntm2" > /dev/null 2>&1
 [ -d "$tmp/ntm2/last" ] && [ ! -e "$tmp/ntm2/decode.yaml" ] || fail "a run without a decode section has RUN/decode.yaml"
 
+# A verb whose one decode flag is --precision (sentiment eval) takes the model's precision too,
+# and a typed --precision overrides it (the header line names non-fp32 weights).
+data=${ENGRAM_DATA_DIR-$src/../shared/data}
+if [ -n "$data" ] && [ -d "$data/sst" ]; then
+  export ENGRAM_DATA_DIR=$data
+  mkdir -p "$tmp/tree" && cp -r "$src/tests/golden/models/tree" "$tmp/tree/best" && touch "$tmp/tree/train.yaml"
+  printf 'precision: bf16\n' > "$tmp/tree/decode.yaml"
+  check
+  "$bin" sentiment eval -m "$tmp/tree" --split test 2> "$tmp/err" | head -n 1 | grep -q ', bf16 weights' ||
+    { fail "sentiment eval ignored the model's precision: bf16"; cat "$tmp/err"; }
+  check
+  "$bin" sentiment eval -m "$tmp/tree" --split test --precision fp32 2> "$tmp/err" | head -n 1 | grep -q 'weights' &&
+    fail "--precision fp32 did not override the model's bf16"
+else
+  echo "SKIPPED: the sentiment precision checks (no SST under ENGRAM_DATA_DIR='$data')"
+fi
+
 echo "decode_defaults_test: $((checks - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -55,40 +55,43 @@ struct ModelArgs {
   std::vector<std::string> ensemble;
   std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();
   int threads = 1;
+  const CLI::App* cmd = nullptr;  // set by add_model_flags: where --precision was (or was not) given
 };
 
 // Adds -m, --ensemble, --precision (unless the verb adds its own decode flags, which hold it:
 // `precision` false) and --threads.
 inline void add_model_flags(CLI::App* cmd, ModelArgs& a, bool precision = true) {
+  a.cmd = cmd;
   add_model_option(cmd, a.dir);
   add_ensemble_dirs_option(cmd, a.ensemble);
   if (precision) add_precision_flag(cmd, a.decode);
   add_threads_option(cmd, a.threads);
 }
 
-// Uses a's threads and loads -m's model as family T (`family` names it in the error of another),
-// with --ensemble's members and the precision `p` (use_ensemble_and_precision; `names` gets the
-// directories read). The overload with decode options first puts the model's decode defaults
-// under the flags `given` on the command line (`d` becomes LoadedModel::decode_options(d, given))
-// and takes d's precision.
-template <class T>
-std::unique_ptr<T> load_model_flags(const ModelArgs& a, std::string_view family, decode::Precision p,
-                                    std::string* names = nullptr, decode::DecodeOptions* d = nullptr,
-                                    const std::vector<std::string>& given = {}) {
-  use_threads(a.threads);
-  std::unique_ptr<T> m = models::load_model_as<T>(a.dir, family);
-  if (d) {
-    *d = m->decode_options(*d, given);
-    p = d->precision;
-  }
-  const std::string read = use_ensemble_and_precision(*m, a.ensemble, p);
-  if (names) *names = read;
-  return m;
-}
+// Uses a's threads and loads -m's model as family T (`family` names it in the error of another);
+// puts the model's decode defaults under the fields `given` on the command line (`d` becomes
+// LoadedModel::decode_options(d, given)); then --ensemble's members and d's precision
+// (use_ensemble_and_precision; `names` gets the directories read).
 template <class T>
 std::unique_ptr<T> load_model_flags(const ModelArgs& a, std::string_view family, decode::DecodeOptions& d,
                                     const std::vector<std::string>& given, std::string* names = nullptr) {
-  return load_model_flags<T>(a, family, d.precision, names, &d, given);
+  use_threads(a.threads);
+  std::unique_ptr<T> m = models::load_model_as<T>(a.dir, family);
+  d = m->decode_options(d, given);
+  const std::string read = use_ensemble_and_precision(*m, a.ensemble, d.precision);
+  if (names) *names = read;
+  return m;
+}
+// A verb whose one decode flag is add_model_flags' --precision: `d` (a's options) with the model's
+// decode defaults under --precision where it was typed.
+template <class T>
+std::unique_ptr<T> load_model_flags(const ModelArgs& a, std::string_view family, decode::DecodeOptions& d,
+                                    std::string* names = nullptr) {
+  d = *a.decode;
+  std::vector<std::string> given;
+  const CLI::Option* flag = a.cmd ? a.cmd->get_option_no_throw("--precision") : nullptr;
+  if (flag && flag->count() > 0) given.emplace_back("precision");
+  return load_model_flags<T>(a, family, d, given, names);
 }
 
 }  // namespace engram::cli

@@ -32,7 +32,8 @@ struct EvalArgs {
 };
 
 void run_eval(const EvalArgs& a) {
-  auto loaded = load_model_flags<models::LoadedNtmModel>(a.model, "ntm", a.model.decode->precision);
+  decode::DecodeOptions d;
+  auto loaded = load_model_flags<models::LoadedNtmModel>(a.model, "ntm", d);
   models::NtmEvalOptions o = a.options;
   o.seed = static_cast<uint64_t>(a.seed);
   models::ntm_eval_report(*loaded, o, [](const std::string& s) {
@@ -49,7 +50,8 @@ struct ShowArgs {
 };
 
 void run_show(const ShowArgs& a) {
-  auto loaded = load_model_flags<models::LoadedNtmModel>(a.model, "ntm", a.model.decode->precision);
+  decode::DecodeOptions d;
+  auto loaded = load_model_flags<models::LoadedNtmModel>(a.model, "ntm", d);
   const models::NtmShow s = models::show_ntm(*loaded, a.length, a.repeat, static_cast<uint64_t>(a.seed));
   io::write_output_file(a.out, s.svg);
   std::printf("%s; wrote %s\n", s.summary.c_str(), a.out.c_str());

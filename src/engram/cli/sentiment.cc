@@ -29,8 +29,9 @@ struct EvalArgs {
 
 void run_eval(const EvalArgs& a) {
   std::string names;
-  const decode::Precision precision = a.model.decode->precision;
-  const auto m = load_model_flags<models::LoadedTreeModel>(a.model, "tree", precision, &names);
+  decode::DecodeOptions d;
+  const auto m = load_model_flags<models::LoadedTreeModel>(a.model, "tree", d, &names);
+  const decode::Precision precision = d.precision;
   const data::SentimentView view = a.view.empty() ? m->data.view : data::parse_sentiment_view(a.view);
   const models::SentimentEval e = models::evaluate_sentiment(*m, a.split, view, a.data);
   const int classes = m->model->tree_config().classes;
@@ -54,7 +55,8 @@ struct ShowArgs {
 };
 
 void run_show(const ShowArgs& a) {
-  const auto m = load_model_flags<models::LoadedTreeModel>(a.model, "tree", a.model.decode->precision);
+  decode::DecodeOptions d;
+  const auto m = load_model_flags<models::LoadedTreeModel>(a.model, "tree", d);
   io::write_output_file(a.out, models::sentiment_svg(*m, a.text));
   std::printf("%s\n", m->run_line(a.text).c_str());
   std::printf("tree written to %s\n", a.out.c_str());
