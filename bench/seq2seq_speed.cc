@@ -39,6 +39,7 @@ struct SpeedArgs {
   int steps = 5, warmup = 1, sentences = 64, beam = 5, threads = 1;
   std::vector<std::string> what = {"train", "greedy", "beam"};
   std::vector<std::string> precision = {"fp32"};  // decoding weights
+  std::string train_precision = "fp32";            // train.precision
   std::vector<std::string> sets;
 };
 
@@ -164,6 +165,7 @@ void run_speed(const SpeedArgs& a) {
     tc.optimizer.name = "adam";
     tc.optimizer.lr = 1e-4f;
     tc.clip.global_norm = 1.0f;
+    tc.precision = a.train_precision;
     train::Updater updater(task, tc);
     double loss = 0;
     auto one_step = [&] { loss = updater.update(0).batch.loss_sum; };
@@ -173,8 +175,9 @@ void run_speed(const SpeedArgs& a) {
     const double sec = seconds_since(t0) / a.steps;
     const double gflop = 3 * forward_flops(model, a.batch, a.src_len, a.tgt_len) / 1e9;
     std::printf("train: %.1f ms/step, %.0f target tokens/s, %.1f sentences/s, %.2f GFLOP/step, %.1f GFLOP/s "
-                "(loss %.3f, %d timed steps)\n",
-                sec * 1e3, double(a.batch) * a.tgt_len / sec, a.batch / sec, gflop, gflop / sec, loss, a.steps);
+                "(loss %.3f, %d timed steps, %s products)\n",
+                sec * 1e3, double(a.batch) * a.tgt_len / sec, a.batch / sec, gflop, gflop / sec, loss, a.steps,
+                a.train_precision.c_str());
     std::fflush(stdout);
   }
 
@@ -241,6 +244,8 @@ int main(int argc, char** argv) {
   speed->add_option("--tgt-len", a->tgt_len, "target steps per sentence (incl. <eos>); decoding cap");
   speed->add_option("--vocab", a->vocab, "source and target vocabulary size");
   speed->add_option("--steps", a->steps, "timed training steps");
+  speed->add_option("--train-precision", a->train_precision, "train.precision of the timed steps")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   speed->add_option("--warmup", a->warmup, "untimed training steps first");
   speed->add_option("--sentences", a->sentences, "sentences decoded per measurement");
   speed->add_option("--beam", a->beam, "beam size of the beam measurement");

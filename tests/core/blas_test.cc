@@ -7,7 +7,15 @@
 #include <vector>
 
 #include "engram/core/error.h"
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <chrono>
+#include <string>
+#include <thread>
+
 #include "engram/core/kernels/blas.h"
+#include "engram/core/kernels/parallel.h"
 #include "engram/core/rng.h"
 
 namespace engram::core::kernels {
@@ -198,6 +206,119 @@ TEST(Blas, Bf16RoundingIsNearestEven) {
   // = 0.10009765625 (truncation would give 0x3DCC = 0.099609375).
   EXPECT_EQ(to_bf16(0.1f), 0x3DCD);
   EXPECT_EQ(from_bf16(to_bf16(0.1f)), 0.10009765625f);
+}
+
+// The bf16 training product: op(A) and op(B) rounded to bf16, sums in fp32. Against a naive
+// double product of the rounded operands it agrees to fp32 summation error; against the fp32
+// operands it does not (the rounding is real). Inside a Bf16Products scope sgemm() takes it, on
+// the caller and in the parts the caller's team runs; a weight changed between two scopes is
+// rounded afresh.
+struct Bf16Case {
+  int m, n, k;
+  bool ta, tb;
+  float beta;
+};
+// The largest |C - want| over C, for want from the bf16-rounded (true) or the fp32 operands.
+double bf16_error(const Bf16Case& s, const std::vector<float>& a, int lda, const std::vector<float>& b, int ldb,
+                  const std::vector<float>& c0, const std::vector<float>& c, int ldc, bool rounded) {
+  auto r = [&](float v) { return rounded ? double(from_bf16(to_bf16(v))) : double(v); };
+  double worst = 0;
+  for (int i = 0; i < s.m; ++i)
+    for (int j = 0; j < s.n; ++j) {
+      double sum = 0;
+      for (int p = 0; p < s.k; ++p)
+        sum += r(s.ta ? a[p * lda + i] : a[i * lda + p]) * r(s.tb ? b[j * ldb + p] : b[p * ldb + j]);
+      const double want = 0.75 * sum + s.beta * c0[i * ldc + j];
+      worst = std::max(worst, std::fabs(c[i * ldc + j] - want));
+    }
+  return worst;
+}
+
+TEST(Blas, Bf16ProductsRoundTheOperandsAndSumInFp32) {
+  if (!bf16_matmul_available()) {
+    std::printf("SKIPPED: oneDNN has no bf16 matmul for this CPU\n");
+    return;
+  }
+  for (int threads : {1, 2}) {
+    set_blas_threads(threads);
+    for (const Bf16Case& s : {Bf16Case{33, 65, 70, false, false, 0.0f}, {64, 1536, 96, false, true, 1.0f},
+                              {300, 40, 128, true, false, 0.5f}, {17, 90, 200, true, true, 1.0f},
+                              {512, 48, 64, false, true, 0.0f}}) {
+      Rng rng(s.m * 7 + s.n);
+      const int ar = s.ta ? s.k : s.m, ac = s.ta ? s.m : s.k, br = s.tb ? s.n : s.k, bc = s.tb ? s.k : s.n;
+      const int lda = ac + 3, ldb = bc + 2, ldc = s.n + 1;
+      std::vector<float> a(ar * lda), b(br * ldb), c0(s.m * ldc);
+      for (auto* v : {&a, &b, &c0})
+        for (auto& x : *v) x = rng.uniform(-1, 1);
+      const double tol = 1e-5 * s.k;
+      std::vector<float> c = c0;
+      sgemm_bf16(s.ta, s.tb, s.m, s.n, s.k, 0.75f, a.data(), lda, b.data(), ldb, s.beta, c.data(), ldc);
+      const std::string what = fmt::format("m={} n={} k={} ta={} tb={} beta={} threads={}", s.m, s.n, s.k, s.ta, s.tb,
+                                           s.beta, threads);
+      EXPECT_LT(bf16_error(s, a, lda, b, ldb, c0, c, ldc, true), tol) << what;
+      EXPECT_GT(bf16_error(s, a, lda, b, ldb, c0, c, ldc, false), 10 * tol) << what << ": not rounded to bf16";
+      // sgemm() inside a scope, B listed as a weight: the same product.
+      std::vector<float> c2 = c0;
+      {
+        const Bf16Products scope(true, b.data(), static_cast<int64_t>(b.size()));
+        sgemm(s.ta, s.tb, s.m, s.n, s.k, 0.75f, a.data(), lda, b.data(), ldb, s.beta, c2.data(), ldc);
+      }
+      EXPECT_LT(bf16_error(s, a, lda, b, ldb, c0, c2, ldc, true), tol) << what << " (sgemm in a scope)";
+    }
+  }
+  set_blas_threads(1);
+}
+
+TEST(Blas, Bf16ScopeReachesTeamPartsAndRoundsAChangedWeightAfresh) {
+  if (!bf16_matmul_available()) {
+    std::printf("SKIPPED: oneDNN has no bf16 matmul for this CPU\n");
+    return;
+  }
+  const Bf16Case s{64, 96, 128, false, true, 0.0f};
+  Rng rng(5);
+  std::vector<float> a(s.m * s.k), w(s.n * s.k), c0(s.m * s.n, 0.0f);
+  for (auto* v : {&a, &w})
+    for (auto& x : *v) x = rng.uniform(-1, 1);
+  const double tol = 1e-5 * s.k;
+  // Part 1 of a two-thread team's job, an sgemm() of its own, in bf16 on the helper too. A sleeping
+  // helper's part runs on the caller until the helper is scheduled again (parallel_test.cc): call
+  // until part 1 has run on the helper 20 times (or 20 s passed).
+  set_blas_threads(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  int on_helper = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (on_helper < 20 && std::chrono::steady_clock::now() < deadline) {
+    std::vector<float> c1 = c0;
+    bool helper = false;
+    {
+      const Bf16Products scope(true);
+      on_team(2, [&](int t, int) {
+        if (t == 0) return;
+        helper = std::this_thread::get_id() != caller;
+        sgemm(false, true, s.m, s.n, s.k, 0.75f, a.data(), s.k, w.data(), s.k, 0.0f, c1.data(), s.n);
+      });
+    }
+    if (!helper) continue;
+    ++on_helper;
+    ASSERT_LT(bf16_error(s, a, s.k, w, s.k, c0, c1, s.n, true), tol) << "a helper's part ran in fp32";
+  }
+  EXPECT_EQ(on_helper, 20) << "parts seldom or never ran on a helper";
+  set_blas_threads(1);
+  // W is cached while a scope lists it; changed after that scope, the next scope sees the change.
+  std::vector<float> c = c0;
+  {
+    const Bf16Products scope(true, w.data(), static_cast<int64_t>(w.size()));
+    sgemm(false, true, s.m, s.n, s.k, 0.75f, a.data(), s.k, w.data(), s.k, 0.0f, c.data(), s.n);
+  }
+  for (auto& x : w) x = -x + 0.25f;
+  {
+    const Bf16Products scope(true, w.data(), static_cast<int64_t>(w.size()));
+    sgemm(false, true, s.m, s.n, s.k, 0.75f, a.data(), s.k, w.data(), s.k, 0.0f, c.data(), s.n);
+  }
+  EXPECT_LT(bf16_error(s, a, s.k, w, s.k, c0, c, s.n, true), tol) << "a stale bf16 copy of the changed weight";
+  // Outside any scope: fp32 again.
+  sgemm(false, true, s.m, s.n, s.k, 0.75f, a.data(), s.k, w.data(), s.k, 0.0f, c.data(), s.n);
+  EXPECT_LT(bf16_error(s, a, s.k, w, s.k, c0, c, s.n, false), tol);
 }
 
 TEST(Blas, ZeroInnerDimensionScalesC) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "engram/core/error.h"
+#include "engram/core/kernels/blas.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
 #include "engram/io/files.h"
@@ -88,6 +89,9 @@ void check_trainer_config(const TrainerConfig& c) {
                c.best_ties);
   ENGRAM_CHECK(c.log_every > 0, "train: log_every must be positive, got {}", c.log_every);
   optim::check_clip_config(c.clip);
+  ENGRAM_CHECK(c.precision == "fp32" || c.precision == "bf16", "train.precision '{}' is not fp32 or bf16", c.precision);
+  ENGRAM_CHECK(c.precision != "bf16" || core::kernels::bf16_matmul_available(),
+               "train.precision bf16: oneDNN has no bf16 matmul for this CPU (it needs AVX512-BF16 or AMX); use fp32");
   ENGRAM_CHECK(c.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", c.max_bad_steps);
   ENGRAM_CHECK(std::isfinite(c.distributed.timeout_s) && c.distributed.timeout_s > 0 && c.distributed.check_every >= 0,
                "train.distributed: timeout_s {} must be > 0 and check_every {} >= 0", c.distributed.timeout_s,
@@ -106,8 +110,11 @@ void check_trainer_config(const TrainerConfig& c) {
 Trainer::Trainer(TrainTask& task, TrainerConfig cfg) : task_(task), cfg_(std::move(cfg)) { check_trainer_config(cfg_); }
 
 Updater::Updater(TrainTask& task, const TrainerConfig& cfg)
-    : task_(task), clip_(cfg.clip), opt_(optim::make_optimizer(task.params(), cfg.optimizer)) {
+    : task_(task), clip_(cfg.clip), bf16_(cfg.precision == "bf16"),
+      opt_(optim::make_optimizer(task.params(), cfg.optimizer)) {
   optim::check_clip_config(clip_);
+  ENGRAM_CHECK(cfg.precision == "fp32" || (bf16_ && core::kernels::bf16_matmul_available()),
+               "train.precision '{}': fp32, or bf16 where oneDNN has a bf16 matmul for this CPU", cfg.precision);
   const World& w = world();
   if (w.distributed()) {
     ENGRAM_CHECK(task.shardable(), "{}: this family does not support data-parallel training yet (run it "
@@ -121,7 +128,10 @@ Updater::Result Updater::update(int64_t index) {
   nn::ParamStore& params = task_.params();
   params.zero_grad();
   Result res;
-  res.batch = task_.train_batch(index);
+  {
+    const core::kernels::Bf16Products products(bf16_, params.values(), params.numel());
+    res.batch = task_.train_batch(index);
+  }
   if (world().distributed()) {  // the sum of the shards' gradients is the whole batch's
     const auto t0 = Clock::now();
     allreduce_sum(params.grads(), static_cast<size_t>(params.numel()), "the gradient allreduce");

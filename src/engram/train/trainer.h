@@ -70,6 +70,10 @@ struct TrainerConfig {
   // the task's checkpoint files (a vocabulary) must be byte-identical to the checkpoint's, so the
   // weights never meet other ids. A resumed run ignores it (its last/ holds the weights).
   std::string init_from;
+  // Products of the forward and backward passes: "fp32", or "bf16" (mixed precision: every
+  // product's operands rounded to bf16, sums, weights, gradients and the optimizer's state in
+  // fp32; kernels::Bf16Products). bf16 needs oneDNN's bf16 matmul (AVX512-BF16 or AMX).
+  std::string precision = "fp32";
 
   template <class V>
   void visit(V& v) {
@@ -89,6 +93,7 @@ struct TrainerConfig {
     v("max_bad_steps", max_bad_steps, "stop after this many non-finite batches in a row (0 = never)");
     v("distributed", distributed, "data-parallel training under mpirun (docs/distributed.md)");
     v("init_from", init_from, "fine-tune: start a fresh run from this checkpoint directory's weights ('' = random init)");
+    v("precision", precision, "fp32 | bf16: the training products' precision (bf16: fp32 weights, gradients and optimizer)");
   }
 };
 
@@ -209,6 +214,7 @@ class Updater {
  private:
   TrainTask& task_;
   optim::ClipConfig clip_;
+  bool bf16_ = false;  // train.precision bf16
   std::unique_ptr<optim::Optimizer> opt_;
 };
 

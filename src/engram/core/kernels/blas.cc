@@ -66,13 +66,16 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
   // attention bmm slices), oneDNN's JIT sgemm for everything else (the crossover kTinyGemm and
   // its figures: bench/RESULTS.md); with several threads, the product is split over the calling
   // thread's team (blas_split.cc, one single-threaded oneDNN sgemm per block), or from kOpenmpWork
-  // on given to oneDNN's own threads.
+  // on given to oneDNN's own threads. Inside a Bf16Products scope the products above the tiny
+  // ones run in bf16 (sgemm_bf16 splits them over the team itself).
   const int64_t work = static_cast<int64_t>(m) * n * k;
   const int threads = blas_team_size();  // first, as it also sets this thread's oneDNN to one thread
   if (!ta && tb && m <= kSmallRowsFp32 && int64_t{n} * k >= kSmallMinWeights) {
     sgemm_small_m(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if (work <= kTinyGemm) {
     sgemm_eigen(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else if (bf16_products()) {
+    sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if (const int team = work >= kSplitWork ? threads : 1; team > 1 && m <= kSplitMaxRows && n >= 32) {
     sgemm_split_columns(team, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if (team > 1 && work >= kOpenmpWork) {

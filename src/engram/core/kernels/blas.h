@@ -73,6 +73,35 @@ void sgemm_small_m_packed(int m, int n, int k, float alpha, const float* x, int 
 // matmul (gemm_bf16.cc), for products of more rows than gemm_small_m_bf16 takes.
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
                int ldy);
+// Mixed-precision training products: C = alpha * op(A) op(B) + beta * C with op(A) and op(B)
+// rounded to bf16 and the sums, alpha, beta and C in fp32 (oneDNN's bf16 matmul, AVX512-BF16 or
+// AMX). Same contract as sgemm(). Only where bf16_matmul_available(); else an Error.
+void sgemm_bf16(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                const float* b, int ldb, float beta, float* c, int ldc);
+// Whether oneDNN has a bf16 matmul for this CPU (probed once).
+bool bf16_matmul_available();
+// While a Bf16Products scope is open on a thread (and in the team parts that thread starts),
+// sgemm() sends its products to sgemm_bf16, all but the tiny ones Eigen takes and the few-row
+// x·Wᵀ ones gemv.cc streams: train.precision bf16 opens one around each batch's forward and
+// backward. Operands inside [weights, weights + weights_count) (the model's parameters, which do
+// not change while the scope is open) are rounded once per scope and thread, not once per product.
+struct Bf16Scope {
+  const float* weights = nullptr;
+  int64_t weights_count = 0;
+  uint64_t generation = 0;  // distinct for every scope opened in the process
+};
+const Bf16Scope* bf16_products();  // the open scope, or nullptr: fp32 products
+class Bf16Products {
+ public:
+  explicit Bf16Products(bool on, const float* weights = nullptr, int64_t weights_count = 0);
+  ~Bf16Products();
+  Bf16Products(const Bf16Products&) = delete;
+  Bf16Products& operator=(const Bf16Products&) = delete;
+
+ private:
+  Bf16Scope scope_;
+  const Bf16Scope* was_;
+};
 // fp32 -> bf16 rounding to nearest even (NaN stays NaN), and back (exact).
 uint16_t to_bf16(float v);
 float from_bf16(uint16_t v);

@@ -8,9 +8,14 @@
 // not create a primitive descriptor iterator"), gemm_small_m_bf16 (gemv.cc) takes any row count:
 // the same bf16 operands, summed in fp32 in another order, W streamed once per 8 rows.
 // Dims: M rows of x, N outputs, K the shared width.
+// sgemm_bf16 (training products): both operands rounded to compact bf16 copies, then the same
+// primitive with alpha as its output scale and beta as a sum post-op, split over the team as
+// sgemm() splits fp32 products.
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "engram/core/error.h"
@@ -73,7 +78,98 @@ void gemm_bf16_rows(int m, int n, int k, const float* x, int ldx, const uint16_t
   stream.wait();
 }
 
+// The bf16 copy of a stored matrix [rows, cols] with row stride ld, compact: rounded into
+// `scratch`, or, for a part of the open scope's weights, once per scope on this thread (kept
+// until a later scope's first weight).
+const uint16_t* rounded(const float* x, int rows, int cols, int ld, std::vector<uint16_t>& scratch) {
+  auto round_into = [&](std::vector<uint16_t>& out) {
+    out.resize(static_cast<size_t>(rows) * cols);
+    for (int i = 0; i < rows; ++i)
+      to_bf16(x + static_cast<int64_t>(i) * ld, out.data() + static_cast<int64_t>(i) * cols, cols);
+    return out.data();
+  };
+  const Bf16Scope* scope = bf16_products();
+  if (!scope || !scope->weights || x < scope->weights || x >= scope->weights + scope->weights_count)
+    return round_into(scratch);
+  thread_local uint64_t generation = 0;
+  thread_local std::map<std::tuple<const float*, int, int, int>, std::vector<uint16_t>> weights;
+  if (generation != scope->generation) {
+    weights.clear();
+    generation = scope->generation;
+  }
+  auto [it, fresh] = weights.try_emplace({x, rows, cols, ld});
+  return fresh ? round_into(it->second) : it->second.data();
+}
+
+// op(A) [m, k] and op(B) [k, n] as compact bf16 copies in their stored layout, C [m, n] fp32 with
+// row stride ldc: one single-threaded primitive per shape, kept per thread (a training run meets a
+// few hundred shapes; the cache is emptied past kMaxPrimitives).
+void sgemm_bf16_part(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                     int ldb, float beta, float* c, int ldc) {
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  using Key = std::tuple<int, int, int, bool, bool, int, float, float>;
+  constexpr size_t kMaxPrimitives = 1024;
+  thread_local std::map<Key, dnnl::matmul> primitives;
+  thread_local std::vector<uint16_t> a_scratch, b_scratch;
+  // A stored [ta ? k : m, ta ? m : k] with row stride lda; B stored [tb ? n : k, tb ? k : n].
+  const uint16_t* ab = rounded(a, ta ? k : m, ta ? m : k, lda, a_scratch);
+  const uint16_t* bb = rounded(b, tb ? n : k, tb ? k : n, ldb, b_scratch);
+  const dnnl::engine& engine = cpu_engine();
+  const dnnl::memory::desc a_md(dims{m, k}, dt::bf16, ta ? dims{1, m} : dims{k, 1});
+  const dnnl::memory::desc b_md(dims{k, n}, dt::bf16, tb ? dims{1, k} : dims{n, 1});
+  const dnnl::memory::desc c_md(dims{m, n}, dt::f32, dims{ldc, 1});
+  const Key key{m, n, k, ta, tb, ldc, alpha, beta};
+  auto it = primitives.find(key);
+  if (it == primitives.end()) {
+    if (primitives.size() >= kMaxPrimitives) primitives.clear();
+    dnnl::primitive_attr attr;
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (beta != 0.0f) {
+      dnnl::post_ops ops;
+      ops.append_sum(beta);
+      attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine);
+    it = primitives.emplace(key, dnnl::matmul(pd)).first;
+  }
+  dnnl::memory am(a_md, engine, const_cast<uint16_t*>(ab)), bm(b_md, engine, const_cast<uint16_t*>(bb)),
+      cm(c_md, engine, c);
+  dnnl::stream stream(engine);
+  it->second.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  stream.wait();
+}
+
 }  // namespace
+
+bool bf16_matmul_available() { return dnnl_bf16_matmul(); }
+
+void sgemm_bf16(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                float beta, float* c, int ldc) {
+  if (m <= 0 || n <= 0) return;
+  ENGRAM_CHECK(dnnl_bf16_matmul(), "bf16 products: oneDNN has no bf16 matmul for this CPU (it needs AVX512-BF16 or "
+               "AMX; train in fp32)");
+  ENGRAM_CHECK(k > 0, "sgemm_bf16: k = {} (sgemm() handles an empty product)", k);
+  // Split as sgemm() splits fp32 products (blas.cc): C's columns for up to 256 rows, its rows
+  // above; oneDNN's own threads from kOpenmpWork multiply-adds.
+  const int threads = blas_team_size();  // also sets this thread's oneDNN to one thread
+  const int64_t work = int64_t{m} * n * k;
+  if (threads > 1 && work >= kOpenmpWork)
+    return on_openmp(threads, [&] { sgemm_bf16_part(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
+  const bool by_columns = m <= 256;
+  const int team = work >= kSplitWork ? std::min(threads, by_columns ? std::max(1, n / 32) : m) : 1;
+  on_team(team, [&](int t, int nt) {
+    const int size = by_columns ? n : m;
+    const int i0 = static_cast<int>(int64_t{size} * t / nt), i1 = static_cast<int>(int64_t{size} * (t + 1) / nt);
+    if (i1 <= i0) return;
+    if (by_columns)  // op(B)'s columns [i0, i1): B's rows when transposed, else its columns
+      sgemm_bf16_part(ta, tb, m, i1 - i0, k, alpha, a, lda, tb ? b + static_cast<int64_t>(i0) * ldb : b + i0, ldb,
+                      beta, c + i0, ldc);
+    else  // op(A)'s rows [i0, i1): A's columns when transposed, else its rows
+      sgemm_bf16_part(ta, tb, i1 - i0, n, k, alpha, ta ? a + i0 : a + static_cast<int64_t>(i0) * lda, lda, b, ldb,
+                      beta, c + static_cast<int64_t>(i0) * ldc, ldc);
+  });
+}
 
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
                int ldy) {

@@ -417,7 +417,22 @@ uint16_t to_bf16(float v) {
 float from_bf16(uint16_t v) { return widen(v); }
 
 void to_bf16(const float* x, uint16_t* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = to_bf16(x[i]);
+  int64_t i = 0;
+#ifdef __AVX512F__
+  // 16 at a time, bit for bit the scalar rounding above: u + 0x7fff + ((u >> 16) & 1), NaN -> (u >> 16) | 0x40.
+  const __m512i exp_mask = _mm512_set1_epi32(0x7f800000), man_mask = _mm512_set1_epi32(0x007fffff);
+  const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i u = _mm512_loadu_si512(x + i);
+    const __mmask16 nan = _mm512_cmpeq_epi32_mask(_mm512_and_si512(u, exp_mask), exp_mask) &
+                          _mm512_test_epi32_mask(u, man_mask);
+    const __m512i rounded = _mm512_srli_epi32(
+        _mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u, 16), one))), 16);
+    const __m512i r = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(u, 16), quiet);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtepi32_epi16(r));
+  }
+#endif
+  for (; i < n; ++i) y[i] = to_bf16(x[i]);
 }
 
 }  // namespace engram::core::kernels

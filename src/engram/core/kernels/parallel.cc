@@ -21,6 +21,8 @@
 // sends the caller's helpers to sleep first (`park`).
 #include "engram/core/kernels/parallel.h"
 
+#include "engram/core/kernels/blas.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -57,6 +59,8 @@ constexpr uint32_t kAwake = 0, kAsleep = 1, kWoken = 2;  // a helper's `sleeping
 thread_local bool t_helper = false;  // this thread is a team's helper
 thread_local bool t_busy = false;    // this thread's own team is running a job
 thread_local int t_team = 0;         // set_blas_threads; 0: not yet set (OpenMP's default then)
+thread_local const Bf16Scope* t_bf16 = nullptr;  // the open Bf16Products scope (a helper: its job's caller's)
+std::atomic<uint64_t> g_bf16_generation{0};
 
 struct alignas(64) Slot {
   std::atomic<uint64_t> state{kDone};  // job 0, done
@@ -65,6 +69,7 @@ struct alignas(64) Slot {
   void (*fn)(void*, int, int) = nullptr;  // the posted job
   void* ctx = nullptr;
   int part = 0, parts = 0;
+  const Bf16Scope* bf16 = nullptr;  // the caller's bf16_products(), for the part
 };
 
 void pause() {
@@ -82,7 +87,9 @@ void helper_main(Slot* s) {
     if (st == kStop) return;
     if ((st & kStatus) == kPosted) {
       if (s->state.compare_exchange_strong(st, st | kClaimed, std::memory_order_acquire)) {
+        t_bf16 = s->bf16;
         s->fn(s->ctx, s->part, s->parts);
+        t_bf16 = nullptr;
         s->state.store((st & ~kStatus) | kDone, std::memory_order_release);
       }
       idle_since = Clock::now();
@@ -139,6 +146,7 @@ class Team {
       s.ctx = ctx;
       s.part = i;
       s.parts = team;
+      s.bf16 = t_bf16;
       s.state.store(g << 2 | kPosted, std::memory_order_seq_cst);
       uint32_t asleep = kAsleep;  // wake it once (a futex call is dear on a virtual machine)
       if (s.sleeping.load(std::memory_order_seq_cst) == kAsleep &&
@@ -193,6 +201,14 @@ int blas_team_size() {
   if (t_helper || t_busy || omp_in_parallel()) return 1;
   return t_team;
 }
+
+const Bf16Scope* bf16_products() { return t_bf16; }
+
+Bf16Products::Bf16Products(bool on, const float* weights, int64_t weights_count)
+    : scope_{weights, weights_count, g_bf16_generation.fetch_add(1, std::memory_order_relaxed) + 1}, was_(t_bf16) {
+  t_bf16 = on ? &scope_ : nullptr;
+}
+Bf16Products::~Bf16Products() { t_bf16 = was_; }
 
 void set_team_threads(int n) {
   t_team = std::max(1, n);
