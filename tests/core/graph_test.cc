@@ -198,6 +198,44 @@ TEST(GraphTest, AVarUsedTwiceAccumulatesItsGradient) {
   }
 }
 
+// Graph::weight_grad: a parameter used by three steps (4 rows each) gets dW = sum over the
+// steps of dyᵀ x, summed once at the end of backward(); a weight computed from a parameter (here
+// 2 W, which has its own backward) gets its terms at once, so its backward passes them on; a
+// graph reset for the next batch starts from no deferred rows.
+TEST(GraphTest, WeightGradientRowsOfManyStepsArriveByTheEndOfBackward) {
+  constexpr int kRows = 4, kIn = 3, kOut = 2, kSteps = 3;
+  Rng rng(4);
+  Floats wv(kOut * kIn), xv(kSteps * kRows * kIn);
+  for (auto* v : {&wv, &xv})
+    for (auto& x : *v) x = rng.uniform(-1, 1);
+  // loss = sum over steps of sum(y_t * c), y_t = x_t Wᵀ, c[r, o] = 1 + o: dW[o, p] = (1 + o) sum x[., p]
+  Floats col(kIn, 0.0f);
+  for (int i = 0; i < kSteps * kRows; ++i)
+    for (int p = 0; p < kIn; ++p) col[p] += xv[i * kIn + p];
+  Floats cv(kRows * kOut);
+  for (int r = 0; r < kRows; ++r)
+    for (int o = 0; o < kOut; ++o) cv[r * kOut + o] = 1.0f + o;
+  Graph g;
+  for (bool computed : {false, true})
+    for (int round = 0; round < 2; ++round) {
+      Floats wg(kOut * kIn, 0.0f);
+      g.reset();
+      Var w = g.leaf(Tensor{wv.data(), {kOut, kIn}}, wg.data());
+      Var used = computed ? scale(w, 2.0f) : w;
+      Var loss;
+      for (int t = 0; t < kSteps; ++t) {
+        Var y = affine(g.input(Tensor{xv.data() + t * kRows * kIn, {kRows, kIn}}), used);
+        Var term = sum_all(mul(y, g.constant(Tensor{cv.data(), {kRows, kOut}})));
+        loss = t == 0 ? term : add(loss, term);
+      }
+      g.backward(loss);
+      for (int o = 0; o < kOut; ++o)
+        for (int p = 0; p < kIn; ++p)
+          EXPECT_NEAR(wg[o * kIn + p], (computed ? 2.0f : 1.0f) * (1.0f + o) * col[p], 1e-5f)
+              << "computed " << computed << " round " << round << " o " << o << " p " << p;
+    }
+}
+
 TEST(GraphTest, InferenceModeRecordsNoBackwardAndAllocatesNoGrads) {
   Floats wv = {0.5f, -1.0f, 2.0f, 0.25f}, wg(4, 0.0f), xv = {1, 2};
   Graph g(false);

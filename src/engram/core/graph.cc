@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engram/core/error.h"
+#include "engram/core/kernels/blas.h"
 #include "engram/core/kernels/parallel.h"
 
 namespace engram::core {
@@ -120,9 +122,41 @@ void Graph::backward(Var out, const float* seed) {
     const Node& n = nodes_[id];
     if (n.backward && n.grad) n.backward(*this, n);
   }
+  flush_weight_grads();
+}
+
+void Graph::weight_grad(int32_t w, int n, int k, int rows, const float* dy, int ldy, const float* x, int ldx) {
+  float* dw = grad(w);
+  if (!dw || rows <= 0) return;
+  const Node& node = nodes_[w];
+  if (node.backward || node.view_of >= 0 || rows >= kDeferRows) {
+    kernels::sgemm(true, false, n, k, rows, 1.0f, dy, ldy, x, ldx, 1.0f, dw, k);
+    return;
+  }
+  auto it = std::find_if(deferred_.begin(), deferred_.end(),
+                         [&](const DeferredGrad& d) { return d.dw == dw || d.rows == 0; });
+  if (it == deferred_.end()) it = deferred_.insert(deferred_.end(), DeferredGrad{});
+  if (it->rows == 0) *it = DeferredGrad{dw, n, k, 0, std::move(it->dy), std::move(it->x)};
+  ENGRAM_CHECK(it->n == n && it->k == k, "weight_grad: [{}, {}] rows for a gradient of [{}, {}]", n, k, it->n, it->k);
+  it->dy.resize(static_cast<size_t>(it->rows + rows) * n);
+  it->x.resize(static_cast<size_t>(it->rows + rows) * k);
+  for (int r = 0; r < rows; ++r) {
+    std::copy_n(dy + static_cast<int64_t>(r) * ldy, n, it->dy.data() + static_cast<int64_t>(it->rows + r) * n);
+    std::copy_n(x + static_cast<int64_t>(r) * ldx, k, it->x.data() + static_cast<int64_t>(it->rows + r) * k);
+  }
+  it->rows += rows;
+}
+
+void Graph::flush_weight_grads() {
+  for (DeferredGrad& d : deferred_) {
+    if (d.rows == 0) continue;
+    kernels::sgemm(true, false, d.n, d.k, d.rows, 1.0f, d.dy.data(), d.n, d.x.data(), d.k, 1.0f, d.dw, d.k);
+    d.rows = 0;
+  }
 }
 
 void Graph::reset() {
+  for (DeferredGrad& d : deferred_) d.rows = 0;  // rows of a backward() that threw
   nodes_.clear();
   arena_.reset();
 }

@@ -119,6 +119,15 @@ class Graph {
   // Drop the tape and the arena contents (keeps their memory).
   void reset();
 
+  // For backward functions: dW [n, k] += dyᵀ x for dy [rows, n] and x [rows, k] (row strides ldy,
+  // ldx), where W is node `w` (a no-op when W needs no gradient). For a parameter (a leaf: no
+  // backward of its own, not a view) and fewer than kDeferRows rows, the rows are copied aside and
+  // every such term of W is summed by one product [n, R]·[R, k] when backward() ends (a decoder
+  // step's B rows, once per step, become one product of all steps' rows); otherwise at once. A
+  // leaf's gradient is read only after backward(), so the sum is the same up to fp32 rounding.
+  static constexpr int kDeferRows = 256;
+  void weight_grad(int32_t w, int n, int k, int rows, const float* dy, int ldy, const float* x, int ldx);
+
   // ---- for op implementers
   Tensor alloc(Shape shape) { return {arena_.floats(shape.numel()), shape}; }
   Tensor alloc_zero(Shape shape) {
@@ -145,6 +154,15 @@ class Graph {
   const Bf16Weights* bf16_ = nullptr;
   const Int8Weights* int8_ = nullptr;
   const PackedWeights* packed_ = nullptr;
+  // Deferred weight-gradient rows (weight_grad), one entry per gradient buffer; the vectors keep
+  // their capacity across backward() calls and resets.
+  struct DeferredGrad {
+    float* dw = nullptr;
+    int n = 0, k = 0, rows = 0;
+    std::vector<float> dy, x;  // [rows, n], [rows, k]
+  };
+  std::vector<DeferredGrad> deferred_;
+  void flush_weight_grads();
 };
 
 inline const Tensor& Var::value() const { return g->nodes_[id].value; }

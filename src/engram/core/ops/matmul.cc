@@ -64,7 +64,7 @@ Var affine(Var x, Var w, Var bias) {
     const Tensor& W = g.node(nd.in[1]).value;
     const int n = W.shape[0], k = W.shape[1], r = static_cast<int>(X.shape.rows());
     if (float* dx = g.grad(nd.in[0])) sgemm(false, false, r, k, n, 1.0f, nd.grad, n, W.data, k, 1.0f, dx, k);
-    if (float* dw = g.grad(nd.in[1])) sgemm(true, false, n, k, r, 1.0f, nd.grad, n, X.data, k, 1.0f, dw, k);
+    g.weight_grad(nd.in[1], n, k, r, nd.grad, n, X.data, k);  // dw += dy^T x
     if (float* db = g.grad(nd.in[2]))
       for (int i = 0; i < r; ++i)
         for (int j = 0; j < n; ++j) db[j] += nd.grad[static_cast<int64_t>(i) * n + j];

@@ -56,7 +56,6 @@ void lstm_backward(Graph& g, const Node& n) {
   float* dxw = g.grad(n.in[0]);
   float* dh = g.grad(n.in[1]);
   float* dc = g.grad(n.in[2]);
-  float* dw = g.grad(n.i[0]);
   float* db = g.grad(n.i[1]);
   float* da = g.arena().floats(bh * 4);  // [B, 4H]
   kernels::parallel_rows(b, gw, [&](int64_t r0, int64_t r1) {
@@ -76,10 +75,8 @@ void lstm_backward(Graph& g, const Node& n) {
     const float* w = g.node(n.i[0]).value.data;
     sgemm(false, false, b, hid, gw, 1.0f, da, gw, w, hid, 1.0f, dh, hid);
   }
-  if (dw) {  // dW_hh [4H, H] += da^T [4H, B] h [B, H]
-    const float* h = g.node(n.in[1]).value.data;
-    sgemm(true, false, gw, hid, b, 1.0f, da, gw, h, hid, 1.0f, dw, hid);
-  }
+  // dW_hh [4H, H] += da^T [4H, B] h [B, H]
+  g.weight_grad(n.i[0], gw, hid, b, da, gw, g.node(n.in[1]).value.data, hid);
 }
 
 // ---- GRU
@@ -97,7 +94,6 @@ void gru_backward(Graph& g, const Node& n) {
   const float* h = g.node(n.in[1]).value.data;             // [B, H]
   float* dxw = g.grad(n.in[0]);
   float* dh = g.grad(n.in[1]);
-  float* dw = g.grad(n.i[0]);
   float* db = g.grad(n.i[1]);
   float* dhw = g.arena().floats(bh * 3);  // [B, 3H]
   float* dgx = g.arena().floats(bh * 3);  // [B, 3H] input-side gradients
@@ -117,8 +113,7 @@ void gru_backward(Graph& g, const Node& n) {
     const float* w = g.node(n.i[0]).value.data;
     sgemm(false, false, b, hid, gw, 1.0f, dhw, gw, w, hid, 1.0f, dh, hid);
   }
-  if (dw)  // dW_hh [3H, H] += dhw^T [3H, B] h [B, H]
-    sgemm(true, false, gw, hid, b, 1.0f, dhw, gw, h, hid, 1.0f, dw, hid);
+  g.weight_grad(n.i[0], gw, hid, b, dhw, gw, h, hid);  // dW_hh [3H, H] += dhw^T [3H, B] h [B, H]
 }
 
 }  // namespace
