@@ -222,6 +222,15 @@ void register_all() {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
+  // The training products of train.precision bf16 (kernels::sgemm_bf16), where oneDNN has them.
+  static const Backend bf16_train{"bf16_train", kernels::sgemm_bf16, 2};
+  if (kernels::bf16_matmul_available())
+    for (const GemmShape& s : kShapes)
+      for (int t = 1; t <= bf16_train.max_threads; ++t)
+        benchmark::RegisterBenchmark((shape_name(s) + "/bf16_train/t" + std::to_string(t)).c_str(),
+                                     [s, t](benchmark::State& st) { run_gemm(st, bf16_train, s, t); })
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
   for (const GemmShape& s : kShapes)
     for (const Backend& be : kBackends)
       for (int t = 1; t <= be.max_threads; ++t)
