@@ -17,6 +17,11 @@
 #   SENTENCES=N       sentences decoded per measurement (default 64)
 #   PRECISION=list    decoding precisions on both sides (default fp32,bf16; bf16: engram's
 #                     --precision bf16, PyTorch's model cast to bfloat16)
+#   VOCAB=N HIDDEN=N UNITS=N LAYERS=N
+#                     the model's shape on both sides (default 8000, 512, 512, 1): vocabulary,
+#                     decoder hidden size, encoder units per direction, encoder layers; the
+#                     WMT-like shape of the throughput issue is VOCAB=32000 HIDDEN=1024 UNITS=512 LAYERS=2
+#   WHAT=list         workloads on both sides (default train,greedy,beam)
 #   OUT=file          Markdown output (default $BUILD/seq2seq_speed_last.md)
 set -euo pipefail
 
@@ -29,6 +34,10 @@ threads=${THREADS:-1,2}
 steps=${STEPS:-3}
 sentences=${SENTENCES:-64}
 precision=${PRECISION:-fp32,bf16}
+vocab=${VOCAB:-8000} hidden=${HIDDEN:-512} units=${UNITS:-512} layers=${LAYERS:-1} what=${WHAT:-train,greedy,beam}
+engram_shape=(--vocab "$vocab" --what "$what" --set hidden="$hidden" --set encoder_hidden="$units"
+              --set encoder_layers="$layers")
+torch_shape=(--vocab "$vocab" --what "$what" --hidden "$hidden" --units "$units" --layers "$layers")
 out=${OUT:-$build/seq2seq_speed_last.md}
 python=/usr/bin/python3
 libdir=/usr/lib/x86_64-linux-gnu
@@ -40,7 +49,7 @@ base_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS)
 engram_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-pthread")
 torch_cmd=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-openmp" OPENBLAS_CORETYPE=SkylakeX
            "$python" bench/pytorch/seq2seq.py --threads "$threads" --steps "$steps" --sentences "$sentences"
-           --precision "$precision")
+           --precision "$precision" "${torch_shape[@]}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -49,7 +58,7 @@ for rep in $(seq "$reps"); do
   for t in ${threads//,/ }; do
     echo "rep $rep/$reps: engram, $t thread(s)" >&2
     "${engram_env[@]}" "$bin" --threads "$t" --steps "$steps" --sentences "$sentences" \
-      --precision "$precision" > "$tmp/engram-$rep-t$t.txt"
+      --precision "$precision" "${engram_shape[@]}" > "$tmp/engram-$rep-t$t.txt"
   done
   echo "rep $rep/$reps: pytorch" >&2
   "${torch_cmd[@]}" > "$tmp/torch-$rep.jsonl"
@@ -58,7 +67,7 @@ for rep in $(seq "$reps"); do
     --benchmark_min_time=0.5 --benchmark_format=json > "$tmp/peak-$rep.json" 2>/dev/null
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-engram_example="${engram_env[*]} $bin --threads T --steps $steps --sentences $sentences --precision $precision"
+engram_example="${engram_env[*]} $bin --threads T --steps $steps --sentences $sentences --precision $precision ${engram_shape[*]}"
 
 "$python" - "$tmp" "$reps" "$threads" "$load0" "$load1" "$(( $(date +%s) - t0 ))" "$engram_example" \
   "${torch_cmd[*]}" <<'EOF' | tee "$out"
@@ -97,7 +106,7 @@ def best(d, name, lower):
     return (min if lower else max)(cands, key=lambda c: c[0])
 def cell(c, fmt="{:.1f}"):
     return f"{fmt.format(c[0])} ({fmt.format(c[1])}–{fmt.format(c[2])}), {c[3]}t"
-print("# Seq2seq speed: engram vs PyTorch (bi-GRU 2x512, GRU 512, additive attention, E 256, V 8k, B 64, S = T = 20)\n")
+print("# Seq2seq speed: engram vs PyTorch (the shape in the commands below; additive attention, E 256, B 64, S = T = 20)\n")
 print(f"- engram: {header}")
 print(f"- PyTorch {meta['torch']}: {meta['openblas']} (core {meta['openblas_core']}); malloc {meta['malloc']}")
 print(f"- {reps} repetitions per side, interleaved; thread counts {threads} on both sides, each side's best shown; "
@@ -106,21 +115,24 @@ print(f"- engram: `{ecmd}`")
 print(f"- PyTorch: `{tcmd}`\n")
 print("| workload | engram | PyTorch | speed-up |")
 print("|---|---|---|---|")
-e, p = best(eng, "train", True), best(tor, "train", True)
-print(f"| training step, ms (lower is better) | {cell(e)} | {cell(p)} | **{p[0] / e[0]:.2f}x** |")
+trained = any(n == "train" for n, _ in eng)
+if trained:
+    e, p = best(eng, "train", True), best(tor, "train", True)
+    print(f"| training step, ms (lower is better) | {cell(e)} | {cell(p)} | **{p[0] / e[0]:.2f}x** |")
 names = sorted({n for n, _ in eng if n != "train"},
                key=lambda n: ("bf16" in n, n.startswith("beam"), -int(n.split()[-1])))
 for n in names:
     e, p = best(eng, n, False), best(tor, n, False)
     print(f"| {n}, sentences/s | {cell(e)} | {cell(p)} | **{e[0] / p[0]:.2f}x** |")
-e, p = best(eng, "train", True), best(tor, "train", True)
-print(f"\nTraining FLOPs (GEMMs of forward + backward, counted by engram from the shapes): {gflop:.2f} GFLOP per step.")
+if trained:
+    e, p = best(eng, "train", True), best(tor, "train", True)
+    print(f"\nTraining FLOPs (GEMMs of forward + backward, counted by engram from the shapes): {gflop:.2f} GFLOP per step.")
 for t in sorted(peak):
     pk = med(peak[t])
     line = f"- sgemm peak with {t} thread(s) (2048³, dispatch): {pk:.1f} GFLOP/s"
-    if e[3] == t:
+    if trained and e[3] == t:
         line += f"; engram {gflop / e[0] * 1e3:.1f} GFLOP/s = {100 * gflop / e[0] * 1e3 / pk:.0f}% of it"
-    if p[3] == t:
+    if trained and p[3] == t:
         line += f"; PyTorch {gflop / p[0] * 1e3:.1f} GFLOP/s = {100 * gflop / p[0] * 1e3 / pk:.0f}% of it"
     print(line)
 EOF

@@ -35,12 +35,13 @@ PAD, GO, EOS, SPECIAL = 0, 2, 3, 4
 
 
 class Seq2Seq(nn.Module):
-    def __init__(self, vocab, emb=256, units=512, hidden=512, attn=512):
+    def __init__(self, vocab, emb=256, units=512, hidden=512, attn=None, layers=1):
         super().__init__()
         c = 2 * units
+        attn = attn or hidden  # engram's attn_dim 0 = H
         self.src_embed = nn.Embedding(vocab, emb)
         self.tgt_embed = nn.Embedding(vocab, emb)
-        self.encoder = nn.GRU(emb, units, bidirectional=True)
+        self.encoder = nn.GRU(emb, units, num_layers=layers, bidirectional=True)
         self.bridge = nn.Linear(c, hidden)
         self.key = nn.Linear(c, attn, bias=False)
         self.query = nn.Linear(hidden, attn)
@@ -55,7 +56,7 @@ class Seq2Seq(nn.Module):
         values = out.transpose(0, 1)
         keys = self.key(values)
         mask = torch.arange(src.shape[0]).unsqueeze(0) < src_len.unsqueeze(1)
-        s0 = torch.tanh(self.bridge(torch.cat([h[0], h[1]], dim=1)))
+        s0 = torch.tanh(self.bridge(torch.cat([h[-2], h[-1]], dim=1)))  # the top layer's two directions
         return values, keys, mask, s0
 
     def step(self, emb, s, values, keys, mask):
@@ -140,6 +141,9 @@ def main():
     ap.add_argument("--src-len", type=int, default=20)
     ap.add_argument("--tgt-len", type=int, default=20)
     ap.add_argument("--vocab", type=int, default=8000)
+    ap.add_argument("--units", type=int, default=512, help="encoder units per direction (engram encoder_hidden)")
+    ap.add_argument("--hidden", type=int, default=512, help="decoder hidden size H (engram hidden)")
+    ap.add_argument("--layers", type=int, default=1, help="encoder layers (engram encoder_layers)")
     ap.add_argument("--steps", type=int, default=3, help="timed training steps")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--sentences", type=int, default=64)
@@ -156,7 +160,8 @@ def main():
             "openblas_core": openblas.openblas_get_corename().decode() if openblas else None}
     print(json.dumps({"meta": meta}), flush=True)
     torch.manual_seed(1)
-    model = Seq2Seq(args.vocab)
+    shape = dict(units=args.units, hidden=args.hidden, layers=args.layers)
+    model = Seq2Seq(args.vocab, **shape)
     b, s_len, t_len = args.batch, args.src_len, args.tgt_len
     src = random_ids((s_len, b), args.vocab)
     src_len = torch.full((b,), s_len)
@@ -165,7 +170,7 @@ def main():
     tgt_out = torch.cat([y[:-1], torch.full((1, b), EOS)])
     sources = random_ids((s_len, args.sentences), args.vocab)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    fresh = Seq2Seq(args.vocab)  # decoding: untrained weights (rarely <eos>), as on the engram side
+    fresh = Seq2Seq(args.vocab, **shape)  # decoding: untrained weights (rarely <eos>), as on the engram side
     fresh_bf16 = copy.deepcopy(fresh).to(torch.bfloat16) if "bf16" in args.precision else None
     for threads in [int(t) for t in args.threads.split(",")]:
         torch.set_num_threads(threads)
