@@ -90,23 +90,10 @@ std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const
       for (size_t i : chunk) b.prefixes.push_back(utts[i]->prefix);
       return b;
     };
-    std::vector<std::vector<decode::Hypothesis>> hyps;
-    if (emit) {  // streaming: each utterance decoded alone, its digits sent as they are chosen
-      for (size_t i = 0; i < utts.size(); ++i) {
-        int step = 0;
-        so.on_token = [&](int, int32_t token, std::span<const float> alpha) {
-          const bool eos = token == model->eos_id();
-          emit(i, {{"step", step++},
-                   {"id", token},
-                   {"token", eos ? std::string("<eos>") : std::to_string(token)},
-                   {"alpha", std::vector<float>(alpha.begin(), alpha.end())}});
-        };
-        const size_t one[1] = {i};
-        hyps.push_back(decode::search(g, decoder, make(one), so).at(0));
-      }
-    } else {
-      hyps = decode::run_batched(g, decoder, lengths, o.batch_size, so, make);
-    }
+    auto one = [&](size_t i) { return decode::search(g, decoder, make(std::span<const size_t>(&i, 1)), so).at(0); };
+    const std::vector<std::vector<decode::Hypothesis>> hyps =
+        emit ? stream_inputs(utts.size(), so, model->eos_id(), emit, [](int32_t id) { return std::to_string(id); }, one)
+             : decode::run_batched(g, decoder, lengths, o.batch_size, so, make);
     std::vector<json> out;
     for (size_t u = 0; u < utts.size(); ++u) {
       const decode::Hypothesis& h = hyps[u].at(0);
