@@ -44,11 +44,7 @@ class PointerState final : public decode::DecodeState {
   std::vector<float> keys, gkeys, gvalues;     // the same for the current rows
 };
 
-PointerState& as_state(decode::DecodeState& s) {
-  auto* st = dynamic_cast<PointerState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "pointer: decode state of another model");
-  return *st;
-}
+PointerState& as_state(decode::DecodeState& s) { return decode::state_as<PointerState>(s, "pointer"); }
 
 }  // namespace
 

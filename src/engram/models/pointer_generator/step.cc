@@ -35,11 +35,7 @@ class PgState final : public decode::DecodeState {
   std::vector<int32_t> ids, ids0;        // [N, S] extended source ids; [B, S] the batch's
 };
 
-PgState& as_state(decode::DecodeState& s) {
-  auto* st = dynamic_cast<PgState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "pointer_generator: decode state of another model");
-  return *st;
-}
+PgState& as_state(decode::DecodeState& s) { return decode::state_as<PgState>(s, "pointer_generator"); }
 
 }  // namespace
 

@@ -40,11 +40,7 @@ class Seq2SeqState final : public decode::DecodeState {
   std::vector<float> fixed0, fixed_proj0;
 };
 
-Seq2SeqState& as_state(decode::DecodeState& s) {
-  auto* st = dynamic_cast<Seq2SeqState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "seq2seq: decode state of another model");
-  return *st;
-}
+Seq2SeqState& as_state(decode::DecodeState& s) { return decode::state_as<Seq2SeqState>(s, "seq2seq"); }
 
 }  // namespace
 

@@ -27,11 +27,7 @@ class SpeechState final : public decode::DecodeState {
   EncodedMemory mem;                       // the utterance each row reads and its memory
 };
 
-SpeechState& as_state(decode::DecodeState& s) {
-  auto* st = dynamic_cast<SpeechState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "speech: decode state of another model");
-  return *st;
-}
+SpeechState& as_state(decode::DecodeState& s) { return decode::state_as<SpeechState>(s, "speech"); }
 
 }  // namespace
 
