@@ -11,6 +11,9 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "engram/core/rng.h"
 
 #include "engram/train/distributed.h"
 #include "engram/train/run_lock.h"
@@ -23,6 +26,29 @@ inline void log_note(std::FILE* log, const std::string& text) {
   if (!log) return;
   std::fprintf(log, "%s\n", text.c_str());
   std::fflush(log);
+}
+
+// Text pairs of one split (source and target lines, aligned).
+struct TextPairs {
+  std::vector<std::string> src, tgt;
+};
+
+// The split of a text family's pairs when its run names no validation data: `held` of all's
+// pairs (src / tgt), chosen by a fixed seed (the same ones every run), move to `valid`, the rest
+// to `train`, each in file order.
+template <class Pairs>
+void hold_out(Pairs& all, int64_t held, TextPairs& train, TextPairs& valid) {
+  std::vector<size_t> idx(all.src.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  core::Rng split(12345);
+  split.shuffle(idx.begin(), idx.end());
+  std::vector<bool> is_held(idx.size(), false);
+  for (int64_t i = 0; i < held; ++i) is_held[idx[i]] = true;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    TextPairs& to = is_held[i] ? valid : train;
+    to.src.push_back(std::move(all.src[i]));
+    to.tgt.push_back(std::move(all.tgt[i]));
+  }
 }
 
 // "done: N steps in S s[ (resumed)][ (early stop)]; best METRIC V; NEXT" (V with `digits` decimals).
