@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "engram/core/rng.h"
+#include "engram/io/config.h"
+#include "engram/train/run_config.h"
 
 #include "engram/train/distributed.h"
 #include "engram/train/run_lock.h"
@@ -90,6 +92,17 @@ std::string train_task(const train::TrainerConfig& tc, Make&& make, int digits, 
   return train_task(tc, make, [&](const train::TrainTask& task, const train::TrainSummary& s) {
     return train_summary(s, task.primary_metric(), digits, next);
   });
+}
+
+// The same for a task built from a run config `cfg` (with cfg.train), written as the run
+// directory's train.yaml first.
+template <class Config, class Make>
+std::string train_config_task(const Config& cfg, Make&& make, int digits, const std::string& next) {
+  auto write_then_make = [&] {
+    train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
+    return make();
+  };
+  return train_task(cfg.train, write_then_make, digits, next);
 }
 
 }  // namespace engram::models
