@@ -112,5 +112,22 @@ TEST(Ensemble, MembersMustAgreeOnTheOutputSpace) {
   EXPECT_NO_THROW(EnsembleStepModel(std::vector<const StepModel*>(kMaxEnsemble, &small)));
 }
 
+// A step given another model's state (decode::state_as) is an error naming the model, not a
+// read of the wrong type.
+TEST(Ensemble, AnotherModelsStateIsRefusedByName) {
+  ToyModel m(5, toy::random_dist(5, 7));
+  const EnsembleStepModel ens({&m, &m});
+  core::Graph g(false);
+  const std::unique_ptr<DecodeState> own = m.encode(g, toy::sources({3}));  // the toy's state
+  const std::vector<int32_t> go = {m.go_id()};
+  try {
+    ens.step(g, *own, go);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ensemble: decode state of another model"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(&state_as<DecodeState>(*own, "toy"), own.get()) << "its own type is the state itself";
+}
+
 }  // namespace
 }  // namespace engram::decode

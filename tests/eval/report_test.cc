@@ -30,6 +30,17 @@ MetricReportOptions options(const std::string& metric) {
   return o;
 }
 
+// markdown_head, the head of every report's Markdown table: the expected strings are the heads
+// the reports wrote by hand before it (memn2n's, pointer-generator's, pointer's), byte for byte.
+TEST(MarkdownHead, TheHeadsTheReportsWroteByHand) {
+  EXPECT_EQ(markdown_head({"n", "instances", "exact sequence"}), "| n | instances | exact sequence |\n|---|---|---|\n");
+  EXPECT_EQ(markdown_head({"task", "name", "test error %", "paper % (test)", "support hit %"}, "rlrrr"),
+            "| task | name | test error % | paper % (test) | support hit % |\n|---:|---|---:|---:|---:|\n");
+  EXPECT_EQ(markdown_head({"ROUGE (stem: yes)", "F1", "P", "R"}, "lrrr", true),
+            "| ROUGE (stem: yes) | F1 | P | R |\n| --- | ---: | ---: | ---: |\n");
+  EXPECT_EQ(markdown_head({"a", "b", "c"}, "r"), "| a | b | c |\n|---:|---|---|\n") << "columns past align: left";
+}
+
 TEST(MetricReport, BleuLineAndTable) {
   const std::string line = "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.0.0+engram = 88.4 "
                            "88.9/85.7/80.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 9 ref_len = 9)";

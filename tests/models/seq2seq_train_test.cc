@@ -126,6 +126,34 @@ Seq2SeqTrainConfig with_dictionary(const TempDir& dir, double weight) {
   return c;
 }
 
+// hold_out (models/training.h), the split of seq2seq and pointer_generator runs without
+// validation files: the held pairs are the first `held` indices of a core::Rng(12345)
+// Fisher-Yates shuffle of 0..n-1 (the split every run has used, so a config splits as before),
+// both splits keep file order and each pair's source with its target, and every pair lands once.
+TEST(HoldOut, TheSeededPairsGoToValidationInFileOrder) {
+  constexpr size_t kPairs = 20;
+  constexpr int64_t kHeld = 5;
+  TextPairs all, train, valid;
+  for (size_t i = 0; i < kPairs; ++i) all.src.push_back(fmt::format("s{:02}", i)), all.tgt.push_back(fmt::format("t{:02}", i));
+  hold_out(all, kHeld, train, valid);
+  std::vector<size_t> idx(kPairs);
+  for (size_t i = 0; i < kPairs; ++i) idx[i] = i;
+  core::Rng rng(12345);
+  rng.shuffle(idx.begin(), idx.end());
+  std::set<size_t> held(idx.begin(), idx.begin() + kHeld);
+  TextPairs want_train, want_valid;
+  for (size_t i = 0; i < kPairs; ++i) {
+    TextPairs& to = held.count(i) ? want_valid : want_train;
+    to.src.push_back(fmt::format("s{:02}", i));
+    to.tgt.push_back(fmt::format("t{:02}", i));
+  }
+  EXPECT_EQ(valid.src, want_valid.src);
+  EXPECT_EQ(valid.tgt, want_valid.tgt);
+  EXPECT_EQ(train.src, want_train.src);
+  EXPECT_EQ(train.tgt, want_train.tgt);
+  EXPECT_NE(*held.rbegin(), static_cast<size_t>(kHeld - 1)) << "the seed picks pairs, not the file's head";
+}
+
 TEST(Seq2SeqTask, DictionaryPairsJoinTrainingOnly) {
   TempDir dir;
   Seq2SeqTrainConfig plain = with_dictionary(dir, 1);

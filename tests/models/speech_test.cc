@@ -520,6 +520,29 @@ TEST(SpeechDecode, BatchesByLengthKeepTheCallersOrder) {
   EXPECT_GT(distinct.size(), 1u) << "an untrained model's outputs still differ per input, so order matters";
 }
 
+// transcribe_hyps with a target prefix per utterance (the transcribe route's batches): each
+// utterance's output starts with its own prefix, batched by length or one at a time alike.
+TEST(SpeechDecode, EachUtteranceKeepsItsOwnPrefixInABatch) {
+  core::Rng rng(9);
+  const SpeechModel model(tiny_config(SpeechAttention::kLocation, SpeechCell::kGru), rng);
+  std::vector<audio::Features> u;
+  for (int frames : {9, 2, 7, 3}) u.push_back(random_features(frames, 4, rng));
+  std::vector<const audio::Features*> ptrs;
+  for (const audio::Features& f : u) ptrs.push_back(&f);
+  const std::vector<std::vector<int32_t>> prefixes = {{1, 2}, {3}, {}, {4, 5, 6}};
+  SpeechDecodeOptions o;
+  o.max_length = 6;
+  const decode::SearchOptions so = speech_search(o);
+  const auto batched = transcribe_hyps(model, ptrs, so, 3, prefixes);
+  ASSERT_EQ(batched.size(), u.size());
+  for (size_t i = 0; i < u.size(); ++i) {
+    const std::vector<int32_t>& got = batched[i].at(0).ids;
+    ASSERT_GE(got.size(), prefixes[i].size()) << i;
+    EXPECT_TRUE(std::equal(prefixes[i].begin(), prefixes[i].end(), got.begin())) << "utterance " << i;
+    EXPECT_EQ(got, transcribe_hyps(model, {&ptrs[i], 1}, so, 1, {&prefixes[i], 1}).at(0).at(0).ids) << i;
+  }
+}
+
 TEST(SpeechDecode, EnsembleOfTwoModelsAndItsFrontEndCheck) {
   // Two differently initialised models as one ensemble (decode/ensemble.h): a model twice gives
   // that model's transcriptions; the pair gives the transcriptions of their averaged

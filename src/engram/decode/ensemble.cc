@@ -17,11 +17,7 @@ class EnsembleState final : public DecodeState {
   std::vector<std::unique_ptr<DecodeState>> members;
 };
 
-EnsembleState& as_state(DecodeState& s) {
-  auto* st = dynamic_cast<EnsembleState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "ensemble: decode state of another model");
-  return *st;
-}
+EnsembleState& as_state(DecodeState& s) { return state_as<EnsembleState>(s, "ensemble"); }
 
 }  // namespace
 

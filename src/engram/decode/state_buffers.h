@@ -19,13 +19,14 @@ inline std::vector<float> copy_of(core::Var v) { return std::vector<float>(v.dat
 // Overwrites `dst` with v's values, reusing its storage.
 inline void store(std::vector<float>& dst, core::Var v) { dst.assign(v.data(), v.data() + v.numel()); }
 
-// out row i = in row rows[i], rows of `width` floats (in and out may be the same buffer).
-inline void gather(const std::vector<float>& in, std::vector<float>& out, std::span<const int32_t> rows,
-                   int64_t width) {
+// out row i = in row rows[i], rows of `width` elements (in and out may be the same buffer); an
+// empty `in` leaves `out` as it is.
+template <class T>
+void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width) {
   if (in.empty()) return;
-  std::vector<float> next(rows.size() * width);
+  std::vector<T> next(rows.size() * width);
   for (size_t i = 0; i < rows.size(); ++i)
-    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(float) * width);
+    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(T) * width);
   out.swap(next);
 }
 

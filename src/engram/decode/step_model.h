@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "engram/core/error.h"
 #include "engram/core/graph.h"
 
 namespace engram::decode {
@@ -57,6 +58,14 @@ class DecodeState {
   virtual ~DecodeState() = default;
   virtual int rows() const = 0;  // N
 };
+
+// `s` as the model's own state type T; another model's state is an error naming `model`.
+template <class T>
+T& state_as(DecodeState& s, const char* model) {
+  auto* st = dynamic_cast<T*>(&s);
+  ENGRAM_CHECK(st != nullptr, "{}: decode state of another model", model);
+  return *st;
+}
 
 // What one step returns: views into the graph's arena, valid until the graph is reset. The search
 // may overwrite entries of log_probs (its own masks, decode/search.h) before it resets the graph.

@@ -232,8 +232,8 @@ std::string by_length_table(const std::vector<std::string>& hyps, const std::vec
   ENGRAM_CHECK(a.length_unit == "words" || a.length_unit == "chars", "eval: --length-unit '{}' must be words or chars",
                a.length_unit);
   const bool chars = a.length_unit == "chars";
-  std::string out = fmt::format("| source {} | segments | {} |\n|---|---|---|\n", chars ? "characters" : "words",
-                                a.metric == "bleu" ? "BLEU" : a.metric);
+  std::string out = markdown_head(
+      {chars ? "source characters" : "source words", "segments", a.metric == "bleu" ? "BLEU" : a.metric});
   for (size_t b = 0; b <= bounds.size(); ++b) {
     const int lo = b == 0 ? 1 : bounds[b - 1] + 1, hi = b < bounds.size() ? bounds[b] : 0;
     std::vector<std::string> h;
@@ -256,6 +256,16 @@ std::string by_length_table(const std::vector<std::string>& hyps, const std::vec
 }
 
 }  // namespace
+
+std::string markdown_head(std::initializer_list<std::string_view> titles, std::string_view align, bool spaced) {
+  std::string head = "|", rule = "|";
+  for (size_t i = 0; i < titles.size(); ++i) {
+    head += fmt::format(" {} |", titles.begin()[i]);
+    const std::string_view cell = i < align.size() && align[i] == 'r' ? "---:" : "---";
+    rule += spaced ? fmt::format(" {} |", cell) : fmt::format("{}|", cell);
+  }
+  return head + "\n" + rule + "\n";
+}
 
 std::string metric_report(const MetricReportOptions& a, const SegmentReader& read) {
   const std::vector<std::string> hyps = read(a.hyp);

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace engram::eval {
@@ -43,5 +45,11 @@ using SegmentReader = std::function<std::vector<std::string>(const std::string& 
 // --buckets or --length-unit, and a smoothing value that is not finite, is negative or is given for a method
 // without one (exp, none).
 std::string metric_report(const MetricReportOptions& options, const SegmentReader& read);
+
+// The head of a Markdown table (every report's tables): "| a | b |\n" and the rule under it,
+// "|---|---:|\n" (`spaced`: "| --- | ---: |\n"); align[i] 'r' right-aligns column i (a column
+// past `align` is left-aligned).
+std::string markdown_head(std::initializer_list<std::string_view> titles, std::string_view align = "",
+                          bool spaced = false);
 
 }  // namespace engram::eval

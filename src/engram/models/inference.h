@@ -160,6 +160,31 @@ std::vector<nlohmann::json> run_requests(std::span<const Request* const> request
   return replies;
 }
 
+// Streaming (a run given an Emit): `n` inputs decoded one at a time, in order, each with
+// search.on_token sending input i's token events through `emit`: {"step" (0, 1, ...), "id",
+// "token" (name(id); "<eos>" for `eos`), "alpha" (the step's attention row)}, the first event
+// with first(i)'s fields added. decode_one(i) decodes input i alone with `search` (batch 1).
+// Returns decode_one's results in input order.
+template <class Name, class DecodeOne>
+auto stream_inputs(size_t n, decode::SearchOptions& search, int32_t eos, const Emit& emit, Name&& name,
+                   DecodeOne&& decode_one, const std::function<nlohmann::json(size_t)>& first = nullptr) {
+  std::vector<std::invoke_result_t<DecodeOne&, size_t>> out;
+  for (size_t i = 0; i < n; ++i) {
+    int step = 0;
+    search.on_token = [&](int, int32_t token, std::span<const float> alpha) {
+      nlohmann::json event = {{"step", step},
+                              {"id", token},
+                              {"token", token == eos ? std::string("<eos>") : std::string(name(token))},
+                              {"alpha", std::vector<float>(alpha.begin(), alpha.end())}};
+      if (step++ == 0 && first) event.update(first(i));
+      emit(i, std::move(event));
+    };
+    out.push_back(decode_one(i));
+  }
+  search.on_token = nullptr;
+  return out;
+}
+
 // The reply of a family whose request holds one input: that input's result.
 inline nlohmann::json single_reply(std::vector<nlohmann::json> results) { return std::move(results.at(0)); }
 

@@ -7,10 +7,6 @@
 
 namespace engram::models::serve_json {
 
-void check_object(const json& request) {
-  ENGRAM_CHECK(request.is_object(), "the request body must be a JSON object, got {}", request.type_name());
-}
-
 const json* find(const json& request, const char* key) {
   const auto it = request.find(key);
   return it == request.end() || it->is_null() ? nullptr : &*it;
@@ -26,22 +22,6 @@ int int_field(const json& request, const char* key, int fallback, int lo, int hi
   const int64_t x = v->get<int64_t>();
   ENGRAM_CHECK(x >= lo && x <= hi, "'{}' is {}; it must be in [{}, {}]", key, x, lo, hi);
   return static_cast<int>(x);
-}
-
-double number_field(const json& request, const char* key, double fallback, double lo, double hi) {
-  const json* v = find(request, key);
-  if (!v) return fallback;
-  ENGRAM_CHECK(v->is_number(), "'{}' must be a number, got {}", key, v->type_name());
-  const double x = v->get<double>();
-  ENGRAM_CHECK(std::isfinite(x) && x >= lo && x <= hi, "'{}' is {}; it must be in [{}, {}]", key, x, lo, hi);
-  return x;
-}
-
-bool bool_field(const json& request, const char* key, bool fallback) {
-  const json* v = find(request, key);
-  if (!v) return fallback;
-  ENGRAM_CHECK(v->is_boolean(), "'{}' must be true or false, got {}", key, v->type_name());
-  return v->get<bool>();
 }
 
 namespace {

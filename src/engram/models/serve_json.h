@@ -14,15 +14,10 @@ namespace engram::models::serve_json {
 
 using nlohmann::json;
 
-// `request` is a JSON object (the body of every /v1/<route> request).
-void check_object(const json& request);
 // The field, or nullptr when it is absent or null.
 const json* find(const json& request, const char* key);
 // An integer in [lo, hi]; `fallback` when absent.
 int int_field(const json& request, const char* key, int fallback, int lo, int hi);
-// A finite number in [lo, hi]; `fallback` when absent.
-double number_field(const json& request, const char* key, double fallback, double lo, double hi);
-bool bool_field(const json& request, const char* key, bool fallback);
 // A string of at most max_bytes bytes; required.
 std::string string_field(const json& request, const char* key, size_t max_bytes);
 // A string, or an array of 1..max_items strings (each at most max_bytes bytes); required.

@@ -11,6 +11,11 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "engram/core/rng.h"
+#include "engram/io/config.h"
+#include "engram/train/run_config.h"
 
 #include "engram/train/distributed.h"
 #include "engram/train/run_lock.h"
@@ -23,6 +28,29 @@ inline void log_note(std::FILE* log, const std::string& text) {
   if (!log) return;
   std::fprintf(log, "%s\n", text.c_str());
   std::fflush(log);
+}
+
+// Text pairs of one split (source and target lines, aligned).
+struct TextPairs {
+  std::vector<std::string> src, tgt;
+};
+
+// The split of a text family's pairs when its run names no validation data: `held` of all's
+// pairs (src / tgt), chosen by a fixed seed (the same ones every run), move to `valid`, the rest
+// to `train`, each in file order.
+template <class Pairs>
+void hold_out(Pairs& all, int64_t held, TextPairs& train, TextPairs& valid) {
+  std::vector<size_t> idx(all.src.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  core::Rng split(12345);
+  split.shuffle(idx.begin(), idx.end());
+  std::vector<bool> is_held(idx.size(), false);
+  for (int64_t i = 0; i < held; ++i) is_held[idx[i]] = true;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    TextPairs& to = is_held[i] ? valid : train;
+    to.src.push_back(std::move(all.src[i]));
+    to.tgt.push_back(std::move(all.tgt[i]));
+  }
 }
 
 // "done: N steps in S s[ (resumed)][ (early stop)]; best METRIC V; NEXT" (V with `digits` decimals).
@@ -64,6 +92,17 @@ std::string train_task(const train::TrainerConfig& tc, Make&& make, int digits, 
   return train_task(tc, make, [&](const train::TrainTask& task, const train::TrainSummary& s) {
     return train_summary(s, task.primary_metric(), digits, next);
   });
+}
+
+// The same for a task built from a run config `cfg` (with cfg.train), written as the run
+// directory's train.yaml first.
+template <class Config, class Make>
+std::string train_config_task(const Config& cfg, Make&& make, int digits, const std::string& next) {
+  auto write_then_make = [&] {
+    train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
+    return make();
+  };
+  return train_task(cfg.train, write_then_make, digits, next);
 }
 
 }  // namespace engram::models

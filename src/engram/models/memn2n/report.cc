@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engram/core/error.h"
+#include "engram/eval/report.h"
 #include "engram/models/memn2n/task.h"
 #include "engram/viz/heatmap.h"
 
@@ -97,8 +98,8 @@ std::string babi_eval_report(const std::string& model, const BabiEvalOptions& o)
   int failed = 0;
   double sum_err = 0, sum_paper = 0;
   nlohmann::json j;
-  std::string out = fmt::format(
-      "| task | name | {} error % | paper % (test) | support hit % |\n|---:|---|---:|---:|---:|\n", o.split);
+  std::string out = eval::markdown_head(
+      {"task", "name", fmt::format("{} error %", o.split), "paper % (test)", "support hit %"}, "rlrrr");
   for (const auto& r : rows) {
     const double err = 100 * r.score.error();
     sum_err += err;

@@ -8,7 +8,6 @@
 #include "engram/io/files.h"
 #include "engram/models/registry.h"
 #include "engram/models/training.h"
-#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -16,13 +15,8 @@ namespace {
 
 std::string train_ntm_run(const YAML::Node& node, const std::string& source, const std::vector<std::string>& sets) {
   const NtmTrainConfig cfg = read_ntm_config(node, source, sets);
-  return train_task(
-      cfg.train,
-      [&] {
-        train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
-        return make_ntm_task(cfg);
-      },
-      4, fmt::format("evaluate with: engram ntm eval -m {}", cfg.train.run_dir));
+  return train_config_task(
+      cfg, [&] { return make_ntm_task(cfg); }, 4, fmt::format("evaluate with: engram ntm eval -m {}", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_ntm(const std::filesystem::path& dir) { return load_ntm_model(dir); }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engram/core/error.h"
+#include "engram/eval/report.h"
 #include "engram/models/ntm/ensemble.h"
 #include "engram/viz/memory.h"
 
@@ -39,10 +40,9 @@ void ntm_eval_report(const LoadedNtmModel& loaded, const NtmEvalOptions& o,
   const char* what = recall ? "items" : "length";
   // Repeat copy separates the count (the end marker) from the copying (the data bits where the
   // model does not output the end marker); see models::EvalResult.
-  if (repeat_task)
-    head += fmt::format("| {} | repeats | cost (bits/seq) | wrong bits/seq | wrong end markers/seq | wrong copy bits/seq "
-                        "| sequences copied exactly |\n|---|---|---|---|---|---|---|\n", what);
-  else head += fmt::format("| {} | cost (bits/seq) | wrong bits/seq | sequences exactly right |\n|---|---|---|---|\n", what);
+  head += repeat_task ? eval::markdown_head({what, "repeats", "cost (bits/seq)", "wrong bits/seq", "wrong end markers/seq",
+                                             "wrong copy bits/seq", "sequences copied exactly"})
+                      : eval::markdown_head({what, "cost (bits/seq)", "wrong bits/seq", "sequences exactly right"});
   emit(head);
   for (size_t i = 0; i < rows; ++i) {
     const int len = lengths[lengths.size() == 1 ? 0 : i], rep = repeats[repeats.size() == 1 ? 0 : i];

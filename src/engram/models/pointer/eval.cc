@@ -17,6 +17,7 @@
 #include "engram/data/tasks/tsp.h"
 #include "engram/decode/ensemble.h"
 #include "engram/decode/search.h"
+#include "engram/eval/report.h"
 #include "engram/io/checkpoint.h"
 #include "engram/models/pointer/task.h"
 
@@ -333,17 +334,12 @@ std::vector<PointerEvalRow> evaluate_pointer(const ModelSet<PointerNet>& models,
 
 std::string pointer_eval_table(PointerTask task, std::span<const PointerEvalRow> rows) {
   auto pct = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.1f}%", 100.0 * v); };
-  std::string out;
-  switch (task) {
-    case PointerTask::kSort: out = "| n | instances | exact sequence |\n|---|---|---|\n"; break;
-    case PointerTask::kHull:
-      out = "| n | instances | exact polygon | area coverage | FAIL | wrong first point |\n|---|---|---|---|---|---|\n";
-      break;
-    case PointerTask::kTsp:
-      out = "| n | instances | mean tour length | reference length | reference | mean gap | valid tours |\n"
-            "|---|---|---|---|---|---|---|\n";
-      break;
-  }
+  std::string out =
+      task == PointerTask::kSort ? eval::markdown_head({"n", "instances", "exact sequence"})
+      : task == PointerTask::kHull
+          ? eval::markdown_head({"n", "instances", "exact polygon", "area coverage", "FAIL", "wrong first point"})
+          : eval::markdown_head({"n", "instances", "mean tour length", "reference length", "reference", "mean gap",
+                                 "valid tours"});
   for (const PointerEvalRow& r : rows) {
     const PointerScore& s = r.score;
     switch (task) {

@@ -10,7 +10,6 @@
 #include "engram/models/pointer/task.h"
 #include "engram/models/registry.h"
 #include "engram/models/training.h"
-#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -20,13 +19,8 @@ std::string train_pointer(const YAML::Node& node, const std::string& source, con
   const PointerTrainConfig cfg = read_pointer_config(node, source, sets);
   cfg.pointer.validate();
   cfg.data.validate();
-  return train_task(
-      cfg.train,
-      [&] {
-        train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
-        return std::make_unique<PointerTrainTask>(cfg);
-      },
-      4, fmt::format("evaluate with: engram pointer eval -m {}", cfg.train.run_dir));
+  return train_config_task(cfg, [&] { return std::make_unique<PointerTrainTask>(cfg); }, 4,
+                           fmt::format("evaluate with: engram pointer eval -m {}", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_pointer(const std::filesystem::path& dir) { return load_pointer_model(dir); }

@@ -12,11 +12,17 @@
 #include <cstring>
 
 #include "engram/core/ops.h"
+#include "engram/decode/state_buffers.h"
 #include "engram/models/pointer/model.h"
 
 namespace engram::models {
 
 namespace {
+
+using decode::copy_of;
+using decode::gather;
+using decode::store;
+using decode::view;
 
 class PointerState final : public decode::DecodeState {
  public:
@@ -38,27 +44,7 @@ class PointerState final : public decode::DecodeState {
   std::vector<float> keys, gkeys, gvalues;     // the same for the current rows
 };
 
-std::vector<float> copy_of(Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
-
-void store(std::vector<float>& dst, Var v) { dst.assign(v.data(), v.data() + v.numel()); }
-
-// out row i = in row rows[i], rows of `width` elements.
-template <class T>
-void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width) {
-  if (in.empty()) return;
-  std::vector<T> next(rows.size() * width);
-  for (size_t i = 0; i < rows.size(); ++i)
-    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(T) * width);
-  out.swap(next);
-}
-
-Var view(Graph& g, std::vector<float>& buf, core::Shape shape) { return g.input(core::Tensor{buf.data(), shape}); }
-
-PointerState& as_state(decode::DecodeState& s) {
-  auto* st = dynamic_cast<PointerState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "pointer: decode state of another model");
-  return *st;
-}
+PointerState& as_state(decode::DecodeState& s) { return decode::state_as<PointerState>(s, "pointer"); }
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 
 #include "engram/core/error.h"
 #include "engram/data/sentences.h"
+#include "engram/eval/report.h"
 #include "engram/io/config.h"
 #include "engram/models/pointer_generator/task.h"
 
@@ -95,10 +96,10 @@ PgScores evaluate_pointer_generator(const ModelSet<PointerGenerator>& models, co
 }
 
 std::string pg_scores_table(const PgScores& s) {
-  std::string t =
-      "| pairs | ROUGE-1 | ROUGE-2 | ROUGE-L | ROUGE-Lsum | copied tokens | OOV-copy rate | repeated tokens | "
-      "repeated trigrams | reference repeated trigrams |\n";
-  t += "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  std::string t = eval::markdown_head({"pairs", "ROUGE-1", "ROUGE-2", "ROUGE-L", "ROUGE-Lsum", "copied tokens",
+                                       "OOV-copy rate", "repeated tokens", "repeated trigrams",
+                                       "reference repeated trigrams"},
+                                      "rrrrrrrrrr", true);
   t += fmt::format(
       "| {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) | {:.1f}% ({}/{}) "
       "| {:.1f}% ({}/{}) |\n",
@@ -110,7 +111,7 @@ std::string pg_scores_table(const PgScores& s) {
 }
 
 std::string pg_rouge_table(const PgScores& s) {
-  std::string t = fmt::format("| ROUGE (stem: {}) | F1 | P | R |\n| --- | ---: | ---: | ---: |\n", s.stemmed ? "yes" : "no");
+  std::string t = eval::markdown_head({s.stemmed ? "ROUGE (stem: yes)" : "ROUGE (stem: no)", "F1", "P", "R"}, "lrrr", true);
   const std::pair<const char*, const eval::RougeScore*> rows[] = {
       {"ROUGE-1", &s.rouge.rouge1}, {"ROUGE-2", &s.rouge.rouge2}, {"ROUGE-L", &s.rouge.rouge_l},
       {"ROUGE-Lsum", &s.rouge.rouge_lsum}};

@@ -59,25 +59,20 @@ std::vector<json> LoadedPointerGenerator::run_requests(std::span<const Request* 
     SummarizeOptions o = summarize_options(options);
     o.batch_size = std::min(o.batch_size, static_cast<int>(inputs.size()));
     o.validate();
-    std::vector<json> out;
-    if (emit) {  // streaming: each article decoded alone, its tokens sent as they are chosen
+    if (emit) {
       o.batch_size = 1;
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        const ExtendedSource source = extend_source(*codec, inputs[i]->article, model->cfg().max_source_tokens);
-        int step = 0;
-        o.search.on_token = [&](int, int32_t token, std::span<const float> alpha) {
-          const bool eos = token == data::kEosId;
-          emit(i, {{"step", step++},
-                   {"id", token},
-                   {"token", eos ? std::string("<eos>") : output_tokens(*codec, {token}, source).at(0)},
-                   {"alpha", std::vector<float>(alpha.begin(), alpha.end())}});
-        };
-        const std::string prefix = inputs[i]->prefix;
-        out.push_back(summary_reply(
-            summarize_lines(models(), *codec, {inputs[i]->article}, o, std::span<const std::string>(&prefix, 1)).at(0)));
-      }
-      return out;
+      ExtendedSource source;  // the article being decoded: its words name the copied tokens
+      return stream_inputs(
+          inputs.size(), o.search, data::kEosId, emit,
+          [&](int32_t id) { return output_tokens(*codec, {id}, source).at(0); },
+          [&](size_t i) {
+            source = extend_source(*codec, inputs[i]->article, model->cfg().max_source_tokens);
+            return summary_reply(summarize_lines(models(), *codec, {inputs[i]->article}, o,
+                                                 std::span<const std::string>(&inputs[i]->prefix, 1))
+                                     .at(0));
+          });
     }
+    std::vector<json> out;
     std::vector<std::string> lines, prefixes;
     for (const PgInput* in : inputs) lines.push_back(in->article), prefixes.push_back(in->prefix);
     for (const Summary& s : summarize_lines(models(), *codec, lines, o, prefixes)) out.push_back(summary_reply(s));

@@ -10,6 +10,7 @@
 #include "engram/core/ops.h"
 #include "engram/data/vocab.h"
 #include "engram/decode/state_buffers.h"
+#include "engram/models/encoded_memory.h"
 #include "engram/models/pointer_generator/model.h"
 
 namespace engram::models {
@@ -27,22 +28,14 @@ class PgState final : public decode::DecodeState {
 
   int n = 0;                             // N
   int src_len = 0;                       // S
-  int key_dim = 0;                       // K
   int extra = 0;                         // X
   std::vector<float> h, c;               // [N, H] (c: LSTM only)
   std::vector<float> coverage;           // [N, S] Σ of earlier α (coverage models)
-  std::vector<int32_t> mem_rows;         // [N] the sentence each row reads
-  std::vector<float> values, keys, mask;  // [N, S, C], [N, S, K], [N, S]
-  std::vector<int32_t> ids;              // [N, S] extended source ids
-  std::vector<float> values0, keys0, mask0;  // the encoded batch, row b = sentence b
-  std::vector<int32_t> ids0;
+  EncodedMemory mem;                     // the sentence each row reads and its memory
+  std::vector<int32_t> ids, ids0;        // [N, S] extended source ids; [B, S] the batch's
 };
 
-PgState& as_state(decode::DecodeState& s) {
-  auto* st = dynamic_cast<PgState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "pointer_generator: decode state of another model");
-  return *st;
-}
+PgState& as_state(decode::DecodeState& s) { return decode::state_as<PgState>(s, "pointer_generator"); }
 
 }  // namespace
 
@@ -69,21 +62,10 @@ std::unique_ptr<decode::DecodeState> PgStepModel::encode(Graph& g, const decode:
   st->h = copy_of(init.layers[0].h);
   if (init.layers[0].c.valid()) st->c = copy_of(init.layers[0].c);
   if (model_.cfg().coverage) st->coverage.assign(static_cast<size_t>(b) * s, 0.0f);
-  st->mem_rows.resize(b);
-  for (int j = 0; j < b; ++j) st->mem_rows[j] = j;
-  const nn::AttentionMemory& m = ctx.memory;
-  st->values0 = copy_of(m.values);
-  if (m.keys.id != m.values.id) {
-    st->keys0 = copy_of(m.keys);
-    st->key_dim = m.keys.shape()[2];
-  }
-  st->mask0.assign(m.mask, m.mask + int64_t{b} * s);
+  st->mem.init(b, &ctx.memory);
   st->ids0.resize(static_cast<size_t>(b) * s);
   for (int j = 0; j < b; ++j)
     for (int i = 0; i < s; ++i) st->ids0[int64_t{j} * s + i] = src.ids[int64_t{i} * b + j];
-  st->values = st->values0;
-  st->keys = st->keys0;
-  st->mask = st->mask0;
   st->ids = st->ids0;
   return st;
 }
@@ -91,7 +73,7 @@ std::unique_ptr<decode::DecodeState> PgStepModel::encode(Graph& g, const decode:
 decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
   core::NoGrad no_grad(g);
   PgState& st = as_state(state);
-  const int n = st.n, s = st.src_len, h = model_.cfg().hidden, c = model_.context_width();
+  const int n = st.n, s = st.src_len, h = model_.cfg().hidden;
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "pointer_generator: {} previous ids for {} rows",
                prev_ids.size(), n);
   Var emb = model_.embedding().forward(g, model_.to_vocab(prev_ids));  // [N, E]
@@ -99,11 +81,7 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
   nn::DecoderState ds;
   ds.layers.push_back({view(g, st.h, {n, h}), st.c.empty() ? Var{} : view(g, st.c, {n, h})});
   nn::DecoderContext ctx;
-  ctx.memory.values = view(g, st.values, {n, s, c});
-  ctx.memory.keys = st.key_dim ? view(g, st.keys, {n, s, st.key_dim}) : ctx.memory.values;
-  ctx.memory.mask = st.mask.data();
-  ctx.memory.batch = n;
-  ctx.memory.src_len = s;
+  ctx.memory = st.mem.view(g);
   const bool cov_on = model_.cfg().coverage && options_.coverage_active;
   Var feature = !model_.cfg().coverage ? Var{}
                 : cov_on               ? view(g, st.coverage, {n, s, 1})
@@ -113,7 +91,7 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
   core::Tensor lp;  // [N, V + X] with copy, [N, V] without
   if (const nn::CopyOutput* copy = model_.copy()) {
     Var gate = copy->gate_logit(g, o.context, o.top, emb);  // [N]
-    lp = copy->distribution(g, nn::CopyStep{logits, o.scores, gate, nn::CopySource{st.ids, st.extra, st.mask.data()}})
+    lp = copy->distribution(g, nn::CopyStep{logits, o.scores, gate, nn::CopySource{st.ids, st.extra, st.mem.mask.data()}})
              .log_probs;
   } else {
     lp = core::log_softmax(logits).value();
@@ -145,18 +123,8 @@ void PgStepModel::reorder(decode::DecodeState& state, std::span<const int32_t> r
   gather(st.h, st.h, rows, h);
   gather(st.c, st.c, rows, h);
   gather(st.coverage, st.coverage, rows, s);
-  std::vector<int32_t> mem_rows(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) mem_rows[i] = st.mem_rows[rows[i]];
   st.n = static_cast<int>(rows.size());
-  if (mem_rows == st.mem_rows) return;
-  st.mem_rows = mem_rows;
-  gather(st.values0, st.values, mem_rows, s * model_.context_width());
-  gather(st.keys0, st.keys, mem_rows, s * st.key_dim);
-  gather(st.mask0, st.mask, mem_rows, s);
-  std::vector<int32_t> ids(mem_rows.size() * s);
-  for (size_t i = 0; i < mem_rows.size(); ++i)
-    std::copy_n(st.ids0.begin() + mem_rows[i] * s, s, ids.begin() + static_cast<int64_t>(i) * s);
-  st.ids.swap(ids);
+  if (st.mem.reorder(rows)) gather(st.ids0, st.ids, st.mem.rows, s);
 }
 
 }  // namespace engram::models

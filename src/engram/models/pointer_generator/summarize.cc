@@ -1,5 +1,5 @@
-// summarize_lines (search, then the teacher-forced attention and p_gen of each output) and the
-// model-directory loader.
+// summarize_lines (decode::run_batched, then the teacher-forced attention and p_gen of each
+// output) and the model-directory loader.
 #include "engram/models/pointer_generator/summarize.h"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "engram/data/batching.h"
 #include "engram/data/vocab.h"
 #include "engram/decode/ensemble.h"
+#include "engram/decode/runner.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
 #include "engram/models/loading.h"
@@ -88,16 +89,15 @@ std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, c
   ENGRAM_CHECK(codec.size() == model.vocab(), "summarize: vocabulary of {} tokens for a model of {}", codec.size(),
                model.vocab());
   std::vector<Summary> out(lines.size());
-  std::vector<size_t> order;  // non-empty sources, shortest first
+  std::vector<size_t> order;  // the non-empty sources
+  std::vector<int> lengths;   // [order] their lengths
   const int max_source = options.max_source_tokens > 0 ? options.max_source_tokens : model.cfg().max_source_tokens;
   for (size_t i = 0; i < lines.size(); ++i) {
     ENGRAM_CHECK(lines[i].size() <= kPgMaxLineBytes, "summarize: input {} is {} bytes, more than the limit of {}", i + 1,
                  lines[i].size(), kPgMaxLineBytes);
     out[i].source = extend_source(codec, lines[i], max_source);
-    if (!out[i].source.ids.empty()) order.push_back(i);
+    if (!out[i].source.ids.empty()) order.push_back(i), lengths.push_back(static_cast<int>(out[i].source.ids.size()));
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return out[a].source.ids.size() < out[b].source.ids.size(); });
   const PgDecodeOptions decode_options{
       .coverage_active = options.coverage_active, .block_unk = options.block_unk, .oov_bonus = options.oov_bonus};
   // Each model's steps with the decoding options; more than one: their mean probability.
@@ -118,29 +118,30 @@ std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, c
   const decode::StepModel& stepper = ModelSet<PgStepModel>(members, nullptr).decoder(ensemble);
   core::Graph g(false);
   models.set_weights(g);
-  for (size_t begin = 0; begin < order.size(); begin += options.batch_size) {
-    const size_t end = std::min(order.size(), begin + options.batch_size);
-    std::vector<std::vector<int32_t>> chunk, forced;
-    std::vector<Summary*> sums;
-    for (size_t k = begin; k < end; ++k) {
-      chunk.push_back(out[order[k]].source.ids);
-      sums.push_back(&out[order[k]]);
-      if (!prefixes.empty())
-        forced.push_back(extend_target(codec, codec.tokens(prefixes[order[k]]), out[order[k]].source));
+  std::vector<std::vector<Summary*>> chunks;  // the runner's chunks, each explained as one batch
+  const auto results = decode::run_batched(g, stepper, lengths, options.batch_size, options.search,
+                                           [&](std::span<const size_t> chunk) {
+    std::vector<std::vector<int32_t>> ids, forced;
+    chunks.emplace_back();
+    for (size_t k : chunk) {
+      Summary& s = out[order[k]];
+      chunks.back().push_back(&s);
+      ids.push_back(s.source.ids);
+      if (!prefixes.empty()) forced.push_back(extend_target(codec, codec.tokens(prefixes[order[k]]), s.source));
     }
-    decode::SourceBatch batch = decode::SourceBatch::from_ids(chunk);
+    decode::SourceBatch batch = decode::SourceBatch::from_ids(ids);
     batch.prefixes = std::move(forced);
-    auto results = decode::search(g, stepper, batch, options.search);
-    for (size_t k = 0; k < sums.size(); ++k) {
-      Summary& s = *sums[k];
-      const decode::Hypothesis& h = results[k].front();
-      s.ids = h.ids;
-      s.finished = h.finished;
-      s.tokens = output_tokens(codec, s.ids, s.source);
-      s.text = codec.join(s.tokens);
-    }
-    explain(models, sums, options.coverage_active);
+    return batch;
+  });
+  for (size_t k = 0; k < order.size(); ++k) {
+    Summary& s = out[order[k]];
+    const decode::Hypothesis& h = results[k].front();
+    s.ids = h.ids;
+    s.finished = h.finished;
+    s.tokens = output_tokens(codec, s.ids, s.source);
+    s.text = codec.join(s.tokens);
   }
+  for (std::vector<Summary*>& chunk : chunks) explain(models, chunk, options.coverage_active);
   return out;
 }
 

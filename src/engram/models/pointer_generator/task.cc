@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-PgPairs pairs_of(const std::vector<data::SummaryPair>& in) {
-  PgPairs p;
+TextPairs pairs_of(const std::vector<data::SummaryPair>& in) {
+  TextPairs p;
   for (const data::SummaryPair& x : in) {
     p.src.push_back(x.source);
     p.tgt.push_back(x.target());
@@ -104,7 +104,7 @@ data::Example pg_example(const TextCodec& codec, const std::string& src, const s
 PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   cfg_.validate();
   const PgDataConfig& d = cfg_.data;
-  PgPairs train_text, valid_text;
+  TextPairs train_text, valid_text;
   if (!d.generator.empty()) {
     core::Rng rng(cfg_.train.seed * 7919 + 29);
     for (auto* split : {&train_text, &valid_text})
@@ -120,7 +120,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
     log_note(log, fmt::format("data: BBC {} task, {} train / {} valid articles from {}", d.bbc, train_text.src.size(),
                           valid_text.src.size(), d.bbc_dir));
   } else {
-    PgPairs all = pairs_of(data::read_summary_tsv(data::resolve_data_path(d.train_tsv)));
+    TextPairs all = pairs_of(data::read_summary_tsv(data::resolve_data_path(d.train_tsv)));
     if (!d.valid_tsv.empty()) {
       train_text = std::move(all);
       valid_text = pairs_of(data::read_summary_tsv(data::resolve_data_path(d.valid_tsv)));
@@ -128,17 +128,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
       ENGRAM_CHECK(static_cast<size_t>(d.valid_size) < all.src.size(),
                    "pointer_generator data: valid_size {} must be below the {} pairs of {} without data.valid_tsv",
                    d.valid_size, all.src.size(), d.train_tsv);
-      std::vector<size_t> idx(all.src.size());
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-      core::Rng split(12345);
-      split.shuffle(idx.begin(), idx.end());
-      std::vector<bool> held(idx.size(), false);
-      for (int64_t i = 0; i < d.valid_size; ++i) held[idx[i]] = true;
-      for (size_t i = 0; i < idx.size(); ++i) {
-        PgPairs& to = held[i] ? valid_text : train_text;
-        to.src.push_back(std::move(all.src[i]));
-        to.tgt.push_back(std::move(all.tgt[i]));
-      }
+      hold_out(all, d.valid_size, train_text, valid_text);
     }
     log_note(log, fmt::format("data: {} train / {} valid pairs from {}", train_text.src.size(), valid_text.src.size(),
                           d.train_tsv));
@@ -168,7 +158,7 @@ PgTrainTask::PgTrainTask(const PgTrainConfig& cfg, std::FILE* log) : cfg_(cfg) {
   }
   m.vocab = codec_->size();
   // ---- examples in extended ids
-  auto encode = [&](const PgPairs& p, PgPairs* kept) {
+  auto encode = [&](const TextPairs& p, TextPairs* kept) {
     std::vector<data::Example> out;
     for (size_t i = 0; i < p.src.size(); ++i) {
       data::Example e = pg_example(*codec_, p.src[i], p.tgt[i], m.max_source_tokens, d.max_target_tokens);

@@ -27,6 +27,7 @@
 #include "engram/models/pointer_generator/model.h"
 #include "engram/models/pointer_generator/summarize.h"
 #include "engram/models/pointer_generator/text.h"
+#include "engram/models/training.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {
@@ -98,11 +99,6 @@ struct PgTrainConfig {
   void validate() const;
 };
 
-// Pairs of one split as text.
-struct PgPairs {
-  std::vector<std::string> src, tgt;
-};
-
 class PgTrainTask final : public train::TrainTask {
  public:
   // Reads or generates the data, builds (or, resuming, loads) the vocabulary in the run
@@ -135,7 +131,7 @@ class PgTrainTask final : public train::TrainTask {
   std::optional<TextCodec> codec_;
   std::unique_ptr<PointerGenerator> model_;
   std::vector<data::Example> train_, valid_;  // extended ids
-  PgPairs valid_text_;
+  TextPairs valid_text_;
   std::vector<std::vector<int64_t>> plan_;
   int epoch_ = 0;
   uint64_t seed_ = 1;

@@ -60,19 +60,12 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
     o.search = options.search();
     if (options.shortlist) o.shortlist = &shortlist_table();
     std::vector<json> out;
-    if (emit) {  // streaming: each sentence decoded alone, its tokens sent as they are chosen
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        int step = 0;
-        o.batch_size = 1;
-        o.search.on_token = [&](int, int32_t token, std::span<const float> alpha) {
-          json event = {{"step", step}, {"id", token}, {"token", token == seq2seq().eos_id() ? "<eos>" : tgt.token(token)},
-                        {"alpha", std::vector<float>(alpha.begin(), alpha.end())}};
-          if (step++ == 0) event["src_tokens"] = inputs[i]->tokens;  // the columns of every α row
-          emit(i, std::move(event));
-        };
-        out.push_back(to_json(translate(inputs.subspan(i, 1), o).at(0), o.search.alignments));
-      }
-      return out;
+    if (emit) {
+      o.batch_size = 1;
+      return stream_inputs(
+          inputs.size(), o.search, seq2seq().eos_id(), emit, [&](int32_t id) { return tgt.token(id); },
+          [&](size_t i) { return to_json(translate(inputs.subspan(i, 1), o).at(0), o.search.alignments); },
+          [&](size_t i) { return json{{"src_tokens", inputs[i]->tokens}}; });  // the columns of every α row
     }
     // Decoded kSmallRows sentences at a time (sorted by length over the whole batch): those
     // products run on the packed few-row kernel; a beam multiplies the rows anyway. A caller

@@ -10,6 +10,7 @@
 #include "engram/core/ops.h"
 #include "engram/decode/state_buffers.h"
 #include "engram/data/vocab.h"
+#include "engram/models/encoded_memory.h"
 #include "engram/models/seq2seq/model.h"
 
 namespace engram::models {
@@ -27,30 +28,19 @@ class Seq2SeqState final : public decode::DecodeState {
 
   int n = 0;                               // N
   int sentences = 0;                       // B
-  int src_len = 0;                         // S
-  int key_dim = 0;                         // K (0: keys are the values, dot score)
   std::vector<std::vector<float>> h, c;    // L x [N, H] (c: LSTM only)
   std::vector<float> feed;                 // [N, P] luong input feeding
-  std::vector<int32_t> mem_rows;           // [N] the encoded sentence each row reads
-  std::vector<float> values, keys, mask;   // [N, S, C], [N, S, K], [N, S] of the current rows
+  EncodedMemory mem;                       // the sentence each row reads and its memory (attention)
   std::vector<float> fixed, fixed_proj;    // [N, C], [N, G] attention none
   // A restricted output layer (SourceBatch::output_ids): the V' classes, their rows of W_o [V', P]
   // and b_o [V'], and the full [N, V] log-probabilities the step returns (-inf outside the V').
   std::vector<int32_t> out_ids;
   std::vector<float> out_w, out_b, full_lp;
   // The encoded batch (row b = sentence b), source of every re-gather.
-  std::vector<float> values0, keys0, mask0, fixed0, fixed_proj0;
+  std::vector<float> fixed0, fixed_proj0;
 };
 
-
-
-
-
-Seq2SeqState& as_state(decode::DecodeState& s) {
-  auto* st = dynamic_cast<Seq2SeqState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "seq2seq: decode state of another model");
-  return *st;
-}
+Seq2SeqState& as_state(decode::DecodeState& s) { return decode::state_as<Seq2SeqState>(s, "seq2seq"); }
 
 }  // namespace
 
@@ -68,30 +58,17 @@ std::unique_ptr<decode::DecodeState> Seq2Seq::encode(Graph& g, const decode::Sou
   auto st = std::make_unique<Seq2SeqState>();
   st->n = src.batch;
   st->sentences = src.batch;
-  st->src_len = src.steps;
   for (const nn::RnnState& s : enc.init.layers) {
     st->h.push_back(copy_of(s.h));
     if (s.c.valid()) st->c.push_back(copy_of(s.c));
   }
   if (enc.init.feed.valid()) st->feed = copy_of(enc.init.feed);
-  st->mem_rows.resize(src.batch);
-  for (int b = 0; b < src.batch; ++b) st->mem_rows[b] = b;
-  if (has_attention()) {
-    const nn::AttentionMemory& m = enc.context.memory;
-    st->values0 = copy_of(m.values);
-    if (m.keys.id != m.values.id) {
-      st->keys0 = copy_of(m.keys);
-      st->key_dim = m.keys.shape()[2];
-    }
-    st->mask0.assign(m.mask, m.mask + int64_t{src.batch} * src.steps);
-  } else {
+  st->mem.init(src.batch, has_attention() ? &enc.context.memory : nullptr);
+  if (!has_attention()) {
     st->fixed0 = copy_of(enc.context.fixed);
     st->fixed_proj0 = copy_of(enc.context.fixed_proj);
   }
   if (!src.output_ids.empty()) restrict_output(*st, src.output_ids);
-  st->values = st->values0;
-  st->keys = st->keys0;
-  st->mask = st->mask0;
   st->fixed = st->fixed0;
   st->fixed_proj = st->fixed_proj0;
   return st;
@@ -100,7 +77,7 @@ std::unique_ptr<decode::DecodeState> Seq2Seq::encode(Graph& g, const decode::Sou
 decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
   core::NoGrad no_grad(g);
   Seq2SeqState& st = as_state(state);
-  const int n = st.n, s = st.src_len, h = cfg_.hidden, c = context_width();
+  const int n = st.n, h = cfg_.hidden, c = context_width();
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "seq2seq: {} previous ids for {} rows", prev_ids.size(), n);
   std::vector<int32_t> ids(prev_ids.begin(), prev_ids.end());
   Var emb = embed_target(g, ids, nullptr);  // [N, E]
@@ -111,11 +88,7 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
   if (!st.feed.empty()) ds.feed = view(g, st.feed, {n, feed_width()});
   DecoderContext ctx;
   if (has_attention()) {
-    ctx.memory.values = view(g, st.values, {n, s, c});
-    ctx.memory.keys = st.key_dim ? view(g, st.keys, {n, s, st.key_dim}) : ctx.memory.values;
-    ctx.memory.mask = st.mask.data();
-    ctx.memory.batch = n;
-    ctx.memory.src_len = s;
+    ctx.memory = st.mem.view(g);
   } else {
     ctx.fixed = view(g, st.fixed, {n, c});
     ctx.fixed_proj = view(g, st.fixed_proj, {n, static_cast<int>(st.fixed_proj0.size() / st.sentences)});
@@ -166,22 +139,14 @@ void Seq2Seq::restrict_output(decode::DecodeState& state, std::span<const int32_
 void Seq2Seq::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {
   Seq2SeqState& st = as_state(state);
   for (int32_t r : rows) ENGRAM_CHECK(r >= 0 && r < st.n, "seq2seq: reorder row {} outside [0, {})", r, st.n);
-  const int64_t h = cfg_.hidden, s = st.src_len;
+  const int64_t h = cfg_.hidden;
   for (auto& v : st.h) gather(v, v, rows, h);
   for (auto& v : st.c) gather(v, v, rows, h);
   if (!st.feed.empty()) gather(st.feed, st.feed, rows, feed_width());
-  std::vector<int32_t> mem_rows(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) mem_rows[i] = st.mem_rows[rows[i]];
   st.n = static_cast<int>(rows.size());
-  if (mem_rows == st.mem_rows) return;  // beams reordered within their sentences: memory unchanged
-  st.mem_rows = mem_rows;
-  const int64_t c = context_width();
-  gather(st.values0, st.values, mem_rows, s * c);
-  gather(st.keys0, st.keys, mem_rows, s * st.key_dim);
-  gather(st.mask0, st.mask, mem_rows, s);
-  gather(st.fixed0, st.fixed, mem_rows, c);
-  if (!st.fixed_proj0.empty())
-    gather(st.fixed_proj0, st.fixed_proj, mem_rows, static_cast<int64_t>(st.fixed_proj0.size()) / st.sentences);
+  if (!st.mem.reorder(rows)) return;
+  gather(st.fixed0, st.fixed, st.mem.rows, context_width());
+  gather(st.fixed_proj0, st.fixed_proj, st.mem.rows, static_cast<int64_t>(st.fixed_proj0.size()) / st.sentences);
 }
 
 }  // namespace engram::models

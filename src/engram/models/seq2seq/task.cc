@@ -102,17 +102,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     } else {  // hold out valid_size pairs, chosen by a fixed seed
       ENGRAM_CHECK(d.valid_size >= 1 && static_cast<size_t>(d.valid_size) < tr.size(),
                    "seq2seq data: valid_size {} must be in [1, {}) without validation files", d.valid_size, tr.size());
-      std::vector<size_t> idx(tr.size());
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-      core::Rng split(12345);
-      split.shuffle(idx.begin(), idx.end());
-      std::vector<bool> held(tr.size(), false);
-      for (int64_t i = 0; i < d.valid_size; ++i) held[idx[i]] = true;
-      for (size_t i = 0; i < tr.size(); ++i) {
-        TextPairs& to = held[i] ? valid_text : train_text;
-        to.src.push_back(std::move(tr.src[i]));
-        to.tgt.push_back(std::move(tr.tgt[i]));
-      }
+      hold_out(tr, d.valid_size, train_text, valid_text);
       log_note(log, fmt::format("data: {} pairs held out for validation (seeded)", d.valid_size));
       held_out = true;
     }

@@ -20,6 +20,7 @@
 #include "engram/data/batching.h"
 #include "engram/models/seq2seq/model.h"
 #include "engram/models/text_codec.h"
+#include "engram/models/training.h"
 #include "engram/train/trainer.h"
 
 namespace engram::models {
@@ -109,11 +110,6 @@ struct Seq2SeqTrainConfig {
     v("seq2seq", seq2seq, "the model");
     v("train", train, "training loop");
   }
-};
-
-// Text pairs of one split.
-struct TextPairs {
-  std::vector<std::string> src, tgt;
 };
 
 class Seq2SeqTask final : public train::TrainTask {

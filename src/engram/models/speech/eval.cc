@@ -52,21 +52,32 @@ std::vector<std::vector<int>> transcribe(const ModelSet<SpeechModel>& models, st
   ENGRAM_CHECK(options.beam >= 1 && options.batch_size >= 1 && options.max_length >= 1,
                "speech: beam {}, batch_size {} and max_length {} must be >= 1", options.beam, options.batch_size,
                options.max_length);
+  std::vector<const data::audio::Features*> all;
+  for (const data::audio::Features& f : utts) all.push_back(&f);
+  std::vector<std::vector<int>> out;
+  for (const auto& h : transcribe_hyps(models, all, speech_search(options), options.batch_size))
+    out.emplace_back(h[0].ids.begin(), h[0].ids.end());
+  return out;
+}
+
+std::vector<std::vector<decode::Hypothesis>> transcribe_hyps(const ModelSet<SpeechModel>& models,
+                                                             std::span<const data::audio::Features* const> utts,
+                                                             const decode::SearchOptions& so, int batch_size,
+                                                             std::span<const std::vector<int32_t>> prefixes) {
   core::Graph g(false);
   models.set_weights(g);
   std::optional<decode::EnsembleStepModel> ensemble;
   const decode::StepModel& model = models.decoder(ensemble);
-  const decode::SearchOptions so = speech_search(options);
   std::vector<int> lengths;
-  for (const data::audio::Features& f : utts) lengths.push_back(static_cast<int>(f.frames));
-  const auto hyps = decode::run_batched(g, model, lengths, options.batch_size, so, [&](std::span<const size_t> chunk) {
+  for (const data::audio::Features* f : utts) lengths.push_back(static_cast<int>(f->frames));
+  return decode::run_batched(g, model, lengths, batch_size, so, [&](std::span<const size_t> chunk) {
     std::vector<const data::audio::Features*> part;
-    for (size_t i : chunk) part.push_back(&utts[i]);
-    return speech_source(part);
+    for (size_t i : chunk) part.push_back(utts[i]);
+    decode::SourceBatch b = speech_source(part);
+    if (!prefixes.empty())
+      for (size_t i : chunk) b.prefixes.push_back(prefixes[i]);
+    return b;
   });
-  std::vector<std::vector<int>> out;
-  for (const auto& h : hyps) out.emplace_back(h[0].ids.begin(), h[0].ids.end());
-  return out;
 }
 
 int64_t edit_distance(std::span<const int> a, std::span<const int> b) {

@@ -36,6 +36,12 @@ decode::SearchOptions speech_search(const SpeechDecodeOptions& options);
 // one ensemble (decode/ensemble.h), their probabilities averaged.
 std::vector<std::vector<int>> transcribe(const ModelSet<SpeechModel>& models, std::span<const data::audio::Features> utts,
                                          const SpeechDecodeOptions& options = {});
+// The same as hypotheses (best first) of the search `so`, batch_size utterances a batch;
+// `prefixes`: none, or one per utterance (digits forced first).
+std::vector<std::vector<decode::Hypothesis>> transcribe_hyps(const ModelSet<SpeechModel>& models,
+                                                             std::span<const data::audio::Features* const> utts,
+                                                             const decode::SearchOptions& so, int batch_size,
+                                                             std::span<const std::vector<int32_t>> prefixes = {});
 
 // Levenshtein distance between two token sequences.
 int64_t edit_distance(std::span<const int> a, std::span<const int> b);

@@ -9,9 +9,6 @@
 #include "engram/models/training.h"
 #include "engram/models/speech/eval.h"
 #include "engram/models/speech/task.h"
-#include "engram/train/run_lock.h"
-#include "engram/train/trainer.h"
-#include "engram/train/run_config.h"
 
 namespace engram::models {
 
@@ -21,13 +18,8 @@ std::string train_speech(const YAML::Node& node, const std::string& source, cons
   const SpeechTrainConfig cfg = read_speech_config(node, source, sets);
   cfg.speech.validate();
   cfg.data.validate();
-  return train_task(
-      cfg.train,
-      [&] {
-        train::write_run_config(cfg.train.run_dir, io::dump_config(cfg));
-        return std::make_unique<SpeechTrainTask>(cfg);
-      },
-      4, fmt::format("transcribe with: engram speech transcribe -m {} FILE.wav", cfg.train.run_dir));
+  return train_config_task(cfg, [&] { return std::make_unique<SpeechTrainTask>(cfg); }, 4,
+                           fmt::format("transcribe with: engram speech transcribe -m {} FILE.wav", cfg.train.run_dir));
 }
 
 std::unique_ptr<LoadedModel> load_speech(const std::filesystem::path& dir) { return load_speech_model(dir); }

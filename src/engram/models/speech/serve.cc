@@ -1,10 +1,8 @@
 // The transcribe route of the server over the inference contract (inference.h): one WAV file per
 // request, sent as base64, read and turned into features once; the utterances of a batch asking
-// for the same options are decoded together (decode::run_batched); the reply carries each output
+// for the same options are decoded together (transcribe_hyps); the reply carries each output
 // token's attention over the encoder steps and the log-mel spectrogram those steps cover.
-#include "engram/core/graph.h"
 #include "engram/core/printable.h"
-#include "engram/decode/runner.h"
 #include "engram/models/serve_json.h"
 #include "engram/models/speech/eval.h"
 
@@ -76,37 +74,13 @@ std::vector<json> LoadedSpeechModel::run_requests(std::span<const Request* const
     const SpeechDecodeOptions o = speech_decode_options(options);
     decode::SearchOptions so = speech_search(o);
     so.alignments = true;
-    std::vector<int> lengths;
-    for (const Utterance* u : utts) lengths.push_back(static_cast<int>(u->features.frames));
-    core::Graph g(false);
-    const ModelSet<SpeechModel> set = models();
-    set.set_weights(g);
-    std::optional<decode::EnsembleStepModel> ensemble;
-    const decode::StepModel& decoder = set.decoder(ensemble);
-    auto make = [&](std::span<const size_t> chunk) {
-      std::vector<const data::audio::Features*> part;
-      for (size_t i : chunk) part.push_back(&utts[i]->features);
-      decode::SourceBatch b = speech_source(part);
-      for (size_t i : chunk) b.prefixes.push_back(utts[i]->prefix);
-      return b;
-    };
-    std::vector<std::vector<decode::Hypothesis>> hyps;
-    if (emit) {  // streaming: each utterance decoded alone, its digits sent as they are chosen
-      for (size_t i = 0; i < utts.size(); ++i) {
-        int step = 0;
-        so.on_token = [&](int, int32_t token, std::span<const float> alpha) {
-          const bool eos = token == model->eos_id();
-          emit(i, {{"step", step++},
-                   {"id", token},
-                   {"token", eos ? std::string("<eos>") : std::to_string(token)},
-                   {"alpha", std::vector<float>(alpha.begin(), alpha.end())}});
-        };
-        const size_t one[1] = {i};
-        hyps.push_back(decode::search(g, decoder, make(one), so).at(0));
-      }
-    } else {
-      hyps = decode::run_batched(g, decoder, lengths, o.batch_size, so, make);
-    }
+    std::vector<const data::audio::Features*> features;
+    std::vector<std::vector<int32_t>> prefixes;
+    for (const Utterance* u : utts) features.push_back(&u->features), prefixes.push_back(u->prefix);
+    auto one = [&](size_t i) { return transcribe_hyps(models(), {&features[i], 1}, so, 1, {&prefixes[i], 1}).at(0); };
+    const std::vector<std::vector<decode::Hypothesis>> hyps =
+        emit ? stream_inputs(utts.size(), so, model->eos_id(), emit, [](int32_t id) { return std::to_string(id); }, one)
+             : transcribe_hyps(models(), features, so, o.batch_size, prefixes);
     std::vector<json> out;
     for (size_t u = 0; u < utts.size(); ++u) {
       const decode::Hypothesis& h = hyps[u].at(0);

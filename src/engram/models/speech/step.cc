@@ -6,6 +6,7 @@
 
 #include "engram/core/ops.h"
 #include "engram/decode/state_buffers.h"
+#include "engram/models/encoded_memory.h"
 #include "engram/models/speech/model.h"
 
 namespace engram::models {
@@ -20,19 +21,13 @@ using decode::view;
 class SpeechState final : public decode::DecodeState {
  public:
   int rows() const override { return n; }
-  int n = 0, utterances = 0, s = 0, key_dim = 0;
+  int n = 0, utterances = 0, s = 0;
   std::vector<float> h, c;                 // [N, H] (c: LSTM)
   std::vector<float> alpha;                // [N, S] previous step's attention
-  std::vector<int32_t> mem_rows;           // [N]
-  std::vector<float> values, keys, mask;   // current rows
-  std::vector<float> values0, keys0, mask0;
+  EncodedMemory mem;                       // the utterance each row reads and its memory
 };
 
-SpeechState& as_state(decode::DecodeState& s) {
-  auto* st = dynamic_cast<SpeechState*>(&s);
-  ENGRAM_CHECK(st != nullptr, "speech: decode state of another model");
-  return *st;
-}
+SpeechState& as_state(decode::DecodeState& s) { return decode::state_as<SpeechState>(s, "speech"); }
 
 }  // namespace
 
@@ -45,23 +40,14 @@ std::unique_ptr<decode::DecodeState> SpeechModel::encode(Graph& g, const decode:
   st->h = copy_of(enc.init.layers[0].h);
   if (enc.init.layers[0].c.valid()) st->c = copy_of(enc.init.layers[0].c);
   st->alpha.assign(static_cast<size_t>(src.batch) * enc.steps, 0.0f);
-  st->mem_rows.resize(src.batch);
-  for (int b = 0; b < src.batch; ++b) st->mem_rows[b] = b;
-  const nn::AttentionMemory& m = enc.context.memory;
-  st->values0 = copy_of(m.values);
-  st->keys0 = copy_of(m.keys);
-  st->key_dim = m.keys.shape()[2];
-  st->mask0.assign(m.mask, m.mask + int64_t{src.batch} * enc.steps);
-  st->values = st->values0;
-  st->keys = st->keys0;
-  st->mask = st->mask0;
+  st->mem.init(src.batch, &enc.context.memory);
   return st;
 }
 
 decode::StepOutput SpeechModel::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
   core::NoGrad no_grad(g);
   SpeechState& st = as_state(state);
-  const int n = st.n, s = st.s, h = cfg_.decoder_hidden, c = context_width();
+  const int n = st.n, s = st.s, h = cfg_.decoder_hidden;
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "speech: {} previous ids for {} rows", prev_ids.size(), n);
   std::vector<int32_t> ids(prev_ids.begin(), prev_ids.end());
   for (int32_t id : ids) ENGRAM_CHECK(id >= 0 && id <= kSpeechGo, "speech: previous token {} outside 0-11", id);
@@ -70,11 +56,7 @@ decode::StepOutput SpeechModel::step(Graph& g, decode::DecodeState& state, std::
   nn::DecoderState ds;
   ds.layers.push_back({view(g, st.h, {n, h}), st.c.empty() ? Var{} : view(g, st.c, {n, h})});
   nn::DecoderContext ctx;
-  ctx.memory.values = view(g, st.values, {n, s, c});
-  ctx.memory.keys = view(g, st.keys, {n, s, st.key_dim});
-  ctx.memory.mask = st.mask.data();
-  ctx.memory.batch = n;
-  ctx.memory.src_len = s;
+  ctx.memory = st.mem.view(g);
   nn::DecoderStepOutput o = decoder_->step(g, ctx, xw, ds, nullptr, location_features(g, view(g, st.alpha, {n, s})));
   Var lp = step_log_probs(g, o, emb);
   store(st.h, o.state.layers[0].h);
@@ -90,14 +72,8 @@ void SpeechModel::reorder(decode::DecodeState& state, std::span<const int32_t> r
   gather(st.h, st.h, rows, h);
   gather(st.c, st.c, rows, h);
   gather(st.alpha, st.alpha, rows, s);
-  std::vector<int32_t> mem_rows(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) mem_rows[i] = st.mem_rows[rows[i]];
   st.n = static_cast<int>(rows.size());
-  if (mem_rows == st.mem_rows) return;
-  st.mem_rows = mem_rows;
-  gather(st.values0, st.values, mem_rows, s * context_width());
-  gather(st.keys0, st.keys, mem_rows, s * st.key_dim);
-  gather(st.mask0, st.mask, mem_rows, s);
+  st.mem.reorder(rows);
 }
 
 }  // namespace engram::models

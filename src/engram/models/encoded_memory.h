@@ -1,0 +1,50 @@
+// The encoder's attention memory kept in a decoder state (decode/state_buffers.h): the encoded
+// batch (row b = source b) and the memory of the state's N rows, re-gathered only when the rows'
+// source mapping changes (beam expansion and compaction), not when the beams of one source are
+// reordered. The seq2seq, pointer-generator and speech StepModels keep theirs in one.
+// Dims: B sources, N rows, S source steps, C value width, K key width.
+#pragma once
+
+#include "engram/decode/state_buffers.h"
+#include "engram/nn/attention.h"
+
+namespace engram::models {
+
+struct EncodedMemory {
+  int src_len = 0, width = 0, key_dim = 0;   // S, C, K (0: the keys are the values)
+  std::vector<int32_t> rows;                 // [N] the source each row reads
+  std::vector<float> values, keys, mask;     // [N, S, C], [N, S, K], [N, S] of the current rows
+  std::vector<float> values0, keys0, mask0;  // the encoded batch
+
+  // Row b reads source b of `batch`; `m` (null: no memory, only the rows) is copied out of its graph.
+  void init(int batch, const nn::AttentionMemory* m) {
+    for (int b = 0; b < batch; ++b) rows.push_back(b);
+    if (!m) return;
+    src_len = m->values.shape()[1];
+    width = m->values.shape()[2];
+    values = values0 = decode::copy_of(m->values);
+    if (m->keys.id != m->values.id) keys = keys0 = decode::copy_of(m->keys), key_dim = m->keys.shape()[2];
+    mask = mask0 = std::vector<float>(m->mask, m->mask + int64_t{batch} * src_len);
+  }
+  // The current rows' memory as graph inputs (valid while the buffers are unchanged).
+  nn::AttentionMemory view(core::Graph& g) {
+    const int n = static_cast<int>(rows.size());
+    nn::AttentionMemory m{decode::view(g, values, {n, src_len, width}), {}, mask.data(), n, src_len};
+    m.keys = key_dim ? decode::view(g, keys, {n, src_len, key_dim}) : m.values;
+    return m;
+  }
+  // New row i = old row next[i]. True when the rows' sources changed and the memory was
+  // re-gathered (a state re-gathers its own per-source buffers by `rows` then).
+  bool reorder(std::span<const int32_t> next) {
+    std::vector<int32_t> sources(next.size());
+    for (size_t i = 0; i < next.size(); ++i) sources[i] = rows[next[i]];
+    if (sources == rows) return false;  // beams reordered within their sources: memory unchanged
+    rows.swap(sources);
+    decode::gather(values0, values, rows, int64_t{src_len} * width);
+    decode::gather(keys0, keys, rows, int64_t{src_len} * key_dim);
+    decode::gather(mask0, mask, rows, src_len);
+    return true;
+  }
+};
+
+}  // namespace engram::models
