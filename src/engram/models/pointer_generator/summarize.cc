@@ -168,21 +168,20 @@ void summarize_stream(const ModelSet<PointerGenerator>& models, const TextCodec&
     const ExtendedSource source = extend_source(
         codec, lines[i], options.max_source_tokens > 0 ? options.max_source_tokens : models.first().cfg().max_source_tokens);
     std::vector<std::string> tokens;
-    size_t shown = 0;
+    std::string printed;  // the text written so far: each write extends it
     o.search.on_token = [&](int, int32_t token, std::span<const float>) {
       if (token == data::kEosId) return;
       tokens.push_back(output_tokens(codec, {token}, source).at(0));
       const std::string text = codec.join(std::vector<std::string>(tokens.begin(), tokens.end() - 1));
-      if (text.size() > shown && text.compare(0, shown, text, 0, shown) == 0) {
-        write(text.substr(shown));
-        shown = text.size();
+      if (text.size() > printed.size() && text.compare(0, printed.size(), printed) == 0) {
+        write(text.substr(printed.size()));
+        printed = text;
       }
     };
     const std::span<const std::string> prefix =
         prefixes.empty() ? std::span<const std::string>() : std::span<const std::string>(&prefixes[i], 1);
     const std::string text = summarize_lines(models, codec, {lines[i]}, o, prefix).at(0).text;
-    write((text.compare(0, shown, text, 0, shown) == 0 && shown <= text.size() ? text.substr(shown) : "\n" + text) +
-          "\n");
+    write((text.compare(0, printed.size(), printed) == 0 ? text.substr(printed.size()) : "\n" + text) + "\n");
   }
 }
 

@@ -70,7 +70,7 @@ void translate_stream(const Translator& tr, const TranslateOptions& o, const Str
   int64_t line_no = 0, index = 0;
   TranslateOptions options = o;
   std::vector<int32_t> ids;  // token streaming: the sentence's tokens so far
-  size_t shown = 0;          // ... and the bytes of their text printed
+  std::string printed;       // ... and their text printed so far: each write extends it
   if (s.tokens) {
     ENGRAM_CHECK(o.search.beam == 1 && o.search.n_best == 1 && !s.scores,
                  "--stream prints greedy translations as they are decoded: not with a beam, --n-best or --scores");
@@ -79,17 +79,17 @@ void translate_stream(const Translator& tr, const TranslateOptions& o, const Str
       if (token == tr.seq2seq().eos_id()) return;
       ids.push_back(token);
       const std::string text = tr.tgt.decode(std::vector<int32_t>(ids.begin(), ids.end() - 1));
-      if (text.size() > shown && text.compare(0, shown, text, 0, shown) == 0) {
-        std::fwrite(text.data() + shown, 1, text.size() - shown, stdout);
+      if (text.size() > printed.size() && text.compare(0, printed.size(), printed) == 0) {
+        std::fwrite(text.data() + printed.size(), 1, text.size() - printed.size(), stdout);
         std::fflush(stdout);
-        shown = text.size();
+        printed = text;
       }
     };
   }
   auto flush = [&] {
     if (lines.empty()) return;
     ids.clear();
-    shown = 0;
+    printed.clear();
     std::vector<Translation> out = tr.translate(
         lines, options, s.prefix_column ? std::span<const std::string>(prefixes) : std::span<const std::string>());
     for (const Translation& t : out) {
@@ -100,9 +100,8 @@ void translate_stream(const Translator& tr, const TranslateOptions& o, const Str
       } else if (s.tokens) {  // the rest of the text after what was streamed (a tokenizer whose
                               // decoding is not prefix-stable: the whole text on a line of its own)
         const std::string& text = t.text();
-        std::printf("%s\n", text.compare(0, shown, text, 0, shown) == 0 && shown <= text.size()
-                                ? text.c_str() + shown
-                                : ("\n" + text).c_str());
+        std::printf("%s\n", text.compare(0, printed.size(), printed) == 0 ? text.c_str() + printed.size()
+                                                                         : ("\n" + text).c_str());
       } else {
         std::printf("%s\n", t.text().c_str());
       }
