@@ -16,7 +16,8 @@
 #   STEPS=N           timed training steps per measurement (default 3)
 #   SENTENCES=N       sentences decoded per measurement (default 64)
 #   PRECISION=list    decoding precisions on both sides (default fp32,bf16; bf16: engram's
-#                     --precision bf16, PyTorch's model cast to bfloat16)
+#                     --precision bf16, PyTorch's model cast to bfloat16; int8: engram's --precision
+#                     int8, PyTorch's quantize_dynamic on the onednn engine)
 #   VOCAB=N HIDDEN=N UNITS=N LAYERS=N
 #                     the model's shape on both sides (default 8000, 512, 512, 1): vocabulary,
 #                     decoder hidden size, encoder units per direction, encoder layers; the
@@ -83,7 +84,7 @@ for r in range(1, reps + 1):
                 eng.setdefault(("train", t), []).append(float(m.group(1)))
                 gflop = float(m.group(2))
                 continue
-            m = re.match(r"(greedy|beam \d+)( bf16)? batch (\d+): ([\d.]+) sentences/s", line)
+            m = re.match(r"(greedy|beam \d+)( bf16| int8)? batch (\d+): ([\d.]+) sentences/s", line)
             if m:
                 name = f"{m.group(1)}{m.group(2) or ''} batch {m.group(3)}"
                 eng.setdefault((name, t), []).append(float(m.group(4)))
@@ -120,7 +121,7 @@ if trained:
     e, p = best(eng, "train", True), best(tor, "train", True)
     print(f"| training step, ms (lower is better) | {cell(e)} | {cell(p)} | **{p[0] / e[0]:.2f}x** |")
 names = sorted({n for n, _ in eng if n != "train"},
-               key=lambda n: ("bf16" in n, n.startswith("beam"), -int(n.split()[-1])))
+               key=lambda n: ("int8" in n, "bf16" in n, n.startswith("beam"), -int(n.split()[-1])))
 for n in names:
     e, p = best(eng, n, False), best(tor, n, False)
     print(f"| {n}, sentences/s | {cell(e)} | {cell(p)} | **{e[0] / p[0]:.2f}x** |")

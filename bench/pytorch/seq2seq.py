@@ -151,7 +151,8 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--what", default="train,greedy,beam")
     ap.add_argument("--precision", default="fp32",
-                    help="decoding precisions, comma list of fp32, bf16 (bf16: the model cast to bfloat16)")
+                    help="decoding precisions, comma list of fp32, bf16, int8 (bf16: the model cast to bfloat16; "
+                         "int8: quantize_dynamic of its Linear, GRU and GRUCell modules on the onednn engine)")
     args = ap.parse_args()
     openblas = openblas_handle()
     meta = {"torch": torch.__version__, "libraries": loaded_libraries(), "malloc": MALLOC,
@@ -171,7 +172,14 @@ def main():
     sources = random_ids((s_len, args.sentences), args.vocab)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     fresh = Seq2Seq(args.vocab, **shape)  # decoding: untrained weights (rarely <eos>), as on the engram side
-    fresh_bf16 = copy.deepcopy(fresh).to(torch.bfloat16) if "bf16" in args.precision else None
+    decoders = {"fp32": fresh}
+    if "bf16" in args.precision:
+        decoders["bf16"] = copy.deepcopy(fresh).to(torch.bfloat16)
+    if "int8" in args.precision:
+        if "onednn" in torch.backends.quantized.supported_engines:
+            torch.backends.quantized.engine = "onednn"
+        decoders["int8"] = torch.ao.quantization.quantize_dynamic(copy.deepcopy(fresh), {nn.Linear, nn.GRU, nn.GRUCell},
+                                                                  dtype=torch.qint8)
     for threads in [int(t) for t in args.threads.split(",")]:
         torch.set_num_threads(threads)
         if openblas is not None:
@@ -194,7 +202,7 @@ def main():
         for precision, kind in [(p, k) for p in args.precision.split(",") for k in ("greedy", "beam")]:
             if kind not in args.what:
                 continue
-            decoder = fresh if precision == "fp32" else fresh_bf16
+            decoder = decoders[precision]
             for per_call in (args.sentences, 1):
                 def run_all():
                     for i in range(0, args.sentences, per_call):
@@ -208,7 +216,7 @@ def main():
                 t0 = time.perf_counter()
                 run_all()
                 rate = args.sentences / (time.perf_counter() - t0)
-                name = ("greedy" if kind == "greedy" else f"beam {args.beam}") + ("" if precision == "fp32" else " bf16")
+                name = ("greedy" if kind == "greedy" else f"beam {args.beam}") + ("" if precision == "fp32" else f" {precision}")
                 print(json.dumps({"name": f"{name} batch {per_call}", "threads": threads, "value": rate,
                                   "unit": "sentences/s"}), flush=True)
 
