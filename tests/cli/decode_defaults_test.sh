@@ -37,6 +37,17 @@ check
 check
 [ "$("$bin" translate -m "$golden" --min-length 14 < "$tmp/in")" != "$("$bin" run -m "$golden" < "$tmp/in")" ] ||
   fail "min_length 14 changes nothing: the check above proves nothing"
+# ... and so does the pointer-generator's run_line (min_length 6 changes its golden summaries).
+pg=$src/tests/golden/models/pointer_generator
+cut -f1 "$pg/cases.tsv" > "$tmp/articles"
+mkdir -p "$tmp/pg" && cp -r "$pg" "$tmp/pg/best" && touch "$tmp/pg/train.yaml"
+printf 'min_length: 6\n' > "$tmp/pg/decode.yaml"
+check
+[ "$("$bin" run -m "$tmp/pg" < "$tmp/articles")" = "$("$bin" summarize -m "$pg" --min-length 6 < "$tmp/articles")" ] ||
+  fail "engram run ignores a pointer-generator run's decode defaults"
+check
+[ "$("$bin" summarize -m "$pg" --min-length 6 < "$tmp/articles")" != "$("$bin" run -m "$pg" < "$tmp/articles")" ] ||
+  fail "min_length 6 changes no summary: the check above proves nothing"
 
 # A bad section: an unknown key, a value out of range, an option the family does not honour.
 bad() {

@@ -22,9 +22,8 @@ namespace {
 
 // Each line as its family's run_line reads it (LoadedModel::input_help), answered as it arrives.
 void run_lines(const ModelArgs& a) {
-  use_threads(a.threads);
-  const std::unique_ptr<models::LoadedModel> m = models::load_model(a.dir);
-  use_ensemble_and_precision(*m, a.ensemble, a.decode->precision);
+  decode::DecodeOptions d;  // --precision over the model's decode defaults
+  const std::unique_ptr<models::LoadedModel> m = load_model_flags<models::LoadedModel>(a, "any family", d);
   char buf[64 * 1024];
   std::string line;
   while (std::fgets(buf, sizeof buf, stdin)) {

@@ -34,11 +34,7 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   const auto loaded = load_model_flags<models::Translator>(a.model, "seq2seq", d, given);
   models::StreamOptions stream = a.stream;
   stream.tokens = d.stream;
-  models::TranslateOptions o;
-  o.search = d.search();
-  o.batch_size = d.batch;
-  if (d.shortlist) o.shortlist = &loaded->shortlist_table();
-  models::translate_stream(*loaded, o, stream, STDIN_FILENO);
+  models::translate_stream(*loaded, loaded->translate_options(d), stream, STDIN_FILENO);
 }
 
 }  // namespace

@@ -206,7 +206,8 @@ void LoadedPointerGenerator::set_ensemble(std::vector<std::unique_ptr<LoadedMode
 }
 
 std::string LoadedPointerGenerator::run_line(const std::string& line) {
-  return summarize_lines(models(), *codec, {line}, SummarizeOptions{}).front().text;
+  const SummarizeOptions o = summarize_options(decode_options(summarize_option_set().defaults, {}));  // the model's
+  return summarize_lines(models(), *codec, {line}, o).front().text;
 }
 
 }  // namespace engram::models

@@ -78,7 +78,7 @@ void summarize_stream(const ModelSet<PointerGenerator>& models, const TextCodec&
 struct LoadedPointerGenerator : LoadedFamily<LoadedPointerGenerator, PointerGenerator> {
   std::unique_ptr<TextCodec> codec;
 
-  std::string run_line(const std::string& line) override;  // the greedy summary
+  std::string run_line(const std::string& line) override;  // the summary, with the model's decode defaults
   std::string input_help() const override { return "an article (one line of text)"; }
   // POST /v1/summarize (serve.cc): {"article", "beam", "alpha", "min_length", "max_length",
   // "block_ngram_repeat", "coverage_penalty"} -> {"summary", "finished", "source_tokens",

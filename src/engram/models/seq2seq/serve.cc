@@ -56,9 +56,7 @@ std::vector<json> Translator::run_requests(std::span<const Request* const> reque
     return hyps;
   };
   auto run = [&](std::span<const EncodedInput* const> inputs, const decode::DecodeOptions& options, const Emit& emit) {
-    TranslateOptions o;
-    o.search = options.search();
-    if (options.shortlist) o.shortlist = &shortlist_table();
+    TranslateOptions o = translate_options(options);
     std::vector<json> out;
     if (emit) {
       o.batch_size = 1;

@@ -141,12 +141,16 @@ void check_same_codecs(const Translator& a, const Translator& b) {
                  "vocabularies)", b.dir().string(), side, a.dir().string());
 }
 
-std::string Translator::run_line(const std::string& line) {
-  const decode::DecodeOptions d = decode_options(translate_option_set().defaults, {});  // the model's defaults
+TranslateOptions Translator::translate_options(const decode::DecodeOptions& d) const {
   TranslateOptions o;
   o.search = d.search();
   o.batch_size = d.batch;
-  return translate({line}, o).front().text();
+  if (d.shortlist) o.shortlist = &shortlist_table();
+  return o;
+}
+
+std::string Translator::run_line(const std::string& line) {
+  return translate({line}, translate_options(decode_options(translate_option_set().defaults, {}))).front().text();
 }
 
 std::string alignment_json(const Translation& t, int hypothesis) {

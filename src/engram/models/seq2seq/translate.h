@@ -86,6 +86,9 @@ struct Translator : LoadedFamily<Translator, Seq2Seq> {
   const Seq2Seq& seq2seq() const { return *model; }
   // This model's shortlist; an error naming the directory when it has none.
   const Shortlist& shortlist_table() const;
+  // The TranslateOptions of decode options (search, batch, and the shortlist when `shortlist` is
+  // set: an error where the model has none), for every front end.
+  TranslateOptions translate_options(const decode::DecodeOptions& d) const;
   // Translations with this model's members, weights and packed copy.
   std::vector<Translation> translate(const std::vector<std::string>& lines, TranslateOptions o,
                                      std::span<const std::string> prefixes = {}) const {
@@ -96,7 +99,7 @@ struct Translator : LoadedFamily<Translator, Seq2Seq> {
     if (packed) o.packed_weights = packed.get();
     return translate_encoded(models(), tgt, inputs, o);
   }
-  std::string run_line(const std::string& line) override;  // translation with the model's decode defaults (greedy)
+  std::string run_line(const std::string& line) override;  // translation with the model's decode defaults
   std::string input_help() const override { return "a source sentence"; }
   // POST /v1/translate (serve.cc, docs/serve.md): {"src": sentence or [sentences],
   // "target_prefix"?: one per sentence, and the options of translate_option_set()} ->
