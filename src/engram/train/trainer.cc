@@ -76,6 +76,16 @@ std::pair<int64_t, int64_t> shard_range(int64_t n, Shard s) {
 
 uint64_t shard_seed(uint64_t seed, Shard s) { return s.rank == 0 ? seed : batch_seed(seed, -2, s.rank); }
 
+namespace {
+// train.precision: fp32, or bf16 where oneDNN has a bf16 matmul (the Trainer's config check and an
+// Updater built without a Trainer, as the benchmarks build one).
+void check_precision(const std::string& p) {
+  ENGRAM_CHECK(p == "fp32" || p == "bf16", "train.precision '{}' is not fp32 or bf16", p);
+  ENGRAM_CHECK(p != "bf16" || core::kernels::bf16_matmul_available(),
+               "train.precision bf16: oneDNN has no bf16 matmul for this CPU (it needs AVX512-BF16 or AMX); use fp32");
+}
+}  // namespace
+
 void check_trainer_config(const TrainerConfig& c) {
   ENGRAM_CHECK(c.max_epochs > 0 || c.max_steps > 0, "train: max_epochs and max_steps are both 0");
   ENGRAM_CHECK(c.max_epochs >= 0 && c.max_steps >= 0 && c.valid_every >= 0 && c.checkpoint_every >= 0 &&
@@ -89,9 +99,7 @@ void check_trainer_config(const TrainerConfig& c) {
                c.best_ties);
   ENGRAM_CHECK(c.log_every > 0, "train: log_every must be positive, got {}", c.log_every);
   optim::check_clip_config(c.clip);
-  ENGRAM_CHECK(c.precision == "fp32" || c.precision == "bf16", "train.precision '{}' is not fp32 or bf16", c.precision);
-  ENGRAM_CHECK(c.precision != "bf16" || core::kernels::bf16_matmul_available(),
-               "train.precision bf16: oneDNN has no bf16 matmul for this CPU (it needs AVX512-BF16 or AMX); use fp32");
+  check_precision(c.precision);
   ENGRAM_CHECK(c.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", c.max_bad_steps);
   ENGRAM_CHECK(std::isfinite(c.distributed.timeout_s) && c.distributed.timeout_s > 0 && c.distributed.check_every >= 0,
                "train.distributed: timeout_s {} must be > 0 and check_every {} >= 0", c.distributed.timeout_s,
@@ -113,8 +121,7 @@ Updater::Updater(TrainTask& task, const TrainerConfig& cfg)
     : task_(task), clip_(cfg.clip), bf16_(cfg.precision == "bf16"),
       opt_(optim::make_optimizer(task.params(), cfg.optimizer)) {
   optim::check_clip_config(clip_);
-  ENGRAM_CHECK(cfg.precision == "fp32" || (bf16_ && core::kernels::bf16_matmul_available()),
-               "train.precision '{}': fp32, or bf16 where oneDNN has a bf16 matmul for this CPU", cfg.precision);
+  check_precision(cfg.precision);
   const World& w = world();
   if (w.distributed()) {
     ENGRAM_CHECK(task.shardable(), "{}: this family does not support data-parallel training yet (run it "
