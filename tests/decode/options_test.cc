@@ -4,6 +4,7 @@
 // input's search in the callers' order whatever the chunking.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "engram/core/error.h"
@@ -177,6 +178,26 @@ TEST(BatchedRunner, ChunksInLengthOrderAndRestoresTheCallersOrder) {
       EXPECT_EQ(chunks, (std::vector<std::vector<size_t>>{{1, 3}, {4, 0}, {2}})) << "length order, stable";
     }
   }
+}
+
+TEST(BatchedRunner, EachChunkSamplesWithItsOwnSeed) {
+  // Eight copies of one source, one per chunk: sampled with one seed for every chunk they would all
+  // draw the same output. The first chunk samples as search() does with the options' seed.
+  const std::vector<std::vector<int32_t>> sources(8, std::vector<int32_t>{4, 5});
+  const std::vector<int> lengths(8, 2);
+  const toy::ToyModel model(7, toy::random_dist(7, 3));
+  SearchOptions so;
+  so.sampling_topk = 0;
+  so.max_length = 6;
+  so.seed = 9;
+  core::Graph g(false);
+  const auto out = run_batched(g, model, lengths, 1, so, [&](std::span<const size_t> chunk) {
+    return SourceBatch::from_ids({sources[chunk[0]]});
+  });
+  EXPECT_EQ(out[0].at(0).ids, search(g, model, SourceBatch::from_ids({sources[0]}), so)[0][0].ids);
+  std::set<std::vector<int32_t>> distinct;
+  for (const auto& h : out) distinct.insert(h.at(0).ids);
+  EXPECT_GE(distinct.size(), 4u) << "the chunks drew alike";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "engram/core/error.h"
+#include "engram/core/rng.h"
 
 namespace engram::decode {
 
@@ -17,10 +18,13 @@ std::vector<std::vector<Hypothesis>> run_batched(core::Graph& g, const StepModel
   if (batch > 1)
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
   std::vector<std::vector<Hypothesis>> out(lengths.size());
+  SearchOptions o = options;
+  core::Rng seeds(options.seed);  // chunk c > 0 samples from the c-th draw, chunk 0 from the seed
   for (size_t first = 0; first < order.size(); first += static_cast<size_t>(batch)) {
     const size_t n = std::min(order.size() - first, static_cast<size_t>(batch));
     const std::span<const size_t> chunk(order.data() + first, n);
-    std::vector<std::vector<Hypothesis>> hyps = search(g, model, make(chunk), options);
+    if (first > 0) o.seed = seeds.next();
+    std::vector<std::vector<Hypothesis>> hyps = search(g, model, make(chunk), o);
     ENGRAM_CHECK(hyps.size() == n, "decoding: {} results for {} inputs", hyps.size(), n);
     for (size_t i = 0; i < n; ++i) out[chunk[i]] = std::move(hyps[i]);
   }

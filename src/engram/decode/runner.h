@@ -21,7 +21,9 @@ using MakeSource = std::function<SourceBatch(std::span<const size_t> chunk)>;
 
 // `lengths` [I]: each input's source length (the sort key; equal lengths keep their order).
 // Returns, per input in the callers' order, search()'s hypotheses (best first). `g` is reset
-// between chunks (pass a grad-disabled graph; its packed / bf16 weights are used).
+// between chunks (pass a grad-disabled graph; its packed / bf16 weights are used). Sampling: the
+// first chunk is drawn with options.seed, each later chunk with its own seed derived from it, so
+// the rows of different chunks do not share random draws.
 std::vector<std::vector<Hypothesis>> run_batched(core::Graph& g, const StepModel& model,
                                                  std::span<const int> lengths, int batch,
                                                  const SearchOptions& options, const MakeSource& make);

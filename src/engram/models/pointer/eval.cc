@@ -16,6 +16,7 @@
 #include "engram/core/rng.h"
 #include "engram/data/tasks/tsp.h"
 #include "engram/decode/ensemble.h"
+#include "engram/decode/runner.h"
 #include "engram/decode/search.h"
 #include "engram/eval/report.h"
 #include "engram/io/checkpoint.h"
@@ -183,44 +184,53 @@ std::vector<PointerPrediction> predict_pointer(const ModelSet<PointerNet>& model
     return -tasks::tour_length(std::span<const float>(in.points), p.output);
   };
   if (options.views > 1) return predict_views(models, instances, options, objective);
-  core::Rng rng(options.sample_seed);
-  std::vector<PointerPrediction> out;
-  out.reserve(instances.size());
   core::Graph g(false);
   g.use_packed_weights(options.packed_weights);
   models.set_weights(g);
   // One model, or the members as one (their mean probability of each next position).
   std::optional<decode::EnsembleStepModel> ensemble;
   const decode::StepModel& model = models.decoder(ensemble);
+  // Room for every position and the end: n + 1 steps (the rules end every output by then).
   decode::SearchOptions so;
   so.beam = options.beam;
   so.alignments = options.attention;
-  for (size_t first = 0; first < instances.size(); first += options.batch_size) {
-    const size_t count = std::min(instances.size() - first, static_cast<size_t>(options.batch_size));
-    const decode::SourceBatch src = pointer_source(instances.subspan(first, count));
-    // Room for every position and the end: n + 1 steps (the rules end every output by then).
-    so.max_length_ratio = 1.0f;
-    so.max_length_offset = 1;
-    ENGRAM_CHECK(src.steps < decode::kMaxOutputTokens, "pointer decoding: an instance of {} points (at most {})",
-                 src.steps, decode::kMaxOutputTokens - 1);
-    so.max_length = src.steps + 1;
-    for (const auto& list : decode::search(g, model, src, so)) {
-      ENGRAM_CHECK(!list.empty(), "pointer decoding: no hypothesis for instance {}", out.size());
-      out.push_back(to_prediction(list[0]));
-    }
-    if (options.samples == 0) continue;
-    std::vector<double> best(count);  // objective of out[first + i]
-    for (size_t i = 0; i < count; ++i) best[i] = objective(out[first + i], instances[first + i]);
-    decode::SearchOptions one = so;
-    one.beam = 1;
-    for (int k = 0; k < options.samples; ++k) {
-      const std::vector<decode::Hypothesis> drawn = decode::sample_search(g, model, src, one, options.temperature, rng);
-      ENGRAM_CHECK(drawn.size() == count, "pointer decoding: {} samples for {} instances", drawn.size(), count);
-      for (size_t i = 0; i < count; ++i) {
-        PointerPrediction p = to_prediction(drawn[i]);
-        const double value = objective(p, instances[first + i]);
-        if (value > best[i]) best[i] = value, out[first + i] = std::move(p);
-      }
+  so.max_length_ratio = 1.0f;
+  so.max_length_offset = 1;
+  so.max_length = decode::kMaxOutputTokens;
+  std::vector<int> lengths(instances.size());
+  for (size_t i = 0; i < instances.size(); ++i) {
+    lengths[i] = instances[i].size();
+    ENGRAM_CHECK(lengths[i] < decode::kMaxOutputTokens, "pointer decoding: an instance of {} points (at most {})",
+                 lengths[i], decode::kMaxOutputTokens - 1);
+  }
+  std::vector<tasks::PointerInstance> chunk_instances;
+  const auto make = [&](std::span<const size_t> chunk) {
+    chunk_instances.clear();
+    for (const size_t i : chunk) chunk_instances.push_back(instances[i]);
+    return pointer_source(chunk_instances);
+  };
+  std::vector<PointerPrediction> out;
+  out.reserve(instances.size());
+  for (const auto& list : decode::run_batched(g, model, lengths, options.batch_size, so, make)) {
+    ENGRAM_CHECK(!list.empty(), "pointer decoding: no hypothesis for instance {}", out.size());
+    out.push_back(to_prediction(list[0]));
+  }
+  if (options.samples == 0) return out;
+  std::vector<double> best(out.size());  // objective of out[i]
+  for (size_t i = 0; i < out.size(); ++i) best[i] = objective(out[i], instances[i]);
+  decode::SearchOptions one = so;
+  one.beam = 1;
+  one.sampling_topk = 0;  // every position
+  one.temperature = options.temperature;
+  core::Rng seeds(options.sample_seed);  // sample k is drawn with the k-th seed of this stream
+  for (int k = 0; k < options.samples; ++k) {
+    one.seed = seeds.next();
+    const auto drawn = decode::run_batched(g, model, lengths, options.batch_size, one, make);
+    for (size_t i = 0; i < out.size(); ++i) {
+      ENGRAM_CHECK(!drawn[i].empty(), "pointer decoding: no sample for instance {}", i);
+      PointerPrediction p = to_prediction(drawn[i][0]);
+      const double value = objective(p, instances[i]);
+      if (value > best[i]) best[i] = value, out[i] = std::move(p);
     }
   }
   return out;

@@ -66,8 +66,10 @@ struct PointerPrediction {
   std::vector<float> attention;  // [R, n] with PointerDecodeOptions::attention, R = output + end
 };
 
-// One prediction per instance, in order, by one model or an ensemble (ModelSet: the members of
-// one task decoded as one decode::EnsembleStepModel, each step the log of their mean probability
+// One prediction per instance, in order, through decode::run_batched (chunks of batch_size
+// instances sorted by size; each sample k a run of its own, drawn with the k-th seed from
+// sample_seed), by one model or an ensemble (ModelSet: the members of one task decoded as one
+// decode::EnsembleStepModel, each step the log of their mean probability
 // of the next position; attention is their mean), on bf16 weights where the set has them (which
 // take precedence over options.packed_weights).
 std::vector<PointerPrediction> predict_pointer(const ModelSet<PointerNet>& models,
