@@ -146,9 +146,10 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
 // decoder (N = 32000 outputs, K = 1024) at M = 64 rows (a batch's step) and 1, in each decoding
 // precision as ops/matmul.h weight_product runs it: fp32 on the packed copy (oneDNN's sgemm
 // beside it), bf16 on the packed few-row kernel up to kSmallRows rows and oneDNN's bf16 matmul
-// above, int8 on the int8 kernel (VNNI where the CPU has it; int8_scalar: the portable loops, at
-// M = 1 only). GOPS = 2 M N K / s (multiply and add counted apart, whatever the precision).
-enum class Prec { kFp32Packed, kFp32Dnnl, kBf16, kInt8, kInt8Scalar };
+// above, int8 as weight_product runs it (oneDNN's int8 matmul from kInt8DnnlRows rows where it has
+// one, else the VNNI kernel where the CPU has it), int8_vnni engram's VNNI kernel at any M (above
+// M = 1), int8_scalar the portable loops (M = 1 only). GOPS = 2 M N K / s (multiply and add counted apart, whatever the precision).
+enum class Prec { kFp32Packed, kFp32Dnnl, kBf16, kInt8, kInt8Vnni, kInt8Scalar };
 void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
   engram::bench::set_threads(threads);
   const int n = 32000, k = 1024;
@@ -171,6 +172,9 @@ void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
         kernels::pack_bf16_pairs(w.data(), n, k, wp.data());
       }
       break;
+    case Prec::kInt8Vnni:
+      if (!kernels::int8_vnni_kernel()) return state.SkipWithError("no AVX-512 VNNI on this CPU");
+      [[fallthrough]];
     case Prec::kInt8:
     case Prec::kInt8Scalar:
       wq.resize(kernels::packed_int8_size(n, k));
@@ -186,9 +190,10 @@ void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
         else kernels::gemm_bf16(m, n, k, x.data(), k, wb.data(), k, 0.0f, y.data(), n);
         break;
       case Prec::kInt8: kernels::gemm_int8_packed(m, n, k, x.data(), k, wq.data(), 0.0f, y.data(), n); break;
+      case Prec::kInt8Vnni:
       case Prec::kInt8Scalar:
         kernels::gemm_int8_packed(m, n, k, x.data(), k, wq.data(), 0.0f, y.data(), n, nullptr,
-                                  kernels::Int8Kernel::kScalar);
+                                  kind == Prec::kInt8Vnni ? kernels::Int8Kernel::kVnni : kernels::Int8Kernel::kScalar);
         break;
     }
   };
@@ -211,11 +216,14 @@ void register_all() {
                                    [kind, m](benchmark::State& st) { run_few_rows(st, kind, m); })
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
-  for (int m : {64, 1})
+  for (int m : {64, 16, 8, 1})
     for (int t : {1, 2})
       for (auto [kind, name] : {std::pair{Prec::kFp32Packed, "fp32_packed"}, {Prec::kFp32Dnnl, "fp32_sgemm"},
-                                {Prec::kBf16, "bf16"}, {Prec::kInt8, "int8"}, {Prec::kInt8Scalar, "int8_scalar"}}) {
+                                {Prec::kBf16, "bf16"}, {Prec::kInt8, "int8"}, {Prec::kInt8Vnni, "int8_vnni"},
+                                {Prec::kInt8Scalar, "int8_scalar"}}) {
         if (kind == Prec::kInt8Scalar && (m != 1 || t != 1)) continue;
+        if (kind == Prec::kInt8Vnni && m == 1) continue;
+        if ((m == 16 || m == 8) && kind != Prec::kInt8 && kind != Prec::kInt8Vnni) continue;
         benchmark::RegisterBenchmark(
             ("precision:M=" + std::to_string(m) + ",N=32000,K=1024/" + name + "/t" + std::to_string(t)).c_str(),
             [kind, m, t](benchmark::State& st) { run_precision(st, kind, m, t); })

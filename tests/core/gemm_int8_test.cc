@@ -1,8 +1,8 @@
 // kernels::gemm_int8_packed (kernels/gemm_int8.h) against a double-precision product of the fp32
 // operands: every output within the worst-case quantization bound the header derives, and the
 // error's root mean square near the random-walk size of rounding errors (Δ²/12 per term), so a
-// scale off by a factor or a missing zero-point term fails; the scalar and VNNI kernels give
-// bit-equal outputs; bias, beta, zero rows, non-finite rows and bad shapes.
+// scale off by a factor or a missing zero-point term fails; the scalar, VNNI and oneDNN kernels
+// give bit-equal outputs; bias, beta, zero rows, non-finite rows and bad shapes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,7 +21,9 @@ struct Case {
   int m, n, k;
 };
 // Rows on both sides of the 6-row groups; outputs past one block and ragged; K not a multiple of 4.
-const Case kCases[] = {{1, 64, 32}, {3, 70, 37}, {6, 130, 256}, {7, 5, 3}, {13, 200, 301}, {64, 257, 512}};
+// From kInt8DnnlRows rows the product runs on oneDNN where it can (150: past its 64-row chunks).
+const Case kCases[] = {{1, 64, 32},   {3, 70, 37},   {6, 130, 256}, {7, 5, 3},
+                       {13, 200, 301}, {16, 100, 64}, {64, 257, 512}, {150, 70, 129}};
 
 struct Operands {
   std::vector<float> x, w, bias;
@@ -83,21 +85,24 @@ TEST(GemmInt8, WithinTheQuantizationBoundOfTheFp32Product) {
   }
 }
 
-TEST(GemmInt8, ScalarAndVnniKernelsGiveEqualOutputs) {
+TEST(GemmInt8, ScalarVnniAndDnnlKernelsGiveEqualOutputs) {
   if (!int8_vnni_kernel()) GTEST_SKIP() << "this CPU lacks AVX-512 VNNI";
+  EXPECT_TRUE(int8_dnnl_available()) << "oneDNN has no int8 matmul on a CPU with AVX-512 VNNI";
   for (const Case& c : kCases) {
     const Operands o = make(c, c.m + c.n + c.k);
     for (int mode = 0; mode < 3; ++mode) {  // 0: no bias, beta 0; 1: bias; 2: beta 0.5 onto y
       const float beta = mode == 2 ? 0.5f : 0.0f;
       const float* bias = mode == 1 ? o.bias.data() : nullptr;
       const int ldy = c.n + 3;
-      std::vector<float> scalar(static_cast<size_t>(c.m) * ldy, 0.25f), vnni = scalar;
+      std::vector<float> scalar(static_cast<size_t>(c.m) * ldy, 0.25f);
       gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), beta, scalar.data(), ldy, bias,
                        Int8Kernel::kScalar);
-      gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), beta, vnni.data(), ldy, bias,
-                       Int8Kernel::kVnni);
-      EXPECT_EQ(0, std::memcmp(scalar.data(), vnni.data(), scalar.size() * sizeof(float)))
-          << "m=" << c.m << " n=" << c.n << " k=" << c.k << " mode=" << mode;
+      for (const Int8Kernel kernel : {Int8Kernel::kVnni, Int8Kernel::kDnnl, Int8Kernel::kAuto}) {
+        std::vector<float> y(scalar.size(), 0.25f);
+        gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), beta, y.data(), ldy, bias, kernel);
+        EXPECT_EQ(0, std::memcmp(scalar.data(), y.data(), scalar.size() * sizeof(float)))
+            << "m=" << c.m << " n=" << c.n << " k=" << c.k << " mode=" << mode << " kernel=" << int(kernel);
+      }
     }
   }
 }
@@ -105,26 +110,27 @@ TEST(GemmInt8, ScalarAndVnniKernelsGiveEqualOutputs) {
 // beta adds beta * y to the product and leaves the row stride's gap alone; split over two
 // threads, the outputs are those of one thread.
 TEST(GemmInt8, BetaStrideAndThreadSplit) {
-  const Case c{5, 700, 200};
-  const Operands o = make(c, 5);
-  const int ldy = c.n + 2;
-  std::vector<float> plain(static_cast<size_t>(c.m) * ldy, 0.0f), with_beta(plain.size());
-  for (size_t i = 0; i < with_beta.size(); ++i) with_beta[i] = static_cast<float>(i % 13) - 6.0f;
-  const std::vector<float> before = with_beta;
-  set_blas_threads(1);
-  gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), 0.0f, plain.data(), ldy);
-  gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), 0.5f, with_beta.data(), ldy);
-  for (int i = 0; i < c.m; ++i)
-    for (int j = 0; j < ldy; ++j) {
-      const size_t at = static_cast<size_t>(i) * ldy + j;
-      if (j >= c.n) EXPECT_EQ(with_beta[at], before[at]);
-      else EXPECT_NEAR(with_beta[at], plain[at] + 0.5f * before[at], 1e-5f * (1 + std::fabs(plain[at])));
-    }
-  set_blas_threads(2);
-  std::vector<float> two(plain.size(), 0.0f);
-  gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), 0.0f, two.data(), ldy);
-  set_blas_threads(1);
-  EXPECT_EQ(0, std::memcmp(plain.data(), two.data(), plain.size() * sizeof(float)));
+  for (const Case c : {Case{5, 700, 200}, Case{40, 300, 200}}) {  // 40 rows: oneDNN's row split where available
+    const Operands o = make(c, 5);
+    const int ldy = c.n + 2;
+    std::vector<float> plain(static_cast<size_t>(c.m) * ldy, 0.0f), with_beta(plain.size());
+    for (size_t i = 0; i < with_beta.size(); ++i) with_beta[i] = static_cast<float>(i % 13) - 6.0f;
+    const std::vector<float> before = with_beta;
+    set_blas_threads(1);
+    gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), 0.0f, plain.data(), ldy);
+    gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), 0.5f, with_beta.data(), ldy);
+    for (int i = 0; i < c.m; ++i)
+      for (int j = 0; j < ldy; ++j) {
+        const size_t at = static_cast<size_t>(i) * ldy + j;
+        if (j >= c.n) EXPECT_EQ(with_beta[at], before[at]);
+        else EXPECT_NEAR(with_beta[at], plain[at] + 0.5f * before[at], 1e-5f * (1 + std::fabs(plain[at])));
+      }
+    set_blas_threads(2);
+    std::vector<float> two(plain.size(), 0.0f);
+    gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), 0.0f, two.data(), ldy);
+    set_blas_threads(1);
+    EXPECT_EQ(0, std::memcmp(plain.data(), two.data(), plain.size() * sizeof(float))) << "m=" << c.m;
+  }
 }
 
 // A zero row of x gives the bias exactly; a row with a NaN or an infinity gives NaN (as fp32
@@ -150,9 +156,10 @@ TEST(GemmInt8, BadInputIsAnError) {
   EXPECT_THROW(pack_int8(w.data(), 2, 4, packed.data()), engram::Error);
   std::vector<float> x(4, 1.0f), y(2);
   EXPECT_THROW(gemm_int8_packed(1, 2, kInt8MaxK + 1, x.data(), 4, packed.data(), 0.0f, y.data(), 2), engram::Error);
-  if (!int8_vnni_kernel())
+  if (!int8_vnni_kernel()) {
     EXPECT_THROW(gemm_int8_packed(1, 2, 4, x.data(), 4, packed.data(), 0.0f, y.data(), 2, nullptr, Int8Kernel::kVnni),
                  engram::Error);
+  }
 }
 
 }  // namespace

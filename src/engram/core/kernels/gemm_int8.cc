@@ -56,34 +56,61 @@ void blocks_scalar(int m, int n, int kq, const uint8_t* u, const float* t, const
   }
 }
 
-}  // namespace
-
-int64_t packed_int8_size(int n, int k) {
+int64_t blocks_size(int n, int k) {  // the kernel blocks' bytes, before oneDNN's copy
   const int64_t blocks = (n + kPackCols - 1) / kPackCols;
   return blocks * block_bytes((k + 3) / 4);
 }
+
+// y [m, n] from oneDNN's integer sums d [m, n] (row stride n) of the same rows: each block's
+// scales and zero points, then finish() as the kernels do.
+void finish_rows(int m, int n, int kq, const int32_t* d, const float* t, const int8_t* packed, float beta, float* y,
+                 int ldy, const float* bias) {
+  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int8_t* tail = packed + b * block_bytes(kq) + int64_t{kq} * kPackCols * 4;
+    float scale[kPackCols];
+    int32_t zero[kPackCols];
+    std::memcpy(scale, tail, sizeof scale);
+    std::memcpy(zero, tail + sizeof scale, sizeof zero);
+    const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
+    for (int i = 0; i < m; ++i) {
+      const int32_t* di = d + static_cast<int64_t>(i) * n + j0;
+      float* yi = y + static_cast<int64_t>(i) * ldy + j0;
+      for (int c = 0; c < valid; ++c)
+        yi[c] = finish(di[c] - zero[c], t[i] * scale[c], beta, beta != 0.0f ? yi[c] : 0.0f, bias ? bias + j0 : nullptr,
+                       c);
+    }
+  }
+}
+
+}  // namespace
+
+int64_t packed_int8_size(int n, int k) { return blocks_size(n, k) + int8_dnnl_weights_size(n, k); }
 
 void pack_int8(const float* w, int n, int k, int8_t* out) {
   ENGRAM_CHECK(n > 0 && k > 0 && k <= kInt8MaxK, "pack_int8: W [{}, {}] (1 <= K <= {})", n, k, kInt8MaxK);
   const int kq = (k + 3) / 4;
   const int64_t blocks = (n + kPackCols - 1) / kPackCols;
   std::memset(out, 0, static_cast<size_t>(packed_int8_size(n, k)));
-  std::vector<int8_t> q(static_cast<size_t>(k));  // one row of W, quantized
+  const bool dnnl = int8_dnnl_available();
+  std::vector<int8_t> all(dnnl ? static_cast<size_t>(n) * k : 0);  // q [N, K] for oneDNN's copy
+  std::vector<int8_t> row(static_cast<size_t>(k));
   for (int64_t b = 0; b < blocks; ++b) {
     int8_t* blk = out + b * block_bytes(kq);
     int8_t* tail = blk + int64_t{kq} * kPackCols * 4;
     for (int c = 0; c < kPackCols && b * kPackCols + c < n; ++c) {
       const int64_t j = b * kPackCols + c;
-      const float* row = w + j * k;
+      const float* wj = w + j * k;
+      int8_t* q = dnnl ? all.data() + j * k : row.data();
       float most = 0.0f;
       for (int p = 0; p < k; ++p) {
-        ENGRAM_CHECK(std::isfinite(row[p]), "pack_int8: W[{}, {}] = {} is not finite", j, p, row[p]);
-        most = std::max(most, std::fabs(row[p]));
+        ENGRAM_CHECK(std::isfinite(wj[p]), "pack_int8: W[{}, {}] = {} is not finite", j, p, wj[p]);
+        most = std::max(most, std::fabs(wj[p]));
       }
       const float scale = most / 127.0f, inv = most > 0.0f ? 127.0f / most : 0.0f;
       int32_t sum = 0;
       for (int p = 0; p < k; ++p) {
-        q[p] = static_cast<int8_t>(std::clamp(std::nearbyint(row[p] * inv), -127.0f, 127.0f));
+        q[p] = static_cast<int8_t>(std::clamp(std::nearbyint(wj[p] * inv), -127.0f, 127.0f));
         sum += q[p];
       }
       for (int p = 0; p < k; ++p) blk[(static_cast<int64_t>(p / 4) * kPackCols + c) * 4 + p % 4] = q[p];
@@ -92,6 +119,7 @@ void pack_int8(const float* w, int n, int k, int8_t* out) {
       std::memcpy(tail + kPackCols * sizeof(float) + c * sizeof(int32_t), &zero, sizeof zero);
     }
   }
+  if (dnnl) pack_int8_dnnl(all.data(), n, k, out + blocks_size(n, k));
 }
 
 void quantize_rows_u8(int m, int k, const float* x, int ldx, uint8_t* u, float* t) {
@@ -130,6 +158,7 @@ bool int8_vnni_kernel() {
 void gemm_int8_blocks(Int8Kernel kernel, int m, int n, int k, const uint8_t* u, const float* t, const int8_t* packed,
                       int64_t b0, int64_t b1, float beta, float* y, int ldy, const float* bias) {
   ENGRAM_CHECK(kernel != Int8Kernel::kVnni || int8_vnni_kernel(), "gemm_int8: this CPU lacks AVX-512 VNNI");
+  ENGRAM_CHECK(kernel != Int8Kernel::kDnnl, "gemm_int8_blocks: oneDNN's product is not split into blocks");
   const int kq = (k + 3) / 4;
   if (kernel == Int8Kernel::kScalar || !int8_vnni_kernel())
     blocks_scalar(m, n, kq, u, t, packed, b0, b1, beta, y, ldy, bias);
@@ -151,9 +180,32 @@ void gemm_int8_packed(int m, int n, int k, const float* x, int ldx, const int8_t
   quantize_rows_u8(m, k, x, ldx, u.data(), t.data());
   const uint8_t* ud = u.data();  // the caller's scratch (inside the team, u names each thread's own)
   const float* td = t.data();
+  ENGRAM_CHECK(kernel != Int8Kernel::kDnnl || int8_dnnl_available(), "gemm_int8: oneDNN has no int8 matmul for this CPU");
+  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
+  if (kernel == Int8Kernel::kDnnl || (kernel == Int8Kernel::kAuto && m >= kInt8DnnlRows && int8_dnnl_available())) {
+    // x's rows split over the team, each part oneDNN's sums of at most kDnnlChunk rows at a time
+    // (bounding the scratch d), then the scaling; a shape whose primitive wants another weight
+    // layout runs the VNNI kernel instead.
+    constexpr int kDnnlChunk = 64;
+    const int8_t* copy = packed + blocks_size(n, k);
+    const int team = int64_t{m} * n * k >= kSplitWork ? std::min(blas_team_size(), m) : 1;
+    on_team(team, [&](int p, int np) {
+      thread_local std::vector<int32_t> d;
+      for (int i0 = m * p / np, end = m * (p + 1) / np; i0 < end; i0 += kDnnlChunk) {
+        const int rows = std::min(kDnnlChunk, end - i0);
+        const uint8_t* ui = ud + static_cast<int64_t>(i0) * ldu;
+        float* yi = y + static_cast<int64_t>(i0) * ldy;
+        d.resize(static_cast<size_t>(rows) * n);
+        if (gemm_int8_dnnl(rows, n, k, ui, copy, d.data()))
+          finish_rows(rows, n, (k + 3) / 4, d.data(), td + i0, packed, beta, yi, ldy, bias);
+        else
+          gemm_int8_blocks(Int8Kernel::kAuto, rows, n, k, ui, td + i0, packed, 0, blocks, beta, yi, ldy, bias);
+      }
+    });
+    return;
+  }
   // W's blocks shared over the team when W or the product is big enough to share; part t is always
   // the same blocks, so a helper re-reads its share of W from its own L2 cache (as gemv.cc).
-  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
   const bool share = packed_int8_size(n, k) >= (int64_t{1} << 17) || int64_t{m} * n * k >= kSplitWork;
   const int team = share ? static_cast<int>(std::min<int64_t>(blas_team_size(), blocks)) : 1;
   on_team(team, [&](int p, int np) {

@@ -21,7 +21,10 @@
 // [ceil(K/4), kPackCols, 4] int8 — for a quad of inputs p, the block's 64 outputs' four weights
 // side by side, zero past K and past N — followed by the block's kPackCols fp32 scales s_n and
 // kPackCols int32 values 128 c_n (zero past N). One 512-bit load then feeds 16 outputs of one
-// vpdpbusd against a broadcast quad of u, the sums landing in the output lanes.
+// vpdpbusd against a broadcast quad of u, the sums landing in the output lanes. Where oneDNN has
+// an int8 matmul for the CPU (int8_dnnl_available()), the blocks are followed by q once more in
+// the layout of that matmul (gemm_int8_dnnl.cc), which products of kInt8DnnlRows rows or more use:
+// they then take d from oneDNN and scale it as above.
 // Dims: M rows of x, N outputs, K the shared width, KQ = ceil(K/4).
 #pragma once
 
@@ -31,6 +34,10 @@ namespace engram::core::kernels {
 
 constexpr int kInt8MaxK = 65536;  // K · 255 · 127 < 2³¹
 
+// From this many rows of x, gemm_int8_packed (Int8Kernel::kAuto) forms d on oneDNN's int8 matmul
+// where int8_dnnl_available().
+constexpr int kInt8DnnlRows = 8;
+
 // Bytes of W [n, k] packed by pack_int8, and the packing (rounding to nearest, ties to even).
 int64_t packed_int8_size(int n, int k);
 void pack_int8(const float* w, int n, int k, int8_t* out);
@@ -39,9 +46,10 @@ void pack_int8(const float* w, int n, int k, int8_t* out);
 // and their scales t [m], as the header's maths says. Raw pointers, no allocation.
 void quantize_rows_u8(int m, int k, const float* x, int ldx, uint8_t* u, float* t);
 
-// Which integer kernel: the portable scalar loops, AVX-512 VNNI (vpdpbusd), or the best this CPU
-// runs (VNNI where int8_vnni_kernel()). Both give the same integer sums, so the same y.
-enum class Int8Kernel { kAuto, kScalar, kVnni };
+// Which integer kernel: the portable scalar loops, AVX-512 VNNI (vpdpbusd), oneDNN's int8 matmul
+// on the second copy, or the best this CPU runs (oneDNN from kInt8DnnlRows rows where available,
+// else VNNI where int8_vnni_kernel()). All give the same integer sums, so the same y.
+enum class Int8Kernel { kAuto, kScalar, kVnni, kDnnl };
 // Whether the VNNI kernel was compiled in and this CPU runs it (AVX-512 F, BW and VNNI; checked
 // at run time, so a build without -march=native still uses it where the CPU has it).
 bool int8_vnni_kernel();
@@ -56,6 +64,16 @@ void gemm_int8_blocks(Int8Kernel kernel, int m, int n, int k, const uint8_t* u, 
 // gemm_int8_blocks with W's blocks split over the calling thread's team (parallel.h).
 void gemm_int8_packed(int m, int n, int k, const float* x, int ldx, const int8_t* packed, float beta, float* y,
                       int ldy, const float* bias = nullptr, Int8Kernel kernel = Int8Kernel::kAuto);
+
+// oneDNN's part (gemm_int8_dnnl.cc): whether it has an int8 matmul for this CPU (with AVX-512 VNNI),
+// the bytes of its copy of q [n, k] (0 where not available; room for kInt8DnnlAlign included), the
+// reorder of q [N, K] row-major into that copy, and d [m, n] (row stride n) = u · qᵀ; false where
+// the shape's primitive wants another layout (nothing written). One thread.
+constexpr int kInt8DnnlAlign = 64;
+bool int8_dnnl_available();
+int64_t int8_dnnl_weights_size(int n, int k);
+void pack_int8_dnnl(const int8_t* q, int n, int k, int8_t* out);
+bool gemm_int8_dnnl(int m, int n, int k, const uint8_t* u, const int8_t* weights, int32_t* d);
 
 // The VNNI blocks (gemm_int8_vnni.cc, compiled for AVX-512 VNNI whatever the build's -march):
 // call only where int8_vnni_kernel().
