@@ -3,6 +3,8 @@
 // seq2seq model through it: a shortlist of the whole vocabulary changes nothing, one without a
 // token never emits it, and one built from the golden pairs gives the recorded outputs.
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <unistd.h>
 
 #include <algorithm>
@@ -141,12 +143,41 @@ TEST_F(ShortlistFile, DecodingScoresOnlyTheShortlistedTokens) {
     for (size_t i = 0; i < srcs.size(); ++i) {
       EXPECT_EQ(wide[i].text(), plain[i].text()) << srcs[i];
       EXPECT_NEAR(wide[i].nbest[0].score, plain[i].nbest[0].score, 1e-4) << srcs[i];
-      if (beam == 1) EXPECT_EQ(own[i].text(), golden_cases("seq2seq")[i].second) << srcs[i];
+      if (beam == 1) {
+        EXPECT_EQ(own[i].text(), golden_cases("seq2seq")[i].second) << srcs[i];
+      }
       for (int32_t id : cut[i].nbest[0].ids) EXPECT_NE(id, banned) << srcs[i];
       changed += cut[i].text() != plain[i].text();
     }
     EXPECT_GT(changed, 0) << "the banned token was in some output";
   }
+}
+
+// With int8 decoding weights the shortlisted rows of W_o are quantized too (per row, as the full
+// matrix's are): a shortlist of every token scores as int8 without one, up to the normalisation
+// over the few special tokens it leaves out; the fp32 product of those rows would miss by the
+// quantization error.
+TEST_F(ShortlistFile, Int8DecodingQuantizesTheShortlistedRows) {
+  std::vector<std::string> srcs;
+  for (const auto& [in, out] : golden_cases("seq2seq")) srcs.push_back(in);
+  std::string all = "engram-shortlist 1\n*\t";
+  for (int32_t t = 4; t < tr_->tgt.size(); ++t) all += tr_->tgt.token(t) + " ";
+  const Shortlist full = Shortlist::load(write(all + "\n"), tr_->src, tr_->tgt);
+  TranslateOptions o;
+  o.search.beam = 3;
+  const std::vector<Translation> fp32 = tr_->translate(srcs, o);
+  tr_->set_precision(decode::Precision::kInt8);
+  const std::vector<Translation> plain = tr_->translate(srcs, o);
+  o.shortlist = &full;
+  const std::vector<Translation> wide = tr_->translate(srcs, o);
+  tr_->set_precision(decode::Precision::kFp32);
+  double int8_vs_fp32 = 0;
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    EXPECT_EQ(wide[i].text(), plain[i].text()) << srcs[i];
+    EXPECT_NEAR(wide[i].nbest[0].score, plain[i].nbest[0].score, 1e-4) << srcs[i];
+    int8_vs_fp32 = std::max(int8_vs_fp32, std::fabs(plain[i].nbest[0].score - fp32[i].nbest[0].score));
+  }
+  EXPECT_GT(int8_vs_fp32, 1e-3) << "int8 scores as fp32: the comparison above could not tell the two apart";
 }
 
 TEST(ShortlistTranslator, AModelWithoutOneSaysSo) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engram/core/kernels/gemm_int8.h"
 #include "engram/core/ops.h"
 #include "engram/decode/state_buffers.h"
 #include "engram/data/vocab.h"
@@ -36,6 +37,9 @@ class Seq2SeqState final : public decode::DecodeState {
   // and b_o [V'], and the full [N, V] log-probabilities the step returns (-inf outside the V').
   std::vector<int32_t> out_ids;
   std::vector<float> out_w, out_b, full_lp;
+  // With int8 decoding weights (the graph has an int8 copy of W_o): the V' rows quantized and
+  // packed once per batch (kernels::pack_int8), made at the first step.
+  std::vector<int8_t> out_q;
   // The encoded batch (row b = sentence b), source of every re-gather.
   std::vector<float> fixed0, fixed_proj0;
 };
@@ -100,8 +104,19 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
   } else {  // the V' shortlisted classes: log-softmax over them, -inf elsewhere
     const int v_sub = static_cast<int>(st.out_ids.size()), p = readout_dim_, v = cfg_.tgt_vocab;
     Var pre = decoder_->readout(g, o.top, o.context, emb, o.attentional);  // [N, P]
-    const core::Tensor sub =
-        core::log_softmax(core::affine(pre, view(g, st.out_w, {v_sub, p}), view(g, st.out_b, {v_sub}))).value();
+    Var logits;  // [N, V']
+    if (g.int8_packed(store_.value(output_->linear().weight()).data, v, p)) {  // int8 decoding
+      if (st.out_q.empty()) {
+        st.out_q.resize(static_cast<size_t>(core::kernels::packed_int8_size(v_sub, p)));
+        core::kernels::pack_int8(st.out_w.data(), v_sub, p, st.out_q.data());
+      }
+      const core::Tensor x = pre.value(), y = g.alloc({n, v_sub});
+      core::kernels::gemm_int8_packed(n, v_sub, p, x.data, p, st.out_q.data(), 0.0f, y.data, v_sub, st.out_b.data());
+      logits = g.input(y);
+    } else {
+      logits = core::affine(pre, view(g, st.out_w, {v_sub, p}), view(g, st.out_b, {v_sub}));
+    }
+    const core::Tensor sub = core::log_softmax(logits).value();
     st.full_lp.assign(static_cast<size_t>(n) * v, -std::numeric_limits<float>::infinity());
     for (int r = 0; r < n; ++r)
       for (int j = 0; j < v_sub; ++j)
@@ -127,6 +142,7 @@ void Seq2Seq::restrict_output(decode::DecodeState& state, std::span<const int32_
   const nn::Linear& out = output_->linear();
   const core::Tensor w = store_.value(out.weight());  // [V, P]
   st.out_ids.assign(ids.begin(), ids.end());
+  st.out_q.clear();
   st.out_w.resize(ids.size() * p);
   st.out_b.assign(ids.size(), 0.0f);
   const float* b = out.bias() ? store_.value(*out.bias()).data : nullptr;
