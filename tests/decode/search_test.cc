@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "engram/core/error.h"
@@ -243,6 +244,22 @@ TEST(Search, TopKAndTopPSamplingKeepTheRenormalisedHead) {
 
 // top_k against a stable sort of the indices by score, on rows with many ties and -inf, across
 // the 16-wide blocks it skips and the tail after them.
+// arg_max against std::max_element on vectors around its 16-lane blocks: ties (the first index
+// wins), infinities, NaNs at 0 and elsewhere.
+TEST(Search, ArgMaxIsStdMaxElement) {
+  core::Rng rng(5);
+  for (int v = 1; v <= 70; ++v)
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> lp(v);
+      for (float& x : lp) x = static_cast<float>(static_cast<int>(rng.below(7))) - 3.0f;  // many ties
+      if (trial % 5 == 1) lp[rng.below(v)] = std::numeric_limits<float>::infinity();
+      if (trial % 5 == 2) lp[rng.below(v)] = std::nanf("");
+      if (trial % 5 == 3) lp[0] = std::nanf("");
+      if (trial % 5 == 4) std::fill(lp.begin(), lp.end(), -std::numeric_limits<float>::infinity());
+      EXPECT_EQ(arg_max(lp.data(), v), std::max_element(lp.begin(), lp.end()) - lp.begin()) << "v=" << v;
+    }
+}
+
 TEST(Search, TopKEqualsAStableSort) {
   uint64_t h = 12345;
   auto next = [&] { return h = h * 6364136223846793005ull + 1442695040888963407ull; };

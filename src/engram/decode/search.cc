@@ -191,12 +191,27 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
   return hyps;
 }
 
-int32_t arg_max(const float* lp, int v) { return static_cast<int32_t>(std::max_element(lp, lp + v) - lp); }
 
 
 
 
 }  // namespace
+
+// Two passes that vectorise: the largest value over 16 lanes, then its first index.
+int32_t arg_max(const float* lp, int v) {
+  if (v <= 0 || std::isnan(lp[0])) return 0;
+  constexpr int kLanes = 16;
+  float lane[kLanes];
+  std::fill(lane, lane + kLanes, lp[0]);
+  int p = 0;
+  for (; p + kLanes <= v; p += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] = lp[p + l] > lane[l] ? lp[p + l] : lane[l];
+  float most = lane[0];
+  for (int l = 1; l < kLanes; ++l) most = lane[l] > most ? lane[l] : most;
+  for (; p < v; ++p) most = lp[p] > most ? lp[p] : most;
+  for (int i = 0;; ++i)
+    if (lp[i] == most) return i;
+}
 
 void SearchOptions::validate() const {
   ENGRAM_CHECK(beam >= 1 && beam <= kMaxBeam, "search: beam {} must be in [1, {}]", beam, kMaxBeam);

@@ -108,6 +108,9 @@ double length_penalty(int length, float alpha);
 int max_output_length(int src_len, const SearchOptions& options);
 // The k best of the v scores in `lp` (k <= v), best first, ties to the lower index, into `best`.
 void top_k(const float* lp, int v, int k, std::vector<int32_t>& best);
+// std::max_element's index over the v scores in `lp`: the first index of the largest value (a NaN
+// never compares larger; a NaN at index 0 is kept, as std::max_element keeps it).
+int32_t arg_max(const float* lp, int v);
 
 // Picks the arg-max token per row until <eos> or the max length. Returns one hypothesis per
 // sentence. `g` is reset before encoding and between steps (pass a grad-disabled graph).

@@ -20,14 +20,27 @@ inline std::vector<float> copy_of(core::Var v) { return std::vector<float>(v.dat
 inline void store(std::vector<float>& dst, core::Var v) { dst.assign(v.data(), v.data() + v.numel()); }
 
 // out row i = in row rows[i], rows of `width` elements (in and out may be the same buffer); an
-// empty `in` leaves `out` as it is.
+// empty `in` leaves `out` as it is. Rows are copied straight into `out` when it is another buffer,
+// or when it is `in` and `rows` rises strictly (dropping finished rows: rows[i] >= i, so each row
+// is read before anything overwrites it); any other reordering of one buffer goes through a copy.
 template <class T>
 void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width) {
   if (in.empty()) return;
-  std::vector<T> next(rows.size() * width);
+  const size_t bytes = sizeof(T) * static_cast<size_t>(width);
+  const bool same = &in == &out;
+  bool rising = true;
+  for (size_t i = 1; i < rows.size() && rising; ++i) rising = rows[i] > rows[i - 1];
+  if (same && !rising) {
+    std::vector<T> next(rows.size() * width);
+    for (size_t i = 0; i < rows.size(); ++i) std::memcpy(next.data() + i * width, in.data() + rows[i] * width, bytes);
+    out.swap(next);
+    return;
+  }
+  if (!same) out.resize(rows.size() * width);
   for (size_t i = 0; i < rows.size(); ++i)
-    std::memcpy(next.data() + i * width, in.data() + rows[i] * width, sizeof(T) * width);
-  out.swap(next);
+    if (!same || static_cast<size_t>(rows[i]) != i)
+      std::memmove(out.data() + i * width, in.data() + rows[i] * width, bytes);
+  if (same) out.resize(rows.size() * width);
 }
 
 // The buffer as a graph input of `shape` (no copy; valid while the buffer is unchanged).

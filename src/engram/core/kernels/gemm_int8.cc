@@ -4,6 +4,7 @@
 #include "engram/core/kernels/gemm_int8.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -73,12 +74,17 @@ void finish_rows(int m, int n, int kq, const int32_t* d, const float* t, const i
     std::memcpy(scale, tail, sizeof scale);
     std::memcpy(zero, tail + sizeof scale, sizeof zero);
     const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
-    for (int i = 0; i < m; ++i) {
+    for (int i = 0; i < m; ++i) {  // finish() of each output, written out per case so it vectorises
       const int32_t* di = d + static_cast<int64_t>(i) * n + j0;
       float* yi = y + static_cast<int64_t>(i) * ldy + j0;
-      for (int c = 0; c < valid; ++c)
-        yi[c] = finish(di[c] - zero[c], t[i] * scale[c], beta, beta != 0.0f ? yi[c] : 0.0f, bias ? bias + j0 : nullptr,
-                       c);
+      const float ti = t[i];
+      if (bias) {
+        for (int c = 0; c < valid; ++c) yi[c] = std::fma(static_cast<float>(di[c] - zero[c]), ti * scale[c], bias[j0 + c]);
+      } else if (beta != 0.0f) {
+        for (int c = 0; c < valid; ++c) yi[c] = std::fma(yi[c], beta, static_cast<float>(di[c] - zero[c]) * (ti * scale[c]));
+      } else {
+        for (int c = 0; c < valid; ++c) yi[c] = static_cast<float>(di[c] - zero[c]) * (ti * scale[c]);
+      }
     }
   }
 }
@@ -127,17 +133,18 @@ void quantize_rows_u8(int m, int k, const float* x, int ldx, uint8_t* u, float* 
   for (int i = 0; i < m; ++i) {
     const float* row = x + static_cast<int64_t>(i) * ldx;
     uint8_t* ui = u + static_cast<int64_t>(i) * ldu;
-    float most = 0.0f, probe = 0.0f;  // probe: NaN iff the row holds a NaN or an infinity
-    for (int p = 0; p < k; ++p) {
-      most = std::max(most, std::fabs(row[p]));
-      probe += row[p] * 0.0f;
-    }
+    // The largest |x| by its bits: without the sign bit, finite floats order as their bit
+    // patterns do, and every infinity or NaN lies above the largest finite one (an integer max,
+    // which vectorises where a float max with NaN rules does not).
+    uint32_t most_bits = 0;
+    for (int p = 0; p < k; ++p) most_bits = std::max(most_bits, std::bit_cast<uint32_t>(row[p]) & 0x7FFFFFFFu);
     std::fill(ui + k, ui + ldu, uint8_t{128});
-    if (probe != 0.0f || most == 0.0f) {  // non-finite: NaN outputs; all zero: zero outputs
-      t[i] = probe != 0.0f ? std::nanf("") : 0.0f;
+    if (most_bits >= 0x7F800000u || most_bits == 0) {  // non-finite: NaN outputs; all zero: zero outputs
+      t[i] = most_bits != 0 ? std::nanf("") : 0.0f;
       std::fill(ui, ui + k, uint8_t{128});
       continue;
     }
+    const float most = std::bit_cast<float>(most_bits);
     t[i] = most / 127.0f;
     const float inv = 127.0f / most;
     for (int p = 0; p < k; ++p)

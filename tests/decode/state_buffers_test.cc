@@ -1,0 +1,47 @@
+// decode::gather (decode/state_buffers.h) against the rows it names: into another buffer (with
+// repeats and growth, as a beam expands), in place with strictly rising rows (finished rows
+// dropped: copied without a second buffer), and in place in any other order (beams reordered).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engram/decode/state_buffers.h"
+
+namespace engram::decode {
+namespace {
+
+std::vector<float> rows_of(int n, int width) {  // row r holds r * 100 + column
+  std::vector<float> v(static_cast<size_t>(n) * width);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < width; ++c) v[static_cast<size_t>(r) * width + c] = static_cast<float>(r * 100 + c);
+  return v;
+}
+
+std::vector<float> expected(const std::vector<float>& in, const std::vector<int32_t>& rows, int width) {
+  std::vector<float> out;
+  for (int32_t r : rows) out.insert(out.end(), in.begin() + r * width, in.begin() + (r + 1) * width);
+  return out;
+}
+
+TEST(Gather, EveryOrderIntoAnotherBufferAndInPlace) {
+  const int width = 3;
+  const std::vector<float> in = rows_of(6, width);
+  const std::vector<std::vector<int32_t>> orders = {
+      {0, 2, 3, 5}, {1, 2, 3, 4, 5}, {5}, {0, 1, 2, 3, 4, 5}, {3, 1, 4, 0}, {2, 2, 2, 0, 0, 5, 5, 5}, {5, 4, 3, 2, 1, 0}};
+  for (const auto& rows : orders) {
+    const std::vector<float> want = expected(in, rows, width);
+    std::vector<float> other = {9.0f};  // another buffer, of another size
+    gather(in, other, rows, width);
+    EXPECT_EQ(other, want);
+    std::vector<float> same = in;
+    gather(same, same, rows, width);
+    EXPECT_EQ(same, want);
+  }
+  std::vector<float> untouched = {1.0f, 2.0f};
+  gather(std::vector<float>{}, untouched, std::vector<int32_t>{0}, width);
+  EXPECT_EQ(untouched, (std::vector<float>{1.0f, 2.0f})) << "an empty input leaves the output as it is";
+}
+
+}  // namespace
+}  // namespace engram::decode
