@@ -49,8 +49,12 @@ void gemm_small_m_bf16(int m, int n, int k, float alpha, const float* x, int ldx
 // blocks of kPackCols outputs, each [ceil(k/2), kPackCols, 2], so vdpbf16ps sums straight into
 // the output lanes. Only where packed_bf16_kernel() (AVX512-BF16 compiled in); else an Error.
 constexpr int kPackCols = 64;
+// Where oneDNN has a bf16 matmul (bf16_matmul_available()), the blocks are followed by W in bf16
+// once more, in the weight layout that matmul picks (gemm_bf16.cc): packed_bf16_dnnl gives that
+// copy (nullptr where there is none) for gemm_bf16_reordered.
 int64_t packed_bf16_size(int n, int k);
 void pack_bf16_pairs(const float* w, int n, int k, uint16_t* out);
+const uint16_t* packed_bf16_dnnl(const uint16_t* packed, int n, int k);
 bool packed_bf16_kernel();
 // `bias` (n values, or null) is added to every row of alpha * x · Wᵀ in place of beta * y.
 void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, int ldx, const uint16_t* packed,
@@ -73,6 +77,15 @@ void sgemm_small_m_packed(int m, int n, int k, float alpha, const float* x, int 
 // matmul (gemm_bf16.cc), for products of more rows than gemm_small_m_bf16 takes.
 void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
                int ldy);
+// The same product on W's copy in oneDNN's own weight layout (packed_bf16_dnnl; `w` [N, K] plain,
+// row stride ldw, for a shape whose primitive wants another layout): one cached primitive per
+// shape and thread. The sums may run in another order than gemm_bf16's.
+void gemm_bf16_reordered(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw,
+                         const uint16_t* reordered, float beta, float* y, int ldy);
+// oneDNN's part of the packed copy: its size in bf16 values (0 where oneDNN has no bf16 matmul; room
+// for 64-byte alignment included) and the reorder of W [N, K] rounded to bf16 into it.
+int64_t bf16_dnnl_weights_size(int n, int k);
+void pack_bf16_dnnl(const float* w, int n, int k, uint16_t* out);
 // Mixed-precision training products: C = alpha * op(A) op(B) + beta * C with op(A) and op(B)
 // rounded to bf16 and the sums, alpha, beta and C in fp32 (oneDNN's bf16 matmul, AVX512-BF16 or
 // AMX). Same contract as sgemm(). Only where bf16_matmul_available(); else an Error.

@@ -14,7 +14,9 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -140,6 +142,65 @@ void sgemm_bf16_part(bool ta, bool tb, int m, int n, int k, float alpha, const f
   stream.wait();
 }
 
+// The weight layout oneDNN's bf16 matmul picks for W [n, k] (that of the M = 64 product; the same
+// for every M on the CPUs measured), and the primitive of one shape on it (none where that shape
+// wants another layout).
+dnnl::memory::desc reordered_desc(int n, int k) {
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  const dnnl::memory::desc src(dims{64, k}, dt::bf16, dims{k, 1}), dst(dims{64, n}, dt::f32, dims{n, 1});
+  const dnnl::memory::desc wei(dims{k, n}, dt::bf16, dnnl::memory::format_tag::any);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), cpu_engine()).weights_desc();
+}
+
+uint16_t* aligned64(const uint16_t* p) {
+  return reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
+}
+
+// One part of gemm_bf16_reordered on this thread; false where the shape's primitive wants another
+// layout (nothing written).
+bool reordered_rows(int m, int n, int k, const float* x, int ldx, const uint16_t* reordered, float beta, float* y,
+                    int ldy) {
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  struct Entry {
+    dnnl::memory::desc weights;
+    std::optional<dnnl::matmul> op;
+  };
+  using Key = std::tuple<int, int, int, int, float>;
+  constexpr size_t kMaxPrimitives = 256;
+  thread_local std::map<Key, Entry> primitives;
+  thread_local std::vector<uint16_t> xb;  // [M, K] x rounded to bf16
+  const Key key{m, n, k, ldy, beta};
+  auto it = primitives.find(key);
+  if (it == primitives.end()) {
+    if (primitives.size() >= kMaxPrimitives) primitives.clear();
+    Entry e{reordered_desc(n, k), std::nullopt};
+    const dnnl::memory::desc src(dims{m, k}, dt::bf16, dims{k, 1}), dst(dims{m, n}, dt::f32, dims{ldy, 1});
+    const dnnl::memory::desc wei(dims{k, n}, dt::bf16, dnnl::memory::format_tag::any);
+    dnnl::primitive_attr attr;
+    if (beta != 0.0f) {
+      dnnl::post_ops ops;
+      ops.append_sum(beta);
+      attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
+    if (pd.weights_desc() == e.weights) e.op.emplace(pd);
+    it = primitives.emplace(key, std::move(e)).first;
+  }
+  if (!it->second.op) return false;
+  xb.resize(static_cast<size_t>(m) * k);
+  for (int i = 0; i < m; ++i) to_bf16(x + static_cast<int64_t>(i) * ldx, xb.data() + static_cast<int64_t>(i) * k, k);
+  const dnnl::engine& engine = cpu_engine();
+  dnnl::memory src(dnnl::memory::desc(dims{m, k}, dt::bf16, dims{k, 1}), engine, xb.data());
+  dnnl::memory wei(it->second.weights, engine, aligned64(reordered));
+  dnnl::memory dst(dnnl::memory::desc(dims{m, n}, dt::f32, dims{ldy, 1}), engine, y);
+  dnnl::stream stream(engine);
+  it->second.op->execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+  stream.wait();
+  return true;
+}
+
 }  // namespace
 
 bool bf16_matmul_available() { return dnnl_bf16_matmul(); }
@@ -187,6 +248,42 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
     if (i1 > i0)
       gemm_bf16_rows(i1 - i0, n, k, x + static_cast<int64_t>(i0) * ldx, ldx, w, ldw, beta,
                      y + static_cast<int64_t>(i0) * ldy, ldy);
+  });
+}
+
+
+int64_t bf16_dnnl_weights_size(int n, int k) {
+  if (!dnnl_bf16_matmul()) return 0;
+  return static_cast<int64_t>(reordered_desc(n, k).get_size() + 1) / 2 + 32;  // + 64 bytes to align
+}
+
+void pack_bf16_dnnl(const float* w, int n, int k, uint16_t* out) {
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  blas_team_size();  // this thread's oneDNN on one thread
+  std::vector<uint16_t> plain(static_cast<size_t>(n) * k);  // W [N, K] rounded
+  to_bf16(w, plain.data(), static_cast<int64_t>(plain.size()));
+  const dnnl::engine& engine = cpu_engine();
+  dnnl::memory from(dnnl::memory::desc(dims{k, n}, dt::bf16, dims{1, k}), engine, plain.data());
+  dnnl::memory to(reordered_desc(n, k), engine, aligned64(out));
+  dnnl::stream stream(engine);
+  dnnl::reorder(from, to).execute(stream, from, to);
+  stream.wait();
+}
+
+void gemm_bf16_reordered(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw,
+                         const uint16_t* reordered, float beta, float* y, int ldy) {
+  if (m <= 0 || n <= 0) return;
+  // x's rows split over the team from kSplitWork multiply-adds, as gemm_bf16.
+  const int threads = blas_team_size();  // also sets this thread's oneDNN to one thread
+  const int team = int64_t{m} * n * k >= kSplitWork ? std::min(threads, m) : 1;
+  on_team(team, [&](int t, int nt) {
+    const int i0 = static_cast<int>(int64_t{m} * t / nt), i1 = static_cast<int>(int64_t{m} * (t + 1) / nt);
+    if (i1 <= i0) return;
+    const float* xi = x + static_cast<int64_t>(i0) * ldx;
+    float* yi = y + static_cast<int64_t>(i0) * ldy;
+    if (!reordered_rows(i1 - i0, n, k, xi, ldx, reordered, beta, yi, ldy))
+      gemm_bf16_rows(i1 - i0, n, k, xi, ldx, w, ldw, beta, yi, ldy);
   });
 }
 

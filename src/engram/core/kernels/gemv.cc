@@ -321,10 +321,14 @@ void gemm_small_m_bf16(int m, int n, int k, float alpha, const float* x, int ldx
              [&](int j0, int j1) { rows_range(m, j0, j1, k, alpha, xr.data(), k, w, ldw, beta, y, ldy); });
 }
 
-int64_t packed_bf16_size(int n, int k) {
+namespace {
+int64_t pair_blocks_size(int n, int k) {  // the few-row kernel's blocks, before oneDNN's copy
   const int64_t blocks = (n + kPackCols - 1) / kPackCols;
   return blocks * ((k + 1) / 2) * kPackCols * 2;
 }
+}  // namespace
+
+int64_t packed_bf16_size(int n, int k) { return pair_blocks_size(n, k) + bf16_dnnl_weights_size(n, k); }
 
 void pack_bf16_pairs(const float* w, int n, int k, uint16_t* out) {
   const int kp = (k + 1) / 2;
@@ -337,6 +341,11 @@ void pack_bf16_pairs(const float* w, int n, int k, uint16_t* out) {
           const int q = 2 * p + h;
           out[((b * kp + p) * kPackCols + c) * 2 + h] = j < n && q < k ? to_bf16(w[j * k + q]) : uint16_t{0};
         }
+  if (bf16_dnnl_weights_size(n, k) > 0) pack_bf16_dnnl(w, n, k, out + pair_blocks_size(n, k));
+}
+
+const uint16_t* packed_bf16_dnnl(const uint16_t* packed, int n, int k) {
+  return packed && bf16_dnnl_weights_size(n, k) > 0 ? packed + pair_blocks_size(n, k) : nullptr;
 }
 
 bool packed_bf16_kernel() {

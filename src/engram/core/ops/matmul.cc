@@ -146,6 +146,8 @@ void weight_product(const Graph& g, int rows, int n, int k, const float* x, cons
     sgemm(false, true, rows, n, k, 1.0f, x, k, w, k, beta, y, n);
   else if (rows <= kernels::kSmallRows)
     kernels::gemm_small_m_bf16(rows, n, k, 1.0f, x, k, wb, k, beta, y, n);
+  else if (const uint16_t* wd = kernels::packed_bf16_dnnl(g.bf16_packed(w, n, k), n, k))
+    kernels::gemm_bf16_reordered(rows, n, k, x, k, wb, k, wd, beta, y, n);
   else
     kernels::gemm_bf16(rows, n, k, x, k, wb, k, beta, y, n);
 }
