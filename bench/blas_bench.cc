@@ -146,7 +146,7 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
 // decoder (N = 32000 outputs, K = 1024) at M = 64 rows (a batch's step) and 1, in each decoding
 // precision as ops/matmul.h weight_product runs it: fp32 on the packed copy (oneDNN's sgemm
 // beside it), bf16 on the packed few-row kernel up to kSmallRows rows and oneDNN's bf16 matmul
-// above, int8 as weight_product runs it (oneDNN's int8 matmul from kInt8DnnlRows rows where it has
+// above (on its own weight layout where the packed copy has one), int8 as weight_product runs it (oneDNN's int8 matmul from kInt8DnnlRows rows where it has
 // one, else the VNNI kernel where the CPU has it), int8_vnni engram's VNNI kernel at any M (above
 // M = 1), int8_scalar the portable loops (M = 1 only). GOPS = 2 M N K / s (multiply and add counted apart, whatever the precision).
 enum class Prec { kFp32Packed, kFp32Dnnl, kBf16, kInt8, kInt8Vnni, kInt8Scalar };
@@ -167,7 +167,7 @@ void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
     case Prec::kBf16:
       wb.resize(w.size());
       kernels::to_bf16(w.data(), wb.data(), static_cast<int64_t>(w.size()));
-      if (m <= kernels::kSmallRows && kernels::packed_bf16_kernel()) {
+      if (kernels::packed_bf16_kernel()) {
         wp.resize(kernels::packed_bf16_size(n, k));
         kernels::pack_bf16_pairs(w.data(), n, k, wp.data());
       }
@@ -186,8 +186,12 @@ void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
       case Prec::kFp32Packed: kernels::sgemm_small_m_packed(m, n, k, 1.0f, x.data(), k, wf.data(), 0.0f, y.data(), n); break;
       case Prec::kFp32Dnnl: kernels::sgemm(false, true, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n); break;
       case Prec::kBf16:
-        if (!wp.empty()) kernels::gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), k, wp.data(), 0.0f, y.data(), n);
-        else kernels::gemm_bf16(m, n, k, x.data(), k, wb.data(), k, 0.0f, y.data(), n);
+        if (!wp.empty() && m <= kernels::kSmallRows)
+          kernels::gemm_small_m_bf16_packed(m, n, k, 1.0f, x.data(), k, wp.data(), 0.0f, y.data(), n);
+        else if (const uint16_t* wd = kernels::packed_bf16_dnnl(wp.empty() ? nullptr : wp.data(), n, k))
+          kernels::gemm_bf16_reordered(m, n, k, x.data(), k, wb.data(), k, wd, 0.0f, y.data(), n);
+        else
+          kernels::gemm_bf16(m, n, k, x.data(), k, wb.data(), k, 0.0f, y.data(), n);
         break;
       case Prec::kInt8: kernels::gemm_int8_packed(m, n, k, x.data(), k, wq.data(), 0.0f, y.data(), n); break;
       case Prec::kInt8Vnni:
