@@ -59,7 +59,7 @@ asan: deps
 TSAN_BUILD   ?= build-tsan
 TSAN_CXXFLAGS ?= -O1 -g1 -DNDEBUG
 TSAN_TARGETS := test_serve test_train test_core test_decode engram
-TSAN_TESTS   := ^(ArenaTest|Blas\.Bf16|Serve|Batcher|Trainer\.|Parallel|OnTeam|Search|BeamSearch|BlockNgramRepeat|CoveragePenalty|MinLength)
+TSAN_TESTS   := ^(ArenaTest|Blas\.(Bf16|ReorderedBf16)|GemmInt8|Serve|Batcher|Trainer\.|Parallel|OnTeam|Search|BeamSearch|BlockNgramRepeat|CoveragePenalty|MinLength)
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DENGRAM_SANITIZE=thread -DENGRAM_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TSAN_CXXFLAGS)" $(CMAKE_FLAGS)
