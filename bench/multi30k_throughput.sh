@@ -27,6 +27,7 @@
 #                      (translate --shortlist; translate.py --shortlist); default "off", or
 #                      "off on" when the model directory has a shortlist.tsv
 #   PROFILE=1          also the time split of each batch-64 workload: engram under `perf record`
+#                      (from the end of its model's load)
 #                      (bench/tools/perf_split.py), PyTorch under torch.profiler (--profile)
 #   OUT=file           Markdown output (default $BUILD/multi30k_throughput_last.md)
 set -euo pipefail
@@ -96,7 +97,10 @@ for rep in $(seq "$reps"); do
           "${sl_torch[@]}" > "$tmp/torch-$name-$rep.json"
         if [ "${PROFILE:-0}" = 1 ] && [ "$rep" = 1 ] && [ "$batch" = 64 ]; then
           echo "  profiling" >&2
-          perf record -q -F 999 -o "$tmp/perf-$name.data" -- "${cmd[@]}" < "$tmp/src.de" > /dev/null 2>&1
+          # Sampling starts after the model's load (the empty input's wall time), as PyTorch's
+          # profile starts after its own.
+          delay=$(echo "($b - $a) * 1000 / 1" | bc)
+          perf record -q -F 999 -D "$delay" -o "$tmp/perf-$name.data" -- "${cmd[@]}" < "$tmp/src.de" > /dev/null 2>&1
           "$python" bench/tools/perf_split.py "$tmp/perf-$name.data" > "$tmp/split-engram-$name.json"
           "${torch_env[@]}" "$python" bench/pytorch/translate.py --model "$model" --input "$tmp/src.de" \
             --output /dev/null --batch "$batch" --beam "$beam" --precision "$p" --threads "$threads" "${sl_torch[@]}" --profile \
