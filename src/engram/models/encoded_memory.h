@@ -40,9 +40,17 @@ struct EncodedMemory {
     for (size_t i = 0; i < next.size(); ++i) sources[i] = rows[next[i]];
     if (sources == rows) return false;  // beams reordered within their sources: memory unchanged
     rows.swap(sources);
-    decode::gather(values0, values, rows, int64_t{src_len} * width);
-    decode::gather(keys0, keys, rows, int64_t{src_len} * key_dim);
-    decode::gather(mask0, mask, rows, src_len);
+    bool rising = true;  // rows dropped, the others in order: compact the current rows in place
+    for (size_t i = 1; i < next.size() && rising; ++i) rising = next[i] > next[i - 1];
+    if (rising) {
+      decode::gather(values, values, next, int64_t{src_len} * width);
+      decode::gather(keys, keys, next, int64_t{src_len} * key_dim);
+      decode::gather(mask, mask, next, src_len);
+    } else {
+      decode::gather(values0, values, rows, int64_t{src_len} * width);
+      decode::gather(keys0, keys, rows, int64_t{src_len} * key_dim);
+      decode::gather(mask0, mask, rows, src_len);
+    }
     return true;
   }
 };

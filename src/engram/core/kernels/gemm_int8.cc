@@ -62,10 +62,11 @@ int64_t blocks_size(int n, int k) {  // the kernel blocks' bytes, before oneDNN'
   return blocks * block_bytes((k + 3) / 4);
 }
 
-// y [m, n] from oneDNN's integer sums d [m, n] (row stride n) of the same rows: each block's
-// scales and zero points, then finish() as the kernels do.
-void finish_rows(int m, int n, int kq, const int32_t* d, const float* t, const int8_t* packed, float beta, float* y,
-                 int ldy, const float* bias) {
+// y [m, n] from oneDNN's integer sums of the same rows, held as int32 bit patterns in float
+// storage `d` (row stride ldd; d may be y itself, each output read before it is written): each
+// block's scales and zero points, then finish() as the kernels do.
+void finish_rows(int m, int n, int kq, const float* d, int ldd, const float* t, const int8_t* packed, float beta,
+                 float* y, int ldy, const float* bias) {
   const int64_t blocks = (n + kPackCols - 1) / kPackCols;
   for (int64_t b = 0; b < blocks; ++b) {
     const int8_t* tail = packed + b * block_bytes(kq) + int64_t{kq} * kPackCols * 4;
@@ -75,15 +76,18 @@ void finish_rows(int m, int n, int kq, const int32_t* d, const float* t, const i
     std::memcpy(zero, tail + sizeof scale, sizeof zero);
     const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
     for (int i = 0; i < m; ++i) {  // finish() of each output, written out per case so it vectorises
-      const int32_t* di = d + static_cast<int64_t>(i) * n + j0;
+      const float* di = d + static_cast<int64_t>(i) * ldd + j0;
       float* yi = y + static_cast<int64_t>(i) * ldy + j0;
       const float ti = t[i];
       if (bias) {
-        for (int c = 0; c < valid; ++c) yi[c] = std::fma(static_cast<float>(di[c] - zero[c]), ti * scale[c], bias[j0 + c]);
+        for (int c = 0; c < valid; ++c)
+          yi[c] = std::fma(static_cast<float>(std::bit_cast<int32_t>(di[c]) - zero[c]), ti * scale[c], bias[j0 + c]);
       } else if (beta != 0.0f) {
-        for (int c = 0; c < valid; ++c) yi[c] = std::fma(yi[c], beta, static_cast<float>(di[c] - zero[c]) * (ti * scale[c]));
+        for (int c = 0; c < valid; ++c)
+          yi[c] = std::fma(yi[c], beta, static_cast<float>(std::bit_cast<int32_t>(di[c]) - zero[c]) * (ti * scale[c]));
       } else {
-        for (int c = 0; c < valid; ++c) yi[c] = static_cast<float>(di[c] - zero[c]) * (ti * scale[c]);
+        for (int c = 0; c < valid; ++c)
+          yi[c] = static_cast<float>(std::bit_cast<int32_t>(di[c]) - zero[c]) * (ti * scale[c]);
       }
     }
   }
@@ -197,14 +201,19 @@ void gemm_int8_packed(int m, int n, int k, const float* x, int ldx, const int8_t
     const int8_t* copy = packed + blocks_size(n, k);
     const int team = int64_t{m} * n * k >= kSplitWork ? std::min(blas_team_size(), m) : 1;
     on_team(team, [&](int p, int np) {
-      thread_local std::vector<int32_t> d;
+      thread_local std::vector<float> scratch;  // d's int32 bits where y cannot hold them (beta != 0)
       for (int i0 = m * p / np, end = m * (p + 1) / np; i0 < end; i0 += kDnnlChunk) {
         const int rows = std::min(kDnnlChunk, end - i0);
         const uint8_t* ui = ud + static_cast<int64_t>(i0) * ldu;
         float* yi = y + static_cast<int64_t>(i0) * ldy;
-        d.resize(static_cast<size_t>(rows) * n);
-        if (gemm_int8_dnnl(rows, n, k, ui, copy, d.data()))
-          finish_rows(rows, n, (k + 3) / 4, d.data(), td + i0, packed, beta, yi, ldy, bias);
+        float* d = yi;  // the sums land in y and are scaled in place
+        int ldd = ldy;
+        if (beta != 0.0f) {
+          scratch.resize(static_cast<size_t>(rows) * n);
+          d = scratch.data(), ldd = n;
+        }
+        if (gemm_int8_dnnl(rows, n, k, ui, copy, d, ldd))
+          finish_rows(rows, n, (k + 3) / 4, d, ldd, td + i0, packed, beta, yi, ldy, bias);
         else
           gemm_int8_blocks(Int8Kernel::kAuto, rows, n, k, ui, td + i0, packed, 0, blocks, beta, yi, ldy, bias);
       }

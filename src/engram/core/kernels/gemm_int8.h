@@ -67,13 +67,13 @@ void gemm_int8_packed(int m, int n, int k, const float* x, int ldx, const int8_t
 
 // oneDNN's part (gemm_int8_dnnl.cc): whether it has an int8 matmul for this CPU (with AVX-512 VNNI),
 // the bytes of its copy of q [n, k] (0 where not available; room for kInt8DnnlAlign included), the
-// reorder of q [N, K] row-major into that copy, and d [m, n] (row stride n) = u · qᵀ; false where
-// the shape's primitive wants another layout (nothing written). One thread.
+// reorder of q [N, K] row-major into that copy, and d [m, n] (int32, row stride ldd) = u · qᵀ; false
+// where the shape's primitive wants another layout (nothing written). One thread.
 constexpr int kInt8DnnlAlign = 64;
 bool int8_dnnl_available();
 int64_t int8_dnnl_weights_size(int n, int k);
 void pack_int8_dnnl(const int8_t* q, int n, int k, int8_t* out);
-bool gemm_int8_dnnl(int m, int n, int k, const uint8_t* u, const int8_t* weights, int32_t* d);
+bool gemm_int8_dnnl(int m, int n, int k, const uint8_t* u, const int8_t* weights, void* d, int ldd);
 
 // The VNNI blocks (gemm_int8_vnni.cc, compiled for AVX-512 VNNI whatever the build's -march):
 // call only where int8_vnni_kernel().

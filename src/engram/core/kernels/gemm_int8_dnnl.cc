@@ -34,11 +34,11 @@ dnnl::memory::desc src_desc(int m, int k) {
   return dnnl::memory::desc(dims{m, k}, dt::u8, dims{ldu, 1});
 }
 
-// The matmul u [m, k] · q [k, n] -> d [m, n] s32 with the weight layout left to oneDNN, or none
+// The matmul u [m, k] · q [k, n] -> d [m, n] s32 (row stride ldd) with the weight layout left to oneDNN, or none
 // where oneDNN has no int8 matmul for this CPU.
-std::optional<dnnl::matmul::primitive_desc> product_desc(int m, int n, int k) {
+std::optional<dnnl::matmul::primitive_desc> product_desc(int m, int n, int k, int ldd) {
   const dnnl::memory::desc wei(dims{k, n}, dt::s8, dnnl::memory::format_tag::any);
-  const dnnl::memory::desc dst(dims{m, n}, dt::s32, dims{n, 1});
+  const dnnl::memory::desc dst(dims{m, n}, dt::s32, dims{ldd, 1});
   try {
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_desc(m, k), wei, dst), engine());
   } catch (const dnnl::error& e) {
@@ -49,7 +49,7 @@ std::optional<dnnl::matmul::primitive_desc> product_desc(int m, int n, int k) {
 
 // The weight layout: that of the M = 64 product, zero size where oneDNN has none.
 dnnl::memory::desc weight_desc(int n, int k) {
-  const auto pd = product_desc(64, n, k);
+  const auto pd = product_desc(64, n, k, n);
   return pd ? pd->weights_desc() : dnnl::memory::desc();
 }
 
@@ -60,7 +60,7 @@ int8_t* aligned(int8_t* p) {
 }  // namespace
 
 bool int8_dnnl_available() {
-  static const bool has = int8_vnni_kernel() && product_desc(64, 64, 64).has_value();
+  static const bool has = int8_vnni_kernel() && product_desc(64, 64, 64, 64).has_value();
   return has;
 }
 
@@ -79,23 +79,23 @@ void pack_int8_dnnl(const int8_t* q, int n, int k, int8_t* out) {
   stream.wait();
 }
 
-bool gemm_int8_dnnl(int m, int n, int k, const uint8_t* u, const int8_t* weights, int32_t* d) {
+bool gemm_int8_dnnl(int m, int n, int k, const uint8_t* u, const int8_t* weights, void* d, int ldd) {
   struct Entry {
     dnnl::memory::desc weights;      // the packed layout
     std::optional<dnnl::matmul> op;  // none where this shape's primitive wants another layout
   };
-  using Key = std::tuple<int, int, int>;
+  using Key = std::tuple<int, int, int, int>;
   constexpr size_t kMaxPrimitives = 256;
   thread_local std::map<Key, Entry> primitives;  // per thread: a primitive per shape
-  auto it = primitives.find({m, n, k});
+  auto it = primitives.find({m, n, k, ldd});
   if (it == primitives.end()) {
     if (primitives.size() >= kMaxPrimitives) primitives.clear();
     Entry e{weight_desc(n, k), std::nullopt};
-    if (const auto pd = product_desc(m, n, k); pd && pd->weights_desc() == e.weights) e.op.emplace(*pd);
-    it = primitives.emplace(Key{m, n, k}, std::move(e)).first;
+    if (const auto pd = product_desc(m, n, k, ldd); pd && pd->weights_desc() == e.weights) e.op.emplace(*pd);
+    it = primitives.emplace(Key{m, n, k, ldd}, std::move(e)).first;
   }
   if (!it->second.op) return false;
-  const dnnl::memory::desc dst(dims{m, n}, dt::s32, dims{n, 1});
+  const dnnl::memory::desc dst(dims{m, n}, dt::s32, dims{ldd, 1});
   dnnl::memory um(src_desc(m, k), engine(), const_cast<uint8_t*>(u));
   dnnl::memory wm(it->second.weights, engine(), aligned(const_cast<int8_t*>(weights)));
   dnnl::memory dm(dst, engine(), d);
