@@ -3,9 +3,8 @@
 // reorder of q [N, K] made once by pack_int8), summed exactly in int32 into d [M, N]. The zero
 // point and the scales stay engram's (gemm_int8.cc applies them to d): oneDNN sees plain u8 · s8,
 // so its integer sums equal the VNNI and scalar kernels' and so do the outputs.
-// The layout is the one oneDNN chooses for M = 64; a primitive for another M is used only if it
-// asks for that same layout (it does for every M on the CPUs measured), else the caller's own
-// kernel runs.
+// The layout is the one oneDNN chooses for M = 64; a primitive for another M (or another row
+// stride of d) is used only if it asks for that same layout, else the caller's own kernel runs.
 // Dims: M rows of x, N outputs, K the shared width, KQ = ceil(K/4).
 #include <dnnl.hpp>
 
