@@ -222,7 +222,7 @@ void gemm_int8_packed(int m, int n, int k, const float* x, int ldx, const int8_t
   }
   // W's blocks shared over the team when W or the product is big enough to share; part t is always
   // the same blocks, so a helper re-reads its share of W from its own L2 cache (as gemv.cc).
-  const bool share = packed_int8_size(n, k) >= (int64_t{1} << 17) || int64_t{m} * n * k >= kSplitWork;
+  const bool share = blocks_size(n, k) >= (int64_t{1} << 17) || int64_t{m} * n * k >= kSplitWork;
   const int team = share ? static_cast<int>(std::min<int64_t>(blas_team_size(), blocks)) : 1;
   on_team(team, [&](int p, int np) {
     const int64_t b0 = blocks * p / np, b1 = blocks * (p + 1) / np;

@@ -345,7 +345,7 @@ void pack_bf16_pairs(const float* w, int n, int k, uint16_t* out) {
 }
 
 const uint16_t* packed_bf16_dnnl(const uint16_t* packed, int n, int k) {
-  return packed && bf16_dnnl_weights_size(n, k) > 0 ? packed + pair_blocks_size(n, k) : nullptr;
+  return packed && bf16_matmul_available() ? packed + pair_blocks_size(n, k) : nullptr;
 }
 
 bool packed_bf16_kernel() {
@@ -373,7 +373,7 @@ void gemm_small_m_bf16_packed(int m, int n, int k, float alpha, const float* x, 
     std::memcpy(xp.data() + static_cast<int64_t>(i) * kp, row.data(), sizeof(uint32_t) * kp);
   }
   const uint32_t* xpd = xp.data();  // the caller's scratch (inside the team, xp names each thread's own)
-  split_blocks(n, packed_bf16_size(n, k) * 2, [&](int64_t b0, int64_t b1) {
+  split_blocks(n, pair_blocks_size(n, k) * 2, [&](int64_t b0, int64_t b1) {
     packed_range(m, n, kp, xpd, packed, b0, b1, alpha, beta, y, ldy, bias);
   });
 #else
