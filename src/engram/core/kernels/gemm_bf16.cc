@@ -52,6 +52,18 @@ bool dnnl_bf16_matmul() {
   return has;
 }
 
+// alpha as the product's output scale and beta · C as a sum post-op (none where 1 and 0).
+dnnl::primitive_attr product_attr(float alpha, float beta) {
+  dnnl::primitive_attr attr;
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
 // The product on oneDNN's matmul primitive, on the threads oneDNN is allowed (one inside a team's
 // part; its own OpenMP threads under on_openmp).
 void gemm_bf16_rows(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw, float beta, float* y,
@@ -64,13 +76,7 @@ void gemm_bf16_rows(int m, int n, int k, const float* x, int ldx, const uint16_t
   const dnnl::memory::desc src_md(dims{m, k}, dt::bf16, dims{k, 1});
   const dnnl::memory::desc wei_md(dims{k, n}, dt::bf16, dims{1, ldw});
   const dnnl::memory::desc dst_md(dims{m, n}, dt::f32, dims{ldy, 1});
-  dnnl::primitive_attr attr;
-  if (beta != 0.0f) {
-    dnnl::post_ops ops;
-    ops.append_sum(beta);
-    attr.set_post_ops(ops);
-  }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_md, dst_md), attr, engine);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_md, dst_md), product_attr(1.0f, beta), engine);
   const dnnl::matmul prim(pd);
   dnnl::memory src(src_md, engine, xb.data());
   dnnl::memory wei(wei_md, engine, const_cast<uint16_t*>(w));
@@ -125,14 +131,7 @@ void sgemm_bf16_part(bool ta, bool tb, int m, int n, int k, float alpha, const f
   auto it = primitives.find(key);
   if (it == primitives.end()) {
     if (primitives.size() >= kMaxPrimitives) primitives.clear();
-    dnnl::primitive_attr attr;
-    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-    if (beta != 0.0f) {
-      dnnl::post_ops ops;
-      ops.append_sum(beta);
-      attr.set_post_ops(ops);
-    }
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), product_attr(alpha, beta), engine);
     it = primitives.emplace(key, dnnl::matmul(pd)).first;
   }
   dnnl::memory am(a_md, engine, const_cast<uint16_t*>(ab)), bm(b_md, engine, const_cast<uint16_t*>(bb)),
@@ -142,9 +141,8 @@ void sgemm_bf16_part(bool ta, bool tb, int m, int n, int k, float alpha, const f
   stream.wait();
 }
 
-// The weight layout oneDNN's bf16 matmul picks for W [n, k] (that of the M = 64 product; the same
-// for every M on the CPUs measured), and the primitive of one shape on it (none where that shape
-// wants another layout).
+// The weight layout oneDNN's bf16 matmul picks for W [n, k] (that of the M = 64 product; a shape
+// whose primitive wants another layout runs on the plain copy instead, reordered_rows).
 dnnl::memory::desc reordered_desc(int n, int k) {
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
@@ -168,7 +166,7 @@ bool reordered_rows(int m, int n, int k, const float* x, int ldx, const uint16_t
     std::optional<dnnl::matmul> op;
   };
   using Key = std::tuple<int, int, int, int, float>;
-  constexpr size_t kMaxPrimitives = 256;
+  constexpr size_t kMaxPrimitives = 4096;  // batched decoding meets every row count of a batch per matrix
   thread_local std::map<Key, Entry> primitives;
   thread_local std::vector<uint16_t> xb;  // [M, K] x rounded to bf16
   const Key key{m, n, k, ldy, beta};
@@ -178,13 +176,7 @@ bool reordered_rows(int m, int n, int k, const float* x, int ldx, const uint16_t
     Entry e{reordered_desc(n, k), std::nullopt};
     const dnnl::memory::desc src(dims{m, k}, dt::bf16, dims{k, 1}), dst(dims{m, n}, dt::f32, dims{ldy, 1});
     const dnnl::memory::desc wei(dims{k, n}, dt::bf16, dnnl::memory::format_tag::any);
-    dnnl::primitive_attr attr;
-    if (beta != 0.0f) {
-      dnnl::post_ops ops;
-      ops.append_sum(beta);
-      attr.set_post_ops(ops);
-    }
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), product_attr(1.0f, beta), cpu_engine());
     if (pd.weights_desc() == e.weights) e.op.emplace(pd);
     it = primitives.emplace(key, std::move(e)).first;
   }

@@ -199,7 +199,8 @@ void gemm_int8_packed(int m, int n, int k, const float* x, int ldx, const int8_t
     // layout runs the VNNI kernel instead.
     constexpr int kDnnlChunk = 64;
     const int8_t* copy = packed + blocks_size(n, k);
-    const int team = int64_t{m} * n * k >= kSplitWork ? std::min(blas_team_size(), m) : 1;
+    const int threads = blas_team_size();  // also sets this thread's oneDNN to one thread
+    const int team = int64_t{m} * n * k >= kSplitWork ? std::min(threads, m) : 1;
     on_team(team, [&](int p, int np) {
       thread_local std::vector<float> scratch;  // d's int32 bits where y cannot hold them (beta != 0)
       for (int i0 = m * p / np, end = m * (p + 1) / np; i0 < end; i0 += kDnnlChunk) {

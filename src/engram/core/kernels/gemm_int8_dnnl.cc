@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "engram/core/error.h"
+#include "engram/core/kernels/blas.h"
 #include "engram/core/kernels/gemm_int8.h"
 
 namespace engram::core::kernels {
@@ -71,6 +72,7 @@ int64_t int8_dnnl_weights_size(int n, int k) {
 }
 
 void pack_int8_dnnl(const int8_t* q, int n, int k, int8_t* out) {
+  blas_team_size();  // this thread's oneDNN on one thread
   const dnnl::memory::desc plain(dims{k, n}, dt::s8, dims{1, k});  // q [N, K] row-major
   dnnl::memory from(plain, engine(), const_cast<int8_t*>(q)), to(weight_desc(n, k), engine(), aligned(out));
   dnnl::stream stream(engine());
@@ -84,7 +86,7 @@ bool gemm_int8_dnnl(int m, int n, int k, const uint8_t* u, const int8_t* weights
     std::optional<dnnl::matmul> op;  // none where this shape's primitive wants another layout
   };
   using Key = std::tuple<int, int, int, int>;
-  constexpr size_t kMaxPrimitives = 256;
+  constexpr size_t kMaxPrimitives = 4096;  // batched decoding meets every row count of a batch per matrix
   thread_local std::map<Key, Entry> primitives;  // per thread: a primitive per shape
   auto it = primitives.find({m, n, k, ldd});
   if (it == primitives.end()) {
