@@ -184,33 +184,34 @@ TEST(Blas, ReorderedBf16ProductSumsTheRoundedOperands) {
   for (int threads : {1, 2}) {
     set_blas_threads(threads);
     for (const auto& [m, n, k] : {std::tuple{9, 70, 5}, {64, 300, 64}, {70, 130, 129}})
-      for (float beta : {0.0f, 0.5f}) {
-        Rng rng(m * 31 + n + k);
-        const int ldx = k + 2, ldy = m % 2 ? n : n + 3;  // odd m: y dense, as weight_product passes it
-        std::vector<float> x(static_cast<size_t>(m) * ldx), w(static_cast<size_t>(n) * k), y0(static_cast<size_t>(m) * ldy);
-        for (auto* v : {&x, &w, &y0})
-          for (auto& e : *v) e = rng.uniform(-1, 1);
-        std::vector<uint16_t> plain(w.size()), packed(packed_bf16_size(n, k));
-        to_bf16(w.data(), plain.data(), static_cast<int64_t>(w.size()));
-        pack_bf16_pairs(w.data(), n, k, packed.data());
-        const uint16_t* reordered = packed_bf16_dnnl(packed.data(), n, k);
-        ASSERT_NE(reordered, nullptr) << "oneDNN's copy missing from the packed weights";
-        std::vector<float> y = y0;
-        gemm_bf16_reordered(m, n, k, x.data(), ldx, plain.data(), k, reordered, beta, y.data(), ldy);
-        for (int i = 0; i < m; ++i)
-          for (int j = 0; j < ldy; ++j) {
-            const size_t at = static_cast<size_t>(i) * ldy + j;
-            if (j >= n) {
-              ASSERT_EQ(y[at], y0[at]) << "past n";
-              continue;
+      for (float beta : {0.0f, 0.5f})
+        for (int pad : {0, 3}) {  // y dense, as weight_product passes it, and with a row stride past n
+          Rng rng(m * 31 + n + k);
+          const int ldx = k + 2, ldy = n + pad;
+          std::vector<float> x(static_cast<size_t>(m) * ldx), w(static_cast<size_t>(n) * k), y0(static_cast<size_t>(m) * ldy);
+          for (auto* v : {&x, &w, &y0})
+            for (auto& e : *v) e = rng.uniform(-1, 1);
+          std::vector<uint16_t> plain(w.size()), packed(packed_bf16_size(n, k));
+          to_bf16(w.data(), plain.data(), static_cast<int64_t>(w.size()));
+          pack_bf16_pairs(w.data(), n, k, packed.data());
+          const uint16_t* reordered = packed_bf16_dnnl(packed.data(), n, k);
+          ASSERT_NE(reordered, nullptr) << "oneDNN's copy missing from the packed weights";
+          std::vector<float> y = y0;
+          gemm_bf16_reordered(m, n, k, x.data(), ldx, plain.data(), k, reordered, beta, y.data(), ldy);
+          for (int i = 0; i < m; ++i)
+            for (int j = 0; j < ldy; ++j) {
+              const size_t at = static_cast<size_t>(i) * ldy + j;
+              if (j >= n) {
+                ASSERT_EQ(y[at], y0[at]) << "past n";
+                continue;
+              }
+              double want = beta * y0[at];
+              for (int p = 0; p < k; ++p)
+                want += double(from_bf16(to_bf16(x[static_cast<size_t>(i) * ldx + p]))) * from_bf16(plain[static_cast<size_t>(j) * k + p]);
+              ASSERT_NEAR(y[at], want, 1e-5 * k) << "m=" << m << " n=" << n << " k=" << k << " beta=" << beta
+                                                  << " threads=" << threads << " at " << i << "," << j;
             }
-            double want = beta * y0[at];
-            for (int p = 0; p < k; ++p)
-              want += double(from_bf16(to_bf16(x[static_cast<size_t>(i) * ldx + p]))) * from_bf16(plain[static_cast<size_t>(j) * k + p]);
-            ASSERT_NEAR(y[at], want, 1e-5 * k) << "m=" << m << " n=" << n << " k=" << k << " beta=" << beta
-                                                << " threads=" << threads << " at " << i << "," << j;
-          }
-      }
+        }
   }
   set_blas_threads(1);
 }
