@@ -6,7 +6,7 @@
 // hypothesis capped at the target length, with a freshly initialised model (random weights rarely
 // pick <eos>, so every search runs the full length on both sides; the tokens per output say so).
 //   build/bench/seq2seq_speed [--batch 64] [--src-len 20] [--tgt-len 20] [--vocab 8000] [--steps 5]
-//       [--what train,greedy,beam] [--precision fp32,bf16,int8] [--threads 1] [--set cell=lstm ...]
+//       [--what train,greedy,beam] [--precision fp32,bf16,int8] [--per-call 64,1] [--threads 1] [--set cell=lstm ...]
 // Dims: B batch, S source len, T target steps, E embedding, H decoder hidden, C encoder width,
 // G decoder gates, A attention width, P readout width, V target vocab.
 #include <algorithm>
@@ -38,6 +38,7 @@ struct SpeedArgs {
   int batch = 64, src_len = 20, tgt_len = 20, vocab = 8000;
   int steps = 5, warmup = 1, sentences = 64, beam = 5, threads = 1;
   std::vector<std::string> what = {"train", "greedy", "beam"};
+  std::vector<int> per_call;                       // sentences per search call (default: --sentences, 1)
   std::vector<std::string> precision = {"fp32"};  // decoding weights
   std::string train_precision = "fp32";            // train.precision
   std::vector<std::string> sets;
@@ -220,7 +221,7 @@ void run_speed(const SpeedArgs& a) {
     const std::string tag = precision == "fp32" ? "" : " " + precision;
     for (int beam : {1, a.beam}) {
       if (!wants(beam == 1 ? "greedy" : "beam")) continue;
-      for (int per_call : {a.sentences, 1}) {
+      for (int per_call : a.per_call.empty() ? std::vector<int>{a.sentences, 1} : a.per_call) {
         auto [rate, len] = decode_rate(beam, per_call);
         std::printf("%s%s batch %d: %.1f sentences/s (%.1f tokens per output, %d sentences)\n",
                     beam == 1 ? "greedy" : fmt::format("beam {}", beam).c_str(), tag.c_str(), per_call,
@@ -256,6 +257,9 @@ int main(int argc, char** argv) {
   speed->add_option("--precision", a->precision, "decoding weights, comma list of fp32, bf16, int8")
       ->delimiter(',')
       ->check(CLI::IsMember({"fp32", "bf16", "int8"}));
+  speed->add_option("--per-call", a->per_call, "comma list of sentences per search call (default: --sentences, 1)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   speed->add_option("--set", a->sets, "override a model key, e.g. --set cell=lstm")->take_all();
   return engram::bench::speed_main(app, argc, argv, a->threads, [&] { run_speed(*a); });
 }

@@ -248,7 +248,10 @@ TEST(Search, TopKAndTopPSamplingKeepTheRenormalisedHead) {
 // wins), infinities, NaNs at 0 and elsewhere.
 TEST(Search, ArgMaxIsStdMaxElement) {
   core::Rng rng(5);
-  for (int v = 1; v <= 70; ++v)
+  std::vector<int> sizes;  // every size to 70, then past the 64 lanes of the AVX-512 loop's steps
+  for (int v = 1; v <= 70; ++v) sizes.push_back(v);
+  for (int v : {127, 128, 129, 191, 200, 257, 1000}) sizes.push_back(v);
+  for (int v : sizes)
     for (int trial = 0; trial < 20; ++trial) {
       std::vector<float> lp(v);
       for (float& x : lp) x = static_cast<float>(static_cast<int>(rng.below(7))) - 3.0f;  // many ties

@@ -4,6 +4,9 @@
 #include "engram/decode/search.h"
 
 #include <algorithm>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <limits>
 #include <span>
@@ -197,20 +200,48 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
 
 }  // namespace
 
-// Two passes that vectorise: the largest value over 16 lanes, then its first index.
+// One pass: each lane keeps its largest value and the first index holding it (a later equal value
+// does not replace it); the lanes' largest value, at the lowest of the indices that hold it, is the
+// first index of the maximum. NaN entries never win (> is false), except lp[0], which every lane
+// starts from. With AVX-512: 4 x 16 lanes, so that the compare-and-keep chains overlap.
 int32_t arg_max(const float* lp, int v) {
   if (v <= 0 || std::isnan(lp[0])) return 0;
-  constexpr int kLanes = 16;
-  float lane[kLanes];
-  std::fill(lane, lane + kLanes, lp[0]);
   int p = 0;
-  for (; p + kLanes <= v; p += kLanes)
-    for (int l = 0; l < kLanes; ++l) lane[l] = lp[p + l] > lane[l] ? lp[p + l] : lane[l];
-  float most = lane[0];
-  for (int l = 1; l < kLanes; ++l) most = lane[l] > most ? lane[l] : most;
-  for (; p < v; ++p) most = lp[p] > most ? lp[p] : most;
-  for (int i = 0;; ++i)
-    if (lp[i] == most) return i;
+  float most = lp[0];
+  int32_t first = 0;
+  // Merges a lane's (value, index) into (most, first).
+  auto merge = [&](float x, int32_t i) {
+    if (x > most || (x == most && i < first)) most = x, first = i;
+  };
+#if defined(__AVX512F__)
+  constexpr int kLanes = 16, kChains = 4;
+  __m512 best[kChains];
+  __m512i at[kChains], idx[kChains];
+  for (int c = 0; c < kChains; ++c) {
+    best[c] = _mm512_set1_ps(lp[0]);
+    at[c] = _mm512_setzero_si512();
+    idx[c] = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                              _mm512_set1_epi32(c * kLanes));
+  }
+  const __m512i step = _mm512_set1_epi32(kChains * kLanes);
+  for (; p + kChains * kLanes <= v; p += kChains * kLanes)
+    for (int c = 0; c < kChains; ++c) {
+      const __m512 x = _mm512_loadu_ps(lp + p + c * kLanes);
+      const __mmask16 more = _mm512_cmp_ps_mask(x, best[c], _CMP_GT_OQ);
+      best[c] = _mm512_mask_mov_ps(best[c], more, x);
+      at[c] = _mm512_mask_mov_epi32(at[c], more, idx[c]);
+      idx[c] = _mm512_add_epi32(idx[c], step);
+    }
+  for (int c = 0; c < kChains; ++c) {
+    alignas(64) float value[kLanes];
+    alignas(64) int32_t index[kLanes];
+    _mm512_store_ps(value, best[c]);
+    _mm512_store_si512(index, at[c]);
+    for (int l = 0; l < kLanes; ++l) merge(value[l], index[l]);
+  }
+#endif
+  for (; p < v; ++p) merge(lp[p], p);  // the tail's indices are above every lane's
+  return first;
 }
 
 void SearchOptions::validate() const {

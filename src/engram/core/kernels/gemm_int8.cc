@@ -67,28 +67,32 @@ int64_t blocks_size(int n, int k) {  // the kernel blocks' bytes, before oneDNN'
 // block's scales and zero points, then finish() as the kernels do.
 void finish_rows(int m, int n, int kq, const float* d, int ldd, const float* t, const int8_t* packed, float beta,
                  float* y, int ldy, const float* bias) {
-  const int64_t blocks = (n + kPackCols - 1) / kPackCols;
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int8_t* tail = packed + b * block_bytes(kq) + int64_t{kq} * kPackCols * 4;
-    float scale[kPackCols];
-    int32_t zero[kPackCols];
-    std::memcpy(scale, tail, sizeof scale);
-    std::memcpy(zero, tail + sizeof scale, sizeof zero);
-    const int j0 = static_cast<int>(b * kPackCols), valid = std::min(kPackCols, n - j0);
-    for (int i = 0; i < m; ++i) {  // finish() of each output, written out per case so it vectorises
-      const float* di = d + static_cast<int64_t>(i) * ldd + j0;
-      float* yi = y + static_cast<int64_t>(i) * ldy + j0;
-      const float ti = t[i];
-      if (bias) {
-        for (int c = 0; c < valid; ++c)
-          yi[c] = std::fma(static_cast<float>(std::bit_cast<int32_t>(di[c]) - zero[c]), ti * scale[c], bias[j0 + c]);
-      } else if (beta != 0.0f) {
-        for (int c = 0; c < valid; ++c)
-          yi[c] = std::fma(yi[c], beta, static_cast<float>(std::bit_cast<int32_t>(di[c]) - zero[c]) * (ti * scale[c]));
-      } else {
-        for (int c = 0; c < valid; ++c)
-          yi[c] = static_cast<float>(std::bit_cast<int32_t>(di[c]) - zero[c]) * (ti * scale[c]);
-      }
+  // Every block's scales and zero points side by side first [N], so that each row is one long
+  // loop over its N outputs (read and written in order).
+  thread_local std::vector<float> scale;
+  thread_local std::vector<int32_t> zero;
+  scale.resize(static_cast<size_t>(n));
+  zero.resize(static_cast<size_t>(n));
+  for (int j0 = 0, b = 0; j0 < n; j0 += kPackCols, ++b) {
+    const int8_t* tail = packed + int64_t{b} * block_bytes(kq) + int64_t{kq} * kPackCols * 4;
+    const int valid = std::min(kPackCols, n - j0);
+    std::memcpy(scale.data() + j0, tail, sizeof(float) * valid);
+    std::memcpy(zero.data() + j0, tail + sizeof(float) * kPackCols, sizeof(int32_t) * valid);
+  }
+  const float* s = scale.data();
+  const int32_t* z = zero.data();
+  for (int i = 0; i < m; ++i) {  // finish() of each output, written out per case so it vectorises
+    const float* di = d + static_cast<int64_t>(i) * ldd;
+    float* yi = y + static_cast<int64_t>(i) * ldy;
+    const float ti = t[i];
+    if (bias) {
+      for (int c = 0; c < n; ++c)
+        yi[c] = std::fma(static_cast<float>(std::bit_cast<int32_t>(di[c]) - z[c]), ti * s[c], bias[c]);
+    } else if (beta != 0.0f) {
+      for (int c = 0; c < n; ++c)
+        yi[c] = std::fma(yi[c], beta, static_cast<float>(std::bit_cast<int32_t>(di[c]) - z[c]) * (ti * s[c]));
+    } else {
+      for (int c = 0; c < n; ++c) yi[c] = static_cast<float>(std::bit_cast<int32_t>(di[c]) - z[c]) * (ti * s[c]);
     }
   }
 }
