@@ -81,11 +81,20 @@ void finish_rows(int m, int n, int kq, const float* d, int ldd, const float* t, 
   }
   const float* s = scale.data();
   const int32_t* z = zero.data();
-  for (int i = 0; i < m; ++i) {  // finish() of each output, written out per case so it vectorises
+  // finish() of each output, written out per case so it vectorises; where the sums sit in y itself
+  // (d == y) the loop reads and writes through y alone, which g++ vectorises without an aliasing
+  // check (a check on d against y fails in place and runs the scalar loop).
+  const bool in_place = d == y && ldd == ldy;
+  for (int i = 0; i < m; ++i) {
     const float* di = d + static_cast<int64_t>(i) * ldd;
     float* yi = y + static_cast<int64_t>(i) * ldy;
     const float ti = t[i];
-    if (bias) {
+    if (in_place && bias) {
+      for (int c = 0; c < n; ++c)
+        yi[c] = std::fma(static_cast<float>(std::bit_cast<int32_t>(yi[c]) - z[c]), ti * s[c], bias[c]);
+    } else if (in_place && beta == 0.0f) {
+      for (int c = 0; c < n; ++c) yi[c] = static_cast<float>(std::bit_cast<int32_t>(yi[c]) - z[c]) * (ti * s[c]);
+    } else if (bias) {
       for (int c = 0; c < n; ++c)
         yi[c] = std::fma(static_cast<float>(std::bit_cast<int32_t>(di[c]) - z[c]), ti * s[c], bias[c]);
     } else if (beta != 0.0f) {
