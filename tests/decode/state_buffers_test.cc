@@ -43,5 +43,34 @@ TEST(Gather, EveryOrderIntoAnotherBufferAndInPlace) {
   EXPECT_EQ(untouched, (std::vector<float>{1.0f, 2.0f})) << "an empty input leaves the output as it is";
 }
 
+// A buffer given back is the storage the next reserve_buffer of a size it holds takes (no fresh
+// block); the thread keeps at most kSpareBuffers, the largest; a gather that reorders a buffer in
+// place through a second one leaves its old storage as a spare.
+TEST(SpareBuffers, GivenStorageIsReusedAndTheLargestAreKept) {
+  detail::spare_buffers().clear();
+  std::vector<float> big(1000, 1.0f);
+  const float* storage = big.data();
+  give_buffer(big);
+  EXPECT_TRUE(big.empty());
+  std::vector<float> want;
+  reserve_buffer(want, 800);
+  EXPECT_EQ(want.data(), storage) << "the spare that holds 800 floats";
+  EXPECT_TRUE(detail::spare_buffers().empty());
+  for (size_t i = 1; i <= kSpareBuffers + 3; ++i) {
+    std::vector<float> v(i * 10);
+    give_buffer(v);
+  }
+  ASSERT_EQ(detail::spare_buffers().size(), kSpareBuffers);
+  for (const auto& v : detail::spare_buffers()) EXPECT_GT(v.capacity(), 30u) << "the three smallest went";
+  detail::spare_buffers().clear();
+  std::vector<float> in = rows_of(4, 2);
+  const float* before = in.data();
+  gather(in, in, std::vector<int32_t>{3, 2, 1, 0}, 2);
+  EXPECT_EQ(in, expected(rows_of(4, 2), {3, 2, 1, 0}, 2));
+  ASSERT_EQ(detail::spare_buffers().size(), 1u);
+  EXPECT_EQ(detail::spare_buffers()[0].data(), before);
+  detail::spare_buffers().clear();
+}
+
 }  // namespace
 }  // namespace engram::decode

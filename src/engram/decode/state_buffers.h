@@ -4,43 +4,105 @@
 // row when beams are reordered. Header-only; used by every StepModel.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "engram/core/graph.h"
 
 namespace engram::decode {
 
-// v's values as a new buffer.
-inline std::vector<float> copy_of(core::Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
+// This thread's spare buffers: the storage of a finished batch's large state buffers, which the
+// next batch decoded on the thread reuses. A large new block is fresh memory from the kernel, each
+// page of it faulted in and zeroed on first touch; a beam's expanded encoder memory is tens of MB.
+// At most kSpareBuffers are kept (the largest); what they hold stays allocated to the thread.
+inline constexpr size_t kSpareBuffers = 8;
+namespace detail {
+inline std::vector<std::vector<float>>& spare_buffers() {
+  thread_local std::vector<std::vector<float>> spares;
+  return spares;
+}
+}  // namespace detail
 
-// Overwrites `dst` with v's values, reusing its storage.
-inline void store(std::vector<float>& dst, core::Var v) { dst.assign(v.data(), v.data() + v.numel()); }
+// Gives v's storage to this thread's spares (v is left empty); past kSpareBuffers the smallest goes.
+inline void give_buffer(std::vector<float>& v) {
+  if (v.capacity() == 0) return;
+  std::vector<std::vector<float>>& spares = detail::spare_buffers();
+  v.clear();
+  spares.push_back(std::move(v));
+  v = {};
+  if (spares.size() > kSpareBuffers) {
+    auto smallest = std::min_element(spares.begin(), spares.end(),
+                                     [](const auto& a, const auto& b) { return a.capacity() < b.capacity(); });
+    spares.erase(smallest);
+  }
+}
+
+// Makes room for n elements in v: a spare of this thread's that holds n takes v's place (v's own
+// storage becomes a spare), else v grows. v's contents are not kept.
+inline void reserve_buffer(std::vector<float>& v, size_t n) {
+  if (v.capacity() >= n) return;
+  std::vector<std::vector<float>>& spares = detail::spare_buffers();
+  auto fit = spares.end();  // the smallest spare that holds n
+  for (auto it = spares.begin(); it != spares.end(); ++it)
+    if (it->capacity() >= n && (fit == spares.end() || it->capacity() < fit->capacity())) fit = it;
+  if (fit == spares.end()) {
+    v.clear();
+    v.reserve(n);
+    return;
+  }
+  std::vector<float> mine = std::move(*fit);
+  spares.erase(fit);
+  give_buffer(v);
+  v = std::move(mine);
+}
+template <class T>
+void reserve_buffer(std::vector<T>& v, size_t n) {  // other element types: no spares
+  v.reserve(n);
+}
+
+// Overwrites `dst` with v's values, reusing its storage (or a spare's).
+inline void store(std::vector<float>& dst, core::Var v) {
+  reserve_buffer(dst, static_cast<size_t>(v.numel()));
+  dst.assign(v.data(), v.data() + v.numel());
+}
+
+// v's values as a new buffer (a spare's storage where one fits).
+inline std::vector<float> copy_of(core::Var v) {
+  std::vector<float> out;
+  store(out, v);
+  return out;
+}
 
 // out row i = in row rows[i], rows of `width` elements (in and out may be the same buffer); an
 // empty `in` leaves `out` as it is. Rows are copied straight into `out` when it is another buffer,
 // or when it is `in` and `rows` rises strictly (dropping finished rows: rows[i] >= i, so each row
-// is read before anything overwrites it); any other reordering of one buffer goes through a copy.
+// is read before anything overwrites it); any other reordering of one buffer goes through a
+// second buffer (a spare's storage where one fits). Nothing is zero-filled first.
 template <class T>
 void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width) {
   if (in.empty()) return;
-  const size_t bytes = sizeof(T) * static_cast<size_t>(width);
+  const size_t bytes = sizeof(T) * static_cast<size_t>(width), n = rows.size() * static_cast<size_t>(width);
   const bool same = &in == &out;
   bool rising = true;
   for (size_t i = 1; i < rows.size() && rising; ++i) rising = rows[i] > rows[i - 1];
-  if (same && !rising) {
-    std::vector<T> next(rows.size() * width);
-    for (size_t i = 0; i < rows.size(); ++i) std::memcpy(next.data() + i * width, in.data() + rows[i] * width, bytes);
-    out.swap(next);
+  if (same && rising) {
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (static_cast<size_t>(rows[i]) != i) std::memmove(out.data() + i * width, in.data() + rows[i] * width, bytes);
+    out.resize(n);
     return;
   }
-  if (!same) out.resize(rows.size() * width);
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (!same || static_cast<size_t>(rows[i]) != i)
-      std::memmove(out.data() + i * width, in.data() + rows[i] * width, bytes);
-  if (same) out.resize(rows.size() * width);
+  std::vector<T> next;
+  std::vector<T>& to = same ? next : out;
+  to.clear();
+  reserve_buffer(to, n);
+  for (int32_t r : rows) to.insert(to.end(), in.begin() + r * width, in.begin() + (r + 1) * width);
+  if (!same) return;
+  out.swap(next);
+  if constexpr (std::is_same_v<T, float>) give_buffer(next);
 }
 
 // The buffer as a graph input of `shape` (no copy; valid while the buffer is unchanged).

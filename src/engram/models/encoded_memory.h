@@ -11,6 +11,14 @@
 namespace engram::models {
 
 struct EncodedMemory {
+  EncodedMemory() = default;
+  EncodedMemory(const EncodedMemory&) = delete;
+  EncodedMemory& operator=(const EncodedMemory&) = delete;
+  // The large buffers go to this thread's spares (decode::give_buffer) for the next batch.
+  ~EncodedMemory() {
+    for (std::vector<float>* v : {&values, &keys, &values0, &keys0}) decode::give_buffer(*v);
+  }
+
   int src_len = 0, width = 0, key_dim = 0;   // S, C, K (0: the keys are the values)
   std::vector<int32_t> rows;                 // [N] the source each row reads
   std::vector<float> values, keys, mask;     // [N, S, C], [N, S, K], [N, S] of the current rows
@@ -22,8 +30,13 @@ struct EncodedMemory {
     if (!m) return;
     src_len = m->values.shape()[1];
     width = m->values.shape()[2];
-    values = values0 = decode::copy_of(m->values);
-    if (m->keys.id != m->values.id) keys = keys0 = decode::copy_of(m->keys), key_dim = m->keys.shape()[2];
+    decode::store(values0, m->values);
+    decode::store(values, m->values);
+    if (m->keys.id != m->values.id) {
+      decode::store(keys0, m->keys);
+      decode::store(keys, m->keys);
+      key_dim = m->keys.shape()[2];
+    }
     mask = mask0 = std::vector<float>(m->mask, m->mask + int64_t{batch} * src_len);
   }
   // The current rows' memory as graph inputs (valid while the buffers are unchanged).
