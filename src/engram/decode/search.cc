@@ -4,6 +4,7 @@
 #include "engram/decode/search.h"
 
 #include <algorithm>
+#include <bit>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -287,6 +288,19 @@ void top_k(const float* lp, int v, int k, std::vector<int32_t>& best) {
   };
   int32_t i = 0;
   for (; i < v && static_cast<int>(best.size()) < k; ++i) consider(i);
+#if defined(__AVX512F__)
+  // 64 classes at a time: skipped when none beats the k-th best; else only the classes that beat
+  // it are considered, in order (a class that does not beat the k-th best now cannot after an
+  // insertion, which only raises it).
+  for (; i + 64 <= v; i += 64) {
+    const __m512 kth = _mm512_set1_ps(lp[best.back()]);
+    __mmask16 beats[4];
+    for (int q = 0; q < 4; ++q) beats[q] = _mm512_cmp_ps_mask(_mm512_loadu_ps(lp + i + 16 * q), kth, _CMP_GT_OQ);
+    if (!(beats[0] | beats[1] | beats[2] | beats[3])) continue;
+    for (int q = 0; q < 4; ++q)
+      for (uint32_t bits = beats[q]; bits != 0; bits &= bits - 1) consider(i + 16 * q + std::countr_zero(bits));
+  }
+#endif
   constexpr int kBlock = 16;
   for (; i + kBlock <= v; i += kBlock) {
     const float kth = lp[best.back()];
