@@ -21,7 +21,9 @@ struct EncodedMemory {
 
   int src_len = 0, width = 0, key_dim = 0;   // S, C, K (0: the keys are the values)
   std::vector<int32_t> rows;                 // [N] the source each row reads
-  std::vector<float> values, keys, mask;     // [N, S, C], [N, S, K], [N, S] of the current rows
+  // [N, S, C], [N, S, K], [N, S] of the current rows; empty until the first re-gather, while
+  // row b is source b and the encoded batch below serves as the rows' memory.
+  std::vector<float> values, keys, mask;
   std::vector<float> values0, keys0, mask0;  // the encoded batch
 
   // Row b reads source b of `batch`; `m` (null: no memory, only the rows) is copied out of its graph.
@@ -31,19 +33,18 @@ struct EncodedMemory {
     src_len = m->values.shape()[1];
     width = m->values.shape()[2];
     decode::store(values0, m->values);
-    decode::store(values, m->values);
-    if (m->keys.id != m->values.id) {
-      decode::store(keys0, m->keys);
-      decode::store(keys, m->keys);
-      key_dim = m->keys.shape()[2];
-    }
-    mask = mask0 = std::vector<float>(m->mask, m->mask + int64_t{batch} * src_len);
+    if (m->keys.id != m->values.id) decode::store(keys0, m->keys), key_dim = m->keys.shape()[2];
+    mask0.assign(m->mask, m->mask + int64_t{batch} * src_len);
   }
+  // The current rows' mask [N, S] (valid while the buffers are unchanged).
+  const float* mask_rows() const { return (values.empty() ? mask0 : mask).data(); }
   // The current rows' memory as graph inputs (valid while the buffers are unchanged).
   nn::AttentionMemory view(core::Graph& g) {
     const int n = static_cast<int>(rows.size());
-    nn::AttentionMemory m{decode::view(g, values, {n, src_len, width}), {}, mask.data(), n, src_len};
-    m.keys = key_dim ? decode::view(g, keys, {n, src_len, key_dim}) : m.values;
+    const bool batch = values.empty();  // no re-gather yet: the encoded batch
+    nn::AttentionMemory m{decode::view(g, batch ? values0 : values, {n, src_len, width}), {},
+                          mask_rows(), n, src_len};
+    m.keys = key_dim ? decode::view(g, batch ? keys0 : keys, {n, src_len, key_dim}) : m.values;
     return m;
   }
   // New row i = old row next[i]. True when the rows' sources changed and the memory was
@@ -53,7 +54,9 @@ struct EncodedMemory {
     for (size_t i = 0; i < next.size(); ++i) sources[i] = rows[next[i]];
     if (sources == rows) return false;  // beams reordered within their sources: memory unchanged
     rows.swap(sources);
-    bool rising = true;  // rows dropped, the others in order: compact the current rows in place
+    // Rows dropped, the others in order: the current rows are compacted in place; the first
+    // re-gather, and any other order, copies each row's source from the encoded batch.
+    bool rising = !values.empty();
     for (size_t i = 1; i < next.size() && rising; ++i) rising = next[i] > next[i - 1];
     if (rising) {
       decode::gather(values, values, next, int64_t{src_len} * width);

@@ -91,7 +91,7 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
   core::Tensor lp;  // [N, V + X] with copy, [N, V] without
   if (const nn::CopyOutput* copy = model_.copy()) {
     Var gate = copy->gate_logit(g, o.context, o.top, emb);  // [N]
-    lp = copy->distribution(g, nn::CopyStep{logits, o.scores, gate, nn::CopySource{st.ids, st.extra, st.mem.mask.data()}})
+    lp = copy->distribution(g, nn::CopyStep{logits, o.scores, gate, nn::CopySource{st.ids, st.extra, st.mem.mask_rows()}})
              .log_probs;
   } else {
     lp = core::log_softmax(logits).value();
