@@ -175,7 +175,10 @@ TEST(BatchedRunner, ChunksInLengthOrderAndRestoresTheCallersOrder) {
     ASSERT_EQ(out.size(), sources.size());
     for (size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(out[i].at(0).ids, alone[i]) << "batch " << batch << " input " << i;
     if (batch == 2) {
-      EXPECT_EQ(chunks, (std::vector<std::vector<size_t>>{{1, 3}, {4, 0}, {2}})) << "length order, stable";
+      EXPECT_EQ(chunks, (std::vector<std::vector<size_t>>{{2}, {4, 0}, {1, 3}})) << "length order, stable, run longest first";
+    }
+    if (batch == 1) {
+      EXPECT_EQ(chunks, (std::vector<std::vector<size_t>>{{0}, {1}, {2}, {3}, {4}})) << "unsorted: input order";
     }
   }
 }
@@ -198,6 +201,14 @@ TEST(BatchedRunner, EachChunkSamplesWithItsOwnSeed) {
   std::set<std::vector<int32_t>> distinct;
   for (const auto& h : out) distinct.insert(h.at(0).ids);
   EXPECT_GE(distinct.size(), 4u) << "the chunks drew alike";
+  // Sorted chunks run longest first, but each keeps its seed: the first chunk in length order
+  // (inputs 0 and 1, equal lengths keep their order) draws as search() does with the options' seed.
+  const auto two = run_batched(g, model, lengths, 2, so, [&](std::span<const size_t> chunk) {
+    return SourceBatch::from_ids({sources[chunk[0]], sources[chunk[1]]});
+  });
+  const auto first = search(g, model, SourceBatch::from_ids({sources[0], sources[1]}), so);
+  EXPECT_EQ(two[0].at(0).ids, first[0][0].ids);
+  EXPECT_EQ(two[1].at(0).ids, first[1][0].ids);
 }
 
 }  // namespace

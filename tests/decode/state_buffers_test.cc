@@ -44,7 +44,7 @@ TEST(Gather, EveryOrderIntoAnotherBufferAndInPlace) {
 }
 
 // A buffer given back is the storage the next reserve_buffer of a size it holds takes (no fresh
-// block); the thread keeps at most kSpareBuffers, the largest; a gather that reorders a buffer in
+// block); the thread keeps at most kSpareBuffers, the largest; a gather with spares that reorders a buffer in
 // place through a second one leaves its old storage as a spare.
 TEST(SpareBuffers, GivenStorageIsReusedAndTheLargestAreKept) {
   detail::spare_buffers().clear();
@@ -65,7 +65,7 @@ TEST(SpareBuffers, GivenStorageIsReusedAndTheLargestAreKept) {
   detail::spare_buffers().clear();
   std::vector<float> in = rows_of(4, 2);
   const float* before = in.data();
-  gather(in, in, std::vector<int32_t>{3, 2, 1, 0}, 2);
+  gather(in, in, std::vector<int32_t>{3, 2, 1, 0}, 2, true);
   EXPECT_EQ(in, expected(rows_of(4, 2), {3, 2, 1, 0}, 2));
   ASSERT_EQ(detail::spare_buffers().size(), 1u);
   EXPECT_EQ(detail::spare_buffers()[0].data(), before);

@@ -64,26 +64,25 @@ void reserve_buffer(std::vector<T>& v, size_t n) {  // other element types: no s
   v.reserve(n);
 }
 
-// Overwrites `dst` with v's values, reusing its storage (or a spare's).
-inline void store(std::vector<float>& dst, core::Var v) {
-  reserve_buffer(dst, static_cast<size_t>(v.numel()));
+// Overwrites `dst` with v's values, reusing its storage; with `spares`, a spare's storage where
+// dst's own is too small (for a buffer that goes back by give_buffer when its state ends).
+inline void store(std::vector<float>& dst, core::Var v, bool spares = false) {
+  if (spares) reserve_buffer(dst, static_cast<size_t>(v.numel()));
   dst.assign(v.data(), v.data() + v.numel());
 }
 
-// v's values as a new buffer (a spare's storage where one fits).
-inline std::vector<float> copy_of(core::Var v) {
-  std::vector<float> out;
-  store(out, v);
-  return out;
-}
+// v's values as a new buffer.
+inline std::vector<float> copy_of(core::Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
 
 // out row i = in row rows[i], rows of `width` elements (in and out may be the same buffer); an
 // empty `in` leaves `out` as it is. Rows are copied straight into `out` when it is another buffer,
 // or when it is `in` and `rows` rises strictly (dropping finished rows: rows[i] >= i, so each row
 // is read before anything overwrites it); any other reordering of one buffer goes through a
-// second buffer (a spare's storage where one fits). Nothing is zero-filled first.
+// second buffer. Nothing is zero-filled first. With `spares` (float buffers that go back by
+// give_buffer when their state ends), storage comes from and returns to this thread's spares.
 template <class T>
-void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width) {
+void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width,
+            bool spares = false) {
   if (in.empty()) return;
   const size_t bytes = sizeof(T) * static_cast<size_t>(width), n = rows.size() * static_cast<size_t>(width);
   const bool same = &in == &out;
@@ -98,11 +97,13 @@ void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32
   std::vector<T> next;
   std::vector<T>& to = same ? next : out;
   to.clear();
-  reserve_buffer(to, n);
+  if (spares) reserve_buffer(to, n);
+  else to.reserve(n);
   for (int32_t r : rows) to.insert(to.end(), in.begin() + r * width, in.begin() + (r + 1) * width);
   if (!same) return;
   out.swap(next);
-  if constexpr (std::is_same_v<T, float>) give_buffer(next);
+  if constexpr (std::is_same_v<T, float>)
+    if (spares) give_buffer(next);
 }
 
 // The buffer as a graph input of `shape` (no copy; valid while the buffer is unchanged).

@@ -32,8 +32,8 @@ struct EncodedMemory {
     if (!m) return;
     src_len = m->values.shape()[1];
     width = m->values.shape()[2];
-    decode::store(values0, m->values);
-    if (m->keys.id != m->values.id) decode::store(keys0, m->keys), key_dim = m->keys.shape()[2];
+    decode::store(values0, m->values, true);
+    if (m->keys.id != m->values.id) decode::store(keys0, m->keys, true), key_dim = m->keys.shape()[2];
     mask0.assign(m->mask, m->mask + int64_t{batch} * src_len);
   }
   // The current rows' mask [N, S] (valid while the buffers are unchanged).
@@ -59,12 +59,12 @@ struct EncodedMemory {
     bool rising = !values.empty();
     for (size_t i = 1; i < next.size() && rising; ++i) rising = next[i] > next[i - 1];
     if (rising) {
-      decode::gather(values, values, next, int64_t{src_len} * width);
-      decode::gather(keys, keys, next, int64_t{src_len} * key_dim);
+      decode::gather(values, values, next, int64_t{src_len} * width, true);
+      decode::gather(keys, keys, next, int64_t{src_len} * key_dim, true);
       decode::gather(mask, mask, next, src_len);
     } else {
-      decode::gather(values0, values, rows, int64_t{src_len} * width);
-      decode::gather(keys0, keys, rows, int64_t{src_len} * key_dim);
+      decode::gather(values0, values, rows, int64_t{src_len} * width, true);
+      decode::gather(keys0, keys, rows, int64_t{src_len} * key_dim, true);
       decode::gather(mask0, mask, rows, src_len);
     }
     return true;
