@@ -184,8 +184,8 @@ TEST(ServeSignal, HealthIs503StoppingRightAfterSigtermAndTheDrainIsBounded) {
   ASSERT_TRUE(slow.send("POST /v1/pointer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"));
   // The server must have taken the request into its handler before the signal, or nothing is in
   // flight and the drain ends at once (no /health to answer): time enough for a sanitizer build
-  // on a loaded machine.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // on a loaded machine (under TSan, with another test beside it, 1 s was not always enough).
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
   const Clock::time_point signalled = Clock::now();
   ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
   httplib::Client c("127.0.0.1", port);
