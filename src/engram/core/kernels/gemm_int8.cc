@@ -63,10 +63,13 @@ int64_t blocks_size(int n, int k) {  // the kernel blocks' bytes, before oneDNN'
 }
 
 // y [m, n] from oneDNN's integer sums of the same rows, held as int32 bit patterns in float
-// storage `d` (row stride ldd; d may be y itself, each output read before it is written): each
-// block's scales and zero points, then finish() as the kernels do.
+// storage: in y itself when beta == 0 (each output read before it is written, + bias where given),
+// else in `d` (row stride ldd, another buffer) and added to beta · y. Each block's scales and zero
+// points, then finish() as the kernels do.
 void finish_rows(int m, int n, int kq, const float* d, int ldd, const float* t, const int8_t* packed, float beta,
                  float* y, int ldy, const float* bias) {
+  ENGRAM_CHECK((beta == 0.0f) == (d == y && ldd == ldy) && (!bias || beta == 0.0f),
+               "finish_rows: the sums sit in y exactly when beta is 0 (bias only then)");
   // Every block's scales and zero points side by side first [N], so that each row is one long
   // loop over its N outputs (read and written in order).
   thread_local std::vector<float> scale;
@@ -81,27 +84,21 @@ void finish_rows(int m, int n, int kq, const float* d, int ldd, const float* t, 
   }
   const float* s = scale.data();
   const int32_t* z = zero.data();
-  // finish() of each output, written out per case so it vectorises; where the sums sit in y itself
-  // (d == y) the loop reads and writes through y alone, which g++ vectorises without an aliasing
-  // check (a check on d against y fails in place and runs the scalar loop).
-  const bool in_place = d == y && ldd == ldy;
+  // finish() of each output, written out per case so it vectorises. In place the loop reads and
+  // writes through y alone: g++'s aliasing check of a second pointer d against y fails when they
+  // are equal, and its scalar loop runs.
   for (int i = 0; i < m; ++i) {
-    const float* di = d + static_cast<int64_t>(i) * ldd;
     float* yi = y + static_cast<int64_t>(i) * ldy;
     const float ti = t[i];
-    if (in_place && bias) {
-      for (int c = 0; c < n; ++c)
-        yi[c] = std::fma(static_cast<float>(std::bit_cast<int32_t>(yi[c]) - z[c]), ti * s[c], bias[c]);
-    } else if (in_place && beta == 0.0f) {
-      for (int c = 0; c < n; ++c) yi[c] = static_cast<float>(std::bit_cast<int32_t>(yi[c]) - z[c]) * (ti * s[c]);
-    } else if (bias) {
-      for (int c = 0; c < n; ++c)
-        yi[c] = std::fma(static_cast<float>(std::bit_cast<int32_t>(di[c]) - z[c]), ti * s[c], bias[c]);
-    } else if (beta != 0.0f) {
+    if (beta != 0.0f) {
+      const float* di = d + static_cast<int64_t>(i) * ldd;
       for (int c = 0; c < n; ++c)
         yi[c] = std::fma(yi[c], beta, static_cast<float>(std::bit_cast<int32_t>(di[c]) - z[c]) * (ti * s[c]));
+    } else if (bias) {
+      for (int c = 0; c < n; ++c)
+        yi[c] = std::fma(static_cast<float>(std::bit_cast<int32_t>(yi[c]) - z[c]), ti * s[c], bias[c]);
     } else {
-      for (int c = 0; c < n; ++c) yi[c] = static_cast<float>(std::bit_cast<int32_t>(di[c]) - z[c]) * (ti * s[c]);
+      for (int c = 0; c < n; ++c) yi[c] = static_cast<float>(std::bit_cast<int32_t>(yi[c]) - z[c]) * (ti * s[c]);
     }
   }
 }
