@@ -1,7 +1,8 @@
 // The batched runner under every decoding family: inputs decoded in chunks of `batch` sorted by
 // length (a chunk is padded to its longest source, so similar lengths waste little), run longest
-// first (later, smaller chunks reuse the first one's state storage), each chunk one search (greedy, beam: search.h) over one StepModel (a model or an EnsembleStepModel), the
-// results put back in the callers' order.
+// first (later, smaller chunks reuse the first one's state storage), each chunk one search
+// (greedy, beam: search.h) over one StepModel (a model or an EnsembleStepModel), the results put
+// back in the callers' order.
 // Dims: I inputs, C inputs of a chunk.
 #pragma once
 
