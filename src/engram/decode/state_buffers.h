@@ -59,10 +59,6 @@ inline void reserve_buffer(std::vector<float>& v, size_t n) {
   give_buffer(v);
   v = std::move(mine);
 }
-template <class T>
-void reserve_buffer(std::vector<T>& v, size_t n) {  // other element types: no spares
-  v.reserve(n);
-}
 
 // Overwrites `dst` with v's values, reusing its storage; with `spares`, a spare's storage where
 // dst's own is too small (for a buffer that goes back by give_buffer when its state ends).
@@ -96,14 +92,18 @@ void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32
   }
   std::vector<T> next;
   std::vector<T>& to = same ? next : out;
+  constexpr bool kFloat = std::is_same_v<T, float>;  // spares hold float buffers only
   to.clear();
-  if (spares) reserve_buffer(to, n);
-  else to.reserve(n);
+  if constexpr (kFloat) {
+    if (spares) reserve_buffer(to, n);
+  }
+  to.reserve(n);
   for (int32_t r : rows) to.insert(to.end(), in.begin() + r * width, in.begin() + (r + 1) * width);
   if (!same) return;
   out.swap(next);
-  if constexpr (std::is_same_v<T, float>)
+  if constexpr (kFloat) {
     if (spares) give_buffer(next);
+  }
 }
 
 // The buffer as a graph input of `shape` (no copy; valid while the buffer is unchanged).
