@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -14,10 +15,13 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engram/cli/commands.h"
 #include "engram/core/error.h"
 #include "engram/core/printable.h"
+#include "engram/io/checkpoint.h"
+#include "engram/models/registry.h"
 
 namespace engram::cli {
 
@@ -67,6 +71,50 @@ bool stdout_ok() {
   return false;
 }
 
+// `engram eval -m DIR ...` and `engram show -m DIR ...` run the verb of DIR's family with the same
+// arguments: its evaluation (a metrics table) and its picture of one input (SVG).
+struct FamilyVerbs {
+  const char* family;
+  std::vector<std::string> eval, show;
+};
+const std::vector<FamilyVerbs>& family_verbs() {
+  static const std::vector<FamilyVerbs> table = {
+      {"seq2seq", {"seq2seq", "eval"}, {"attention"}},
+      {"memn2n", {"babi", "eval"}, {"babi", "explain"}},
+      {"ntm", {"ntm", "eval"}, {"ntm", "show"}},
+      {"tree", {"sentiment", "eval"}, {"sentiment", "show"}},
+      {"pointer", {"pointer", "eval"}, {"pointer", "show"}},
+      {"speech", {"speech", "eval"}, {"speech", "show"}},
+      {"pointer_generator", {"pointer-generator", "eval"}, {"pointer-generator", "show"}},
+  };
+  return table;
+}
+
+// argv with `eval` / `show` replaced by the verb of the -m model's family, where argv[1] is one of
+// them and a -m / --model is given; else argv as it is.
+std::vector<std::string> with_family_verb(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (argc < 2 || (args[1] != "eval" && args[1] != "show")) return args;
+  std::string dir;
+  for (size_t i = 2; i < args.size() && dir.empty(); ++i) {
+    const std::string& a = args[i];
+    if ((a == "-m" || a == "--model") && i + 1 < args.size()) dir = args[i + 1];
+    else if (a.starts_with("--model=")) dir = a.substr(8);
+    else if (a.starts_with("-m") && a.size() > 2 && a[2] != '-') dir = a.substr(2);
+  }
+  if (dir.empty()) return args;
+  const std::string family = io::read_checkpoint_info(models::resolve_model_dir(dir)).model_name;
+  for (const FamilyVerbs& f : family_verbs()) {
+    if (family != f.family) continue;
+    const std::vector<std::string>& verb = args[1] == "eval" ? f.eval : f.show;
+    args.erase(args.begin() + 1);
+    args.insert(args.begin() + 1, verb.begin(), verb.end());
+    return args;
+  }
+  throw Error(fmt::format("engram {} -m: {} holds a '{}' model, a family without {} verb", args[1], dir, family,
+                          args[1] == "eval" ? "an eval" : "a show"));
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -77,7 +125,11 @@ int run(int argc, char** argv) {
   register_commands(app);
   check_integer_options(&app);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = with_family_verb(argc, argv);
+    app.name(args.at(0));
+    args.erase(args.begin());
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {  // help and version go to standard output: checked too
     const int rc = app.exit(e);
     return stdout_ok() ? rc : 1;

@@ -23,6 +23,9 @@ void register_eval(CLI::App& app) {
   cmd->add_option("hyp", a->hyp, "hypotheses, one segment per line ('-' = stdin)")->required();
   cmd->add_option("refs", a->refs, "reference file(s), one segment per line, aligned with HYP")
       ->required();
+  cmd->footer("engram eval -m DIR [FLAGS]: any model's evaluation on its data, the eval verb of its family "
+              "(engram seq2seq eval, babi eval, ntm eval, sentiment eval, pointer eval, speech eval, "
+              "pointer-generator eval) with the same flags.");
   cmd->add_flag("--json", a->json, "print sacreBLEU's JSON instead of its text line");
   cmd->add_flag("-b,--score-only", a->score_only, "print only the score");
   cmd->add_option("-w,--width", a->width, "decimals of the printed score")

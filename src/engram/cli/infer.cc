@@ -55,6 +55,13 @@ void register_infer(CLI::App& app) {
               "--ensemble and --precision bf16 are refused by families that do not have them.");
   run->callback([ra] { run_lines(*ra); });
 
+  // `engram show -m DIR ...` becomes the show verb of DIR's family before parsing (cli.cc); this
+  // command is what is left without -m: its help, and the error of a missing -m.
+  auto* show = app.add_subcommand("show", "any model: the SVG of one input, the show verb of its family (-m DIR ...)");
+  show->add_option("-m,--model", ra->dir, "model directory (or a run directory: its best/, else last/)")->required();
+  show->footer("engram show -m DIR [ARGS]: engram attention (seq2seq), babi explain, ntm show, sentiment show, "
+               "pointer show, speech show or pointer-generator show, with the same arguments.");
+
   auto aa = std::make_shared<AverageArgs>();
   auto* avg = app.add_subcommand(
       "average", "write the element-wise mean of several checkpoints of one model (same family and config)");
