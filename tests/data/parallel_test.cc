@@ -106,6 +106,13 @@ TEST(Parallel, StripFinalPunctuation) {
   }
 }
 
+TEST(Parallel, EndsInCjk) {
+  for (const char* t : {"我来。", "我来", "你呢？ ", "東京", "\xF0\xA0\x80\x80" /* U+20000, CJK Extension B */})
+    EXPECT_TRUE(ends_in_cjk(t)) << t;
+  for (const char* t : {"I come.", "", "   ", "café", "\xE2\x80\xA6" /* … U+2026 */, "我来 a", "\xE5\xA5" /* cut */})
+    EXPECT_FALSE(ends_in_cjk(t)) << t;
+}
+
 // shared/data/tatoeba-zh-en/README.md: 26,388 lines, exactly 3 fields, first two non-empty;
 // line 1000 is "We need to go.<TAB>我们必须走了。".
 TEST_F(CorpusTest, TatoebaChineseEnglish) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -242,6 +243,53 @@ TEST(Seq2SeqTask, UnpunctuatedShareStripsTrainingPairsOnly) {
     FAIL() << "unpunctuated_share 1.5 was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "seq2seq data: unpunctuated_share 1.5 must be in [0, 1]");
+  }
+}
+
+// concat_share: that share of the training pairs, each joined to another (Chinese sources without
+// a space, English targets with one), made once: every epoch holds the same joined pairs after
+// the training pairs, and the run's epochs keep one batch count.
+TEST(Seq2SeqTask, ConcatShareJoinsTrainingPairsOnceForEveryEpoch) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  c.data.dictionary.clear();
+  c.data.max_tokens = 64;
+  c.data.concat_share = 0.5;
+  Seq2SeqTask task(c, nullptr);
+  const size_t n = static_cast<size_t>(task.main_examples());
+  ASSERT_EQ(n, 16u);
+  std::set<std::string> train;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& e = task.epoch_examples()[i];
+    train.insert(task.src_codec().decode(e.src) + "|" + task.tgt_codec().decode(e.tgt));
+  }
+  std::vector<std::string> first;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    task.begin_epoch(epoch, 1);  // throws if an epoch had another number of batches
+    const auto& ex = task.epoch_examples();
+    ASSERT_EQ(ex.size(), n + 8);
+    std::vector<std::string> joined;
+    for (size_t i = n; i < ex.size(); ++i) {
+      const std::string src = task.src_codec().decode(ex[i].src), tgt = task.tgt_codec().decode(ex[i].tgt);
+      // Two training pairs: "我来。你来。" / "I come. You come.", split at the first 。 and ". ".
+      const size_t s = src.find("。") + 3, t = tgt.find(". ") + 1;
+      ASSERT_LT(s, src.size()) << src;
+      ASSERT_NE(t, std::string::npos + 1) << tgt;
+      EXPECT_EQ(train.count(src.substr(0, s) + "|" + tgt.substr(0, t)), 1u) << src << " / " << tgt;
+      EXPECT_EQ(train.count(src.substr(s) + "|" + tgt.substr(t + 1)), 1u) << src << " / " << tgt;
+      joined.push_back(src + "|" + tgt);
+    }
+    std::sort(joined.begin(), joined.end());
+    if (epoch == 0) first = joined;
+    EXPECT_EQ(joined, first) << "epoch " << epoch;
+  }
+  c.data.concat_share = -0.1;
+  c.train.run_dir = dir / "bad";
+  try {
+    Seq2SeqTask bad(c, nullptr);
+    FAIL() << "concat_share -0.1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "seq2seq data: concat_share -0.1 must be in [0, 1]");
   }
 }
 

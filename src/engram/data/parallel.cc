@@ -75,6 +75,19 @@ bool strip_final_punctuation(std::string* text) {
   return true;
 }
 
+bool ends_in_cjk(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  size_t start = text.size();  // the last code point's lead byte
+  while (start > 0 && (static_cast<unsigned char>(text[start - 1]) & 0xC0) == 0x80) --start;
+  if (start == 0) return false;
+  const auto lead = static_cast<unsigned char>(text[--start]);
+  const size_t len = text.size() - start;
+  if (lead < 0xE0 || (lead < 0xF0 && len != 3) || (lead >= 0xF0 && len != 4)) return false;  // below U+0800, or malformed
+  uint32_t cp = lead >= 0xF0 ? lead & 0x07u : lead & 0x0Fu;
+  for (size_t i = start + 1; i < text.size(); ++i) cp = (cp << 6) | (static_cast<unsigned char>(text[i]) & 0x3Fu);
+  return cp >= 0x2E80;
+}
+
 int64_t text_length(const std::string& text, LengthUnit unit) {
   if (unit == LengthUnit::kChars) return utf8_length(text);
   return static_cast<int64_t>(split_whitespace(text).size());

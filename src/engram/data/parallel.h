@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace engram::data {
@@ -57,5 +58,8 @@ int64_t text_length(const std::string& text, LengthUnit unit);
 // 。！？ and …, with the spaces around it. Returns whether anything was removed; text that is
 // nothing but punctuation is left as it is.
 bool strip_final_punctuation(std::string* text);
+// Whether UTF-8 `text` ends in a CJK character or punctuation mark (code point U+2E80 and up,
+// after trailing spaces): a language written without spaces between words and sentences.
+bool ends_in_cjk(std::string_view text);
 
 }  // namespace engram::data

@@ -130,6 +130,25 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     }
     log_note(log, fmt::format("data: {} of {} chosen training pairs without their final punctuation", stripped, n));
   }
+  // ---- joined training pairs (data.concat_share): longer inputs
+  ENGRAM_CHECK(std::isfinite(d.concat_share) && d.concat_share >= 0 && d.concat_share <= 1,
+               "seq2seq data: concat_share {} must be in [0, 1]", d.concat_share);
+  TextPairs concat_text;
+  if (d.concat_share > 0 && train_text.src.size() > 1) {
+    std::vector<size_t> idx(train_text.src.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    core::Rng pick(train::epoch_seed(cfg_.train.seed, -4));
+    pick.shuffle(idx.begin(), idx.end());
+    const size_t n = static_cast<size_t>(std::llround(d.concat_share * static_cast<double>(idx.size())));
+    for (size_t k = 0; k < n; ++k) {
+      const size_t a = idx[k];
+      size_t b = pick.below(idx.size() - 1);
+      b += b >= a;  // another pair than a
+      const std::string& first = train_text.src[a];
+      concat_text.src.push_back(first + (data::ends_in_cjk(first) ? "" : " ") + train_text.src[b]);
+      concat_text.tgt.push_back(train_text.tgt[a] + " " + train_text.tgt[b]);
+    }
+  }
   // ---- dictionary pairs (data.dictionary): training only; names first, then the other entries,
   // then names in sentences (not in the vocabularies' text: their pieces are the others')
   TextPairs dict_text, context_text;
@@ -224,17 +243,17 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     io::write_file_atomic(fs::path(run) / "valid.src", joined(valid_text_.src));
     io::write_file_atomic(fs::path(run) / "valid.tgt", joined(valid_text_.tgt));
   }
-  int64_t dict_dropped = 0;
-  if (!dict_text.src.empty()) {
-    // Groups of equal weight class (0 names, 1 other entries, 2 names in sentences) and batching
-    // lengths, each in a fixed seeded order (the cycle begin_epoch walks). Names are dict_text's
-    // first dict_names pairs.
+  int64_t dict_dropped = 0, concat_dropped = 0;
+  if (!dict_text.src.empty() || !concat_text.src.empty()) {
+    // Groups of equal weight class (0 names, 1 other entries, 2 names in sentences, 3 joined
+    // training pairs) and batching lengths, each in a fixed seeded order (the cycle begin_epoch
+    // walks). Names are dict_text's first dict_names pairs.
     std::map<std::tuple<int, int64_t, size_t, size_t>, std::vector<int64_t>> groups;
     auto add = [&](const std::string& src, const std::string& tgt, int kind) {
       data::Example e{src_->encode(src), tgt_->encode(tgt)};
       if (e.src.empty() || e.tgt.empty() || static_cast<int>(e.src.size()) > d.max_length ||
           static_cast<int>(e.tgt.size()) > d.max_length) {
-        ++dict_dropped;
+        ++(kind == 3 ? concat_dropped : dict_dropped);
         return;
       }
       groups[{kind, data::example_steps(e), e.tgt.size(), e.src.size()}].push_back(static_cast<int64_t>(dict_.size()));
@@ -242,7 +261,8 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     };
     for (size_t i = 0; i < dict_text.src.size(); ++i) add(dict_text.src[i], dict_text.tgt[i], i < dict_names ? 0 : 1);
     for (size_t i = 0; i < context_text.src.size(); ++i) add(context_text.src[i], context_text.tgt[i], 2);
-    const double weights[] = {d.dictionary_name_weight, d.dictionary_weight, d.dictionary_context_weight};
+    for (size_t i = 0; i < concat_text.src.size(); ++i) add(concat_text.src[i], concat_text.tgt[i], 3);
+    const double weights[] = {d.dictionary_name_weight, d.dictionary_weight, d.dictionary_context_weight, 1.0};
     core::Rng order(train::epoch_seed(cfg_.train.seed, -1));
     for (auto& [key, members] : groups) {
       order.shuffle(members.begin(), members.end());
@@ -258,15 +278,21 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                         io::to_yaml(cfg_.seq2seq)["style"].as<std::string>(),
                         io::to_yaml(cfg_.seq2seq)["cell"].as<std::string>(), cfg_.seq2seq.encoder_layers,
                         cfg_.seq2seq.hidden, cfg_.seq2seq.decoder_layers, model_->params().numel()));
+  // Joined pairs are the last of dict_ and of every epoch (group kind 3).
+  const size_t joined = concat_text.src.size() - static_cast<size_t>(concat_dropped);
+  if (!concat_text.src.empty())
+    log_note(log, fmt::format("data: {} joined training pairs in each epoch ({} longer than {} tokens left out)", joined,
+                              concat_dropped, d.max_length));
   begin_epoch(0, cfg_.train.seed);
   batches_ = plan_.size();
-  if (!dict_.empty()) {
+  if (!dict_text.src.empty()) {
     int64_t main_tokens = 0, dict_tokens = 0;
     for (size_t i = 0; i < epoch_examples_.size(); ++i)
-      (i < train_.size() ? main_tokens : dict_tokens) += static_cast<int64_t>(epoch_examples_[i].tgt.size()) + 1;
+      (i < train_.size() || i >= epoch_examples_.size() - joined ? main_tokens : dict_tokens) +=
+          static_cast<int64_t>(epoch_examples_[i].tgt.size()) + 1;
     log_note(log, fmt::format("data: {} dictionary pairs ({} dropped), {} in each epoch (weights: names {}, others {}, "
-                          "names in sentences {}): {:.1f}% of an epoch's {} target tokens", dict_.size(), dict_dropped,
-                          epoch_examples_.size() - train_.size(), d.dictionary_name_weight, d.dictionary_weight,
+                          "names in sentences {}): {:.1f}% of an epoch's {} target tokens", dict_.size() - joined, dict_dropped,
+                          epoch_examples_.size() - train_.size() - joined, d.dictionary_name_weight, d.dictionary_weight,
                           d.dictionary_context_weight,
                           100.0 * dict_tokens / std::max<int64_t>(main_tokens + dict_tokens, 1), main_tokens + dict_tokens));
   }

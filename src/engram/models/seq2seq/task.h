@@ -44,6 +44,14 @@ struct Seq2SeqDataConfig {
   // final punctuation on both sides (data::strip_final_punctuation; pairs where either side has
   // none are left as they are): a sentence typed without its full stop is still a sentence.
   double unpunctuated_share = 0;
+  // Longer inputs from short ones (concatenation augmentation, Nguyen et al. 2021, "Data
+  // augmentation by concatenation for low-resource translation"): this share of the training
+  // pairs (a fixed seeded choice, after unpunctuated_share) is each joined to another training pair
+  // drawn at random, source to source and target to target, made once and added to every epoch
+  // beside the pairs themselves. Sources are joined without a space after a CJK character (U+2E80
+  // and up: Chinese is written without spaces), with one otherwise; targets with one. A joined
+  // pair longer than max_length is left out.
+  double concat_share = 0;
   // CC-CEDICT entries as extra training pairs (headword -> gloss, data/cedict.h); never in
   // validation. Names (proper nouns) and other entries have weights of their own. For weight w,
   // an epoch holds floor(w) copies of each pair and, of each group of pairs with the same weight
@@ -85,6 +93,8 @@ struct Seq2SeqDataConfig {
       "English gloss); empty = none");
     v("unpunctuated_share", unpunctuated_share, "share of the training pairs (fixed seeded choice) whose final "
       "punctuation is removed on both sides, so that input without a full stop translates as a sentence");
+    v("concat_share", concat_share, "share of the training pairs each joined to another random training pair "
+      "(source to source, target to target), made once and added to every epoch: longer inputs");
     v("dictionary_weight", dictionary_weight, "dictionary entries that are not names: pairs per epoch, in copies of "
       "them (0.25: a quarter each epoch, in a cycle)");
     v("dictionary_name_weight", dictionary_name_weight, "dictionary names (capitalised pinyin: places, people): "
@@ -145,7 +155,7 @@ class Seq2SeqTask final : public train::TrainTask {
   std::optional<TextCodec> src_, tgt_;
   std::unique_ptr<Seq2Seq> model_;
   std::vector<data::Example> train_, valid_;       // encoded, length-filtered
-  std::vector<data::Example> dict_;                // encoded dictionary pairs (data.dictionary)
+  std::vector<data::Example> dict_;                // encoded dictionary and joined pairs (data.concat_share)
   struct DictGroup {
     double weight = 0;
     std::vector<int64_t> members;  // dict_ indices of equal weight and batching lengths, seeded order
