@@ -3,6 +3,7 @@
 // on the golden model of every family (tests/golden/models).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -68,6 +69,21 @@ TEST(FamilyVerbs, EvalAndShowWithAModelRunTheVerbOfItsFamily) {
     const Result joined = engram({"eval", "--model=" + dir, "--help"});  // the other spellings of -m
     EXPECT_NE(joined.out.find("Usage: engram " + f[1] + " "), std::string::npos) << joined.out;
   }
+}
+
+// bAbI trained per task leaves a tree of task-T/model, which `babi eval` reads whole.
+TEST(FamilyVerbs, ATreeOfBabiTaskModelsIsEvaluatedByBabiEval) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.path() / "task-3");
+  std::filesystem::copy(kModels + "memn2n", tmp.path() / "task-3" / "model");
+  const Result r = engram({"eval", "-m", tmp.path().string(), "--help"});
+  EXPECT_NE(r.out.find("Usage: engram babi eval [OPTIONS]"), std::string::npos) << r.out << r.err;
+  const Result one = engram({"eval", "-m", (tmp.path() / "task-3").string(), "--help"});  // its model/
+  EXPECT_NE(one.out.find("Usage: engram babi eval [OPTIONS]"), std::string::npos) << one.out << one.err;
+  std::filesystem::create_directories(tmp.path() / "task-4");
+  const Result empty = engram({"eval", "-m", (tmp.path() / "task-4").string(), "--help"});  // neither
+  EXPECT_EQ(empty.rc, 1);
+  EXPECT_NE(empty.err.find("is neither a model directory"), std::string::npos) << empty.err;
 }
 
 TEST(FamilyVerbs, WithoutAModelEvalScoresFilesAndShowAsksForOne) {

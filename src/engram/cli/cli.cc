@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,7 +104,13 @@ std::vector<std::string> with_family_verb(int argc, char** argv) {
     else if (a.starts_with("-m") && a.size() > 2 && a[2] != '-') dir = a.substr(2);
   }
   if (dir.empty()) return args;
-  const std::string family = io::read_checkpoint_info(models::resolve_model_dir(dir)).model_name;
+  // A tree of task-T/model (bAbI trained per task, `babi eval` reads it) is memn2n's; else the
+  // model's config.yaml names the family.
+  const std::filesystem::path d = dir;
+  bool tree = false;
+  if (!std::filesystem::exists(d / "config.yaml"))
+    for (int t = 1; t <= 20 && !tree; ++t) tree = std::filesystem::exists(d / fmt::format("task-{}", t) / "model" / "config.yaml");
+  const std::string family = tree ? "memn2n" : io::read_checkpoint_info(models::resolve_model_dir(d)).model_name;
   for (const FamilyVerbs& f : family_verbs()) {
     if (family != f.family) continue;
     const std::vector<std::string>& verb = args[1] == "eval" ? f.eval : f.show;
