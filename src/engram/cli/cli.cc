@@ -106,10 +106,11 @@ std::vector<std::string> with_family_verb(int argc, char** argv) {
   if (dir.empty()) return args;
   // A tree of task-T/model (bAbI trained per task, `babi eval` reads it) is memn2n's; else the
   // model's config.yaml names the family.
-  const std::filesystem::path d = dir;
+  namespace fs = std::filesystem;
+  const fs::path d = dir;
   bool tree = false;
-  if (!std::filesystem::exists(d / "config.yaml"))
-    for (int t = 1; t <= 20 && !tree; ++t) tree = std::filesystem::exists(d / fmt::format("task-{}", t) / "model" / "config.yaml");
+  if (!fs::exists(d / "config.yaml"))
+    for (int t = 1; t <= 20 && !tree; ++t) tree = fs::exists(d / fmt::format("task-{}", t) / "model" / "config.yaml");
   const std::string family = tree ? "memn2n" : io::read_checkpoint_info(models::resolve_model_dir(d)).model_name;
   for (const FamilyVerbs& f : family_verbs()) {
     if (family != f.family) continue;

@@ -58,7 +58,9 @@ void register_infer(CLI::App& app) {
   // `engram show -m DIR ...` becomes the show verb of DIR's family before parsing (cli.cc); this
   // command is what is left without -m: its help, and the error of a missing -m.
   auto* show = app.add_subcommand("show", "any model: the SVG of one input, the show verb of its family (-m DIR ...)");
-  show->add_option("-m,--model", ra->dir, "model directory (or a run directory: its best/, else last/)")->required();
+  auto show_dir = std::make_shared<std::string>();
+  add_model_option(show, *show_dir);
+  show->callback([show_dir] { throw Error(fmt::format("engram show: -m {} was not read as a model", *show_dir)); });
   show->footer("engram show -m DIR [ARGS]: engram attention (seq2seq), babi explain, ntm show, sentiment show, "
                "pointer show, speech show or pointer-generator show, with the same arguments.");
 

@@ -52,11 +52,11 @@ struct EvalArgs {
 };
 
 void run_eval(const EvalArgs& a, const CLI::App* cmd) {
+  ENGRAM_CHECK(a.src.empty() == a.ref.empty(), "seq2seq eval: --src and --ref go together");
   decode::DecodeOptions d = *a.model.decode;
   const std::vector<std::string> given = finish_decode_flags(cmd, d, models::translate_option_set());
   std::string names;
   const auto loaded = load_model_flags<models::Translator>(a.model, "seq2seq", d, given, &names);
-  ENGRAM_CHECK(a.src.empty() == a.ref.empty(), "seq2seq eval: --src and --ref go together");
   std::string src = a.src, ref = a.ref;
   if (src.empty()) {  // the pairs the run held out (seq2seq/task.cc writes them beside best/)
     src = models::model_file(loaded->dir(), "valid.src").string();
