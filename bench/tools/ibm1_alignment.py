@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""IBM Model 1 (Brown et al. 1993) word alignment of the zh-en training data, to ask what the data
+itself says about the seeds' picture: which source word does "to" of "Welcome to Beijing" align
+to? (docs/seed-example.md, "to" row.)
+
+Tatoeba cmn-eng (every pair, Chinese as characters, English as words and punctuation) plus
+CC-CEDICT entries as "simplified headword -> first sense" pairs (a rough form of
+src/engram/data/cedict.h's rules: no cross-references, variants or surnames, headwords of at most
+8 characters, senses of at most 6 words). Five EM iterations of t(english | chinese), with and
+without the NULL source word; prints each English word's alignment posterior over NULL and the
+source characters of the sentences given (default the seeds' 欢迎来北京).
+
+Usage: bench/tools/ibm1_alignment.py [CHINESE<TAB>ENGLISH ...]   (ENGRAM_DATA_DIR, default ../shared/data)
+"""
+import collections
+import os
+import re
+import sys
+
+WORD = re.compile(r"[A-Za-z']+|[.,!?]")
+
+
+def corpus(data):
+    pairs = []
+    with open(os.path.join(data, "tatoeba-zh-en", "cmn.txt"), encoding="utf8") as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            pairs.append(([c for c in fields[1] if not c.isspace()], WORD.findall(fields[0])))
+    entry = re.compile(r"(\S+) (\S+) \[([^\]]*)\] /(.*)/")
+    with open(os.path.join(data, "cc-cedict", "cedict_ts.u8"), encoding="utf8") as f:
+        for line in f:
+            m = None if line.startswith("#") else entry.match(line)
+            if not m:
+                continue
+            simplified, sense = m.group(2), m.group(4).split("/")[0]
+            sense = re.sub(r"\(.*?\)", "", sense).split(";")[0].split(",")[0].strip()
+            if not sense or "see " in sense or "variant" in sense or "surname" in sense:
+                continue
+            if len(simplified) > 8 or len(sense.split()) > 6:
+                continue
+            pairs.append((list(simplified), WORD.findall(sense)))
+    return pairs
+
+
+def train(pairs, null, iterations=5):
+    t = collections.defaultdict(lambda: 1.0)  # t(f | e), uniform start
+    for _ in range(iterations):
+        count, total = collections.defaultdict(float), collections.defaultdict(float)
+        for zh, en in pairs:
+            src = (["<null>"] if null else []) + zh
+            for f in en:
+                z = sum(t[(e, f)] for e in src)
+                for e in src:
+                    c = t[(e, f)] / z
+                    count[(e, f)] += c
+                    total[e] += c
+        t = collections.defaultdict(float, {k: v / total[k[0]] for k, v in count.items()})
+    return t
+
+
+def main():
+    data = os.environ.get("ENGRAM_DATA_DIR", "../shared/data")
+    sentences = [a.split("\t") for a in sys.argv[1:]] or [["欢迎来北京", "Welcome to Beijing"]]
+    pairs = corpus(data)
+    print(f"{len(pairs)} pairs ({data}: tatoeba-zh-en/cmn.txt + cc-cedict/cedict_ts.u8)")
+    for null in (True, False):
+        t = train(pairs, null)
+        print(f"\nIBM Model 1, {'with' if null else 'without'} NULL, 5 EM iterations: P(source | english word)")
+        for zh, en in sentences:
+            src = (["<null>"] if null else []) + [c for c in zh if not c.isspace()]
+            print("| english | " + " | ".join(src) + " |")
+            print("|---|" + "---:|" * len(src))
+            for f in WORD.findall(en):
+                z = sum(t[(e, f)] for e in src) or 1.0
+                print(f"| {f} | " + " | ".join(f"{t[(e, f)] / z:.2f}" for e in src) + " |")
+
+
+if __name__ == "__main__":
+    main()
