@@ -505,6 +505,7 @@ TEST(ServeRoutes, ModelsHealthAndMetrics) {
   EXPECT_NE(r->body.find("engram_request_errors_total 1\n"), std::string::npos);
   EXPECT_NE(r->body.find("engram_batch_units_count{model=\"seq2seq\"} 1\n"), std::string::npos);
   EXPECT_NE(r->body.find("engram_queue_units{model=\"seq2seq\"} 0\n"), std::string::npos);
+  EXPECT_NE(r->body.find("\nengram_requests_in_flight 0\n"), std::string::npos);  // every answer sent
   EXPECT_NE(r->body.find("engram_request_seconds_bucket{le=\"+Inf\"} 4\n"), std::string::npos);
 }
 

@@ -183,9 +183,22 @@ TEST(ServeSignal, HealthIs503StoppingRightAfterSigtermAndTheDrainIsBounded) {
   RawConnection slow(port);
   ASSERT_TRUE(slow.send("POST /v1/pointer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"));
   // The server must have taken the request into its handler before the signal, or nothing is in
-  // flight and the drain ends at once (no /health to answer): time enough for a sanitizer build
-  // on a loaded machine (under TSan, with another test beside it, 1 s was not always enough).
-  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  // flight and the drain ends at once (no /health to answer): /metrics counts it.
+  {
+    httplib::Client m("127.0.0.1", port);
+    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(60);
+    bool in = false;
+    while (!in && Clock::now() < give_up) {
+      const auto r = m.Get("/metrics");
+      in = r && r->body.find("\nengram_requests_in_flight 1\n") != std::string::npos;
+      if (!in) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!in) {  // stop the server before failing (a joinable thread must not be destroyed)
+      ::kill(::getpid(), SIGTERM);
+      server.join();
+      FAIL() << "the request was not in its handler within 60 s";
+    }
+  }
   const Clock::time_point signalled = Clock::now();
   ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
   httplib::Client c("127.0.0.1", port);

@@ -63,6 +63,11 @@ void Metrics::queue(const std::string& model, int64_t units) {
   queue_[model] = units;
 }
 
+void Metrics::in_flight(int64_t requests) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  in_flight_ = requests;
+}
+
 std::string Metrics::text() const {
   const std::lock_guard<std::mutex> lock(mu_);
   std::string out;
@@ -83,6 +88,9 @@ std::string Metrics::text() const {
   out += "# HELP engram_queue_units Units waiting to be decoded, by model.\n";
   out += "# TYPE engram_queue_units gauge\n";
   for (const auto& [model, n] : queue_) out += fmt::format("engram_queue_units{{model=\"{}\"}} {}\n", label(model), n);
+  out += "# HELP engram_requests_in_flight POST requests inside their handlers: being read, queued or decoded.\n";
+  out += "# TYPE engram_requests_in_flight gauge\n";
+  out += fmt::format("engram_requests_in_flight {}\n", in_flight_);
   return out;
 }
 

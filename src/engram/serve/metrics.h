@@ -27,6 +27,7 @@ class Metrics {
   void request(const std::string& route, int status, double seconds);
   void batch(const std::string& model, int units);  // one batch decoded
   void queue(const std::string& model, int64_t units);  // the units now waiting for `model`
+  void in_flight(int64_t requests);                     // POST requests now inside their handlers
   std::string text() const;                             // the exposition text
 
  private:
@@ -36,6 +37,7 @@ class Metrics {
   Histogram latency_;                                         // seconds
   std::map<std::string, Histogram> batch_units_;              // per model
   std::map<std::string, int64_t> queue_;                      // per model
+  int64_t in_flight_ = 0;
 };
 
 }  // namespace engram::serve

@@ -296,19 +296,20 @@ struct Server::Impl {
     return {200, ""};
   }
 
-  // Counts a POST handler as active while `fn` runs (stop() waits for the active ones).
+  // Counts a POST handler as active while `fn` runs (stop() waits for the active ones;
+  // /metrics shows the count as engram_requests_in_flight).
   template <class Fn>
   void active_request(Fn&& fn) {
     {
       const std::lock_guard<std::mutex> lock(active_mu);
-      ++active;
+      metrics.in_flight(++active);
     }
     struct Done {
       Impl& s;
       ~Done() {
         {
           const std::lock_guard<std::mutex> lock(s.active_mu);
-          --s.active;
+          s.metrics.in_flight(--s.active);
         }
         s.active_cv.notify_all();
       }
