@@ -1,4 +1,4 @@
-// `engram eval -m DIR` and `engram show -m DIR` run the verb of DIR's family (cli/cli.cc), and
+// `engram eval -m DIR` and `engram show -m DIR` run the verb of DIR's family (cli/family_verbs.cc), and
 // `engram seq2seq eval` scores a model's translations: through cli::run, as the binary runs them,
 // on the golden model of every family (tests/golden/models).
 #include <gtest/gtest.h>

@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <vector>
+
 namespace engram::cli {
 
 void register_commands(CLI::App& app);
@@ -19,5 +22,8 @@ void register_speech(CLI::App& app);   // speech transcribe (cli/speech.cc)
 void register_pointer_generator(CLI::App& app);  // summarize, pointer-generator eval|show
 void register_serve(CLI::App& app);    // serve (cli/serve.cc)
 void register_infer(CLI::App& app);    // run, average (cli/infer.cc)
+// argv with `eval` / `show` replaced by the verb of the -m model's family where argv[1] is one of
+// them and -m / --model is given (cli/family_verbs.cc); else argv as it is.
+std::vector<std::string> with_family_verb(int argc, char** argv);
 
 }  // namespace engram::cli

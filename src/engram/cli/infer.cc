@@ -55,7 +55,7 @@ void register_infer(CLI::App& app) {
               "--ensemble and --precision bf16 are refused by families that do not have them.");
   run->callback([ra] { run_lines(*ra); });
 
-  // `engram show -m DIR ...` becomes the show verb of DIR's family before parsing (cli.cc); this
+  // `engram show -m DIR ...` becomes the show verb of DIR's family before parsing (family_verbs.cc); this
   // command is what is left without -m: its help, and the error of a missing -m.
   auto* show = app.add_subcommand("show", "any model: the SVG of one input, the show verb of its family (-m DIR ...)");
   auto show_dir = std::make_shared<std::string>();
