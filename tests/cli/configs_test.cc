@@ -18,7 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string run(std::vector<std::string> args) { return testing::run_cli(std::move(args), {register_commands}); }
 
 // Every entry of configs/ is a .yaml file that loads: none is skipped for its extension (a
 // config.yml or a stray file fails here rather than going unchecked).
@@ -41,7 +40,7 @@ TEST(Configs, EveryShippedConfigLoads) {
                                                               : "seq2seq";
     std::string out;
     try {
-      out = run(args);
+      out = testing::run_engram(args);
     } catch (const std::exception& e) {
       ADD_FAILURE() << name << ": " << e.what();
       continue;

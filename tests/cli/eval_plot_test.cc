@@ -24,13 +24,13 @@ using io::testing::write_bytes;
 const std::string kGolden = std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/sacrebleu/";
 
 // `engram ARGS...` with the eval and plot commands; returns stdout. engram::Error escapes.
-std::string run(std::vector<std::string> args) {
+std::string run_scorers(std::vector<std::string> args) {
   return testing::run_cli(std::move(args), {register_eval, register_rouge, register_plot});
 }
 
 std::string error_of(const std::vector<std::string>& args) {
   try {
-    run(args);
+    run_scorers(args);
   } catch (const Error& e) {
     return e.what();
   }
@@ -41,16 +41,16 @@ std::string error_of(const std::vector<std::string>& args) {
 // the verbose part is BLEU.format() there: "82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944
 // hyp_len = 17 ref_len = 18)". Text layout = sacrebleu/metrics/base.py Score.format.
 TEST(EvalCommand, BleuPrintsSacrebleuTextLine) {
-  EXPECT_EQ(run({"eval", "bleu", kGolden + "readme.hyp", kGolden + "readme.ref1", kGolden + "readme.ref2"}),
+  EXPECT_EQ(run_scorers({"eval", "bleu", kGolden + "readme.hyp", kGolden + "readme.ref1", kGolden + "readme.ref2"}),
             "BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.0.0+engram = 48.5 "
             "82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)\n");
-  EXPECT_EQ(run({"eval", "bleu", "-b", "-w", "4", kGolden + "readme.hyp", kGolden + "readme.ref1",
+  EXPECT_EQ(run_scorers({"eval", "bleu", "-b", "-w", "4", kGolden + "readme.hyp", kGolden + "readme.ref1",
                  kGolden + "readme.ref2"}),
             "48.5308\n");
 }
 
 TEST(EvalCommand, JsonMatchesSacrebleuFields) {
-  const auto j = nlohmann::json::parse(run({"eval", "bleu", "--json", kGolden + "readme.hyp",
+  const auto j = nlohmann::json::parse(run_scorers({"eval", "bleu", "--json", kGolden + "readme.hyp",
                                             kGolden + "readme.ref1", kGolden + "readme.ref2"}));
   EXPECT_EQ(j["name"], "BLEU");
   EXPECT_DOUBLE_EQ(j["score"].get<double>(), 48.5);
@@ -61,9 +61,9 @@ TEST(EvalCommand, JsonMatchesSacrebleuFields) {
 }
 
 TEST(EvalCommand, ChrfAndChrfPlusPlus) {
-  EXPECT_EQ(run({"eval", "chrf", kGolden + "readme.hyp", kGolden + "readme.ref1", kGolden + "readme.ref2"}),
+  EXPECT_EQ(run_scorers({"eval", "chrf", kGolden + "readme.hyp", kGolden + "readme.ref1", kGolden + "readme.ref2"}),
             "chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.0.0+engram = 59.7\n");
-  const std::string pp = run({"eval", "chrf++", "--short", kGolden + "readme.hyp", kGolden + "readme.ref1"});
+  const std::string pp = run_scorers({"eval", "chrf++", "--short", kGolden + "readme.hyp", kGolden + "readme.ref1"});
   EXPECT_EQ(pp.rfind("chrF2++|#:1|c:mixed|e:yes|nc:6|nw:2|s:no|v:2.0.0+engram = ", 0), 0u) << pp;
 }
 
@@ -73,15 +73,15 @@ TEST(EvalCommand, AccuracyAndRouge) {
   write_bytes(dir / "ref", "a\nx\nc  D\ny\n");
   write_bytes(dir / "ref2", "z\nb\nz\nz\n");
   const std::string hyp = (dir / "hyp").string(), ref = (dir / "ref").string(), ref2 = (dir / "ref2").string();
-  EXPECT_EQ(run({"eval", "acc", hyp, ref}), "Accuracy|nrefs:1 = 25.0 (1/4)\n");
-  EXPECT_EQ(run({"eval", "acc", "--normalize", hyp, ref}), "ExactMatch|nrefs:1 = 50.0 (2/4)\n");
-  EXPECT_EQ(run({"eval", "acc", hyp, ref, ref2}), "Accuracy|nrefs:2 = 50.0 (2/4)\n");  // any reference
-  EXPECT_EQ(run({"eval", "rouge", hyp, hyp}),
+  EXPECT_EQ(run_scorers({"eval", "acc", hyp, ref}), "Accuracy|nrefs:1 = 25.0 (1/4)\n");
+  EXPECT_EQ(run_scorers({"eval", "acc", "--normalize", hyp, ref}), "ExactMatch|nrefs:1 = 50.0 (2/4)\n");
+  EXPECT_EQ(run_scorers({"eval", "acc", hyp, ref, ref2}), "Accuracy|nrefs:2 = 50.0 (2/4)\n");  // any reference
+  EXPECT_EQ(run_scorers({"eval", "rouge", hyp, hyp}),
             "ROUGE-1|nrefs:1|stem:no = 100.0 (P = 100.0 R = 100.0)\n"
             "ROUGE-2|nrefs:1|stem:no = 25.0 (P = 25.0 R = 25.0)\n"  // only "c d" has a bigram; others score 0
             "ROUGE-L|nrefs:1|stem:no = 100.0 (P = 100.0 R = 100.0)\n"
             "ROUGE-Lsum|nrefs:1|stem:no = 100.0 (P = 100.0 R = 100.0)\n");
-  const auto j = nlohmann::json::parse(run({"eval", "rouge", "--json", hyp, ref, ref2}));
+  const auto j = nlohmann::json::parse(run_scorers({"eval", "rouge", "--json", hyp, ref, ref2}));
   // Best reference per segment: a|a, b|b, "c d"|"c D" (lowercased), d vs y|z -> 0.  R1 = 3/4.
   EXPECT_DOUBLE_EQ(j["ROUGE-1"]["f1"].get<double>(), 75.0);
 }
@@ -96,22 +96,22 @@ TEST(RougeCommand, SentencesAndStemmer) {
   write_bytes(dir / "hyp", "w1 w2 w6 w7 w8\\nw1 w3 w8 w9 w5\ncats running\n");
   write_bytes(dir / "ref", "w1 w2 w3 w4 w5\ncat runs\n");
   const std::string hyp = (dir / "hyp").string(), ref = (dir / "ref").string();
-  auto j = nlohmann::json::parse(run({"rouge", "--json", "-w", "4", hyp, ref}));
+  auto j = nlohmann::json::parse(run_scorers({"rouge", "--json", "-w", "4", hyp, ref}));
   EXPECT_EQ(j["stem"], "no");
   // Mean of the two lines; the second scores 0 without the stemmer.
   EXPECT_NEAR(j["ROUGE-1"]["precision"].get<double>(), 20.0, 1e-9);
   EXPECT_NEAR(j["ROUGE-1"]["recall"].get<double>(), 40.0, 1e-9);
   EXPECT_NEAR(j["ROUGE-Lsum"]["precision"].get<double>(), 20.0, 1e-9);
   EXPECT_NEAR(j["ROUGE-Lsum"]["recall"].get<double>(), 40.0, 1e-9);
-  j = nlohmann::json::parse(run({"rouge", "--stem", "--json", "-w", "4", hyp, ref}));
+  j = nlohmann::json::parse(run_scorers({"rouge", "--stem", "--json", "-w", "4", hyp, ref}));
   EXPECT_EQ(j["stem"], "yes");
   EXPECT_NEAR(j["ROUGE-1"]["f1"].get<double>(), (53.3333 + 100.0) / 2, 1e-3);
   // ROUGE-2, line 1: bigram w1 w2 shared of 9 candidate / 4 reference -> F = 2 (1/9)(1/4) /
   // (1/9 + 1/4) = 2/13; line 2: "cat run" -> 1. Mean (2/13 + 1) / 2 = 57.69.
   EXPECT_NEAR(j["ROUGE-2"]["f1"].get<double>(), 57.6923, 1e-3);
-  const std::string text = run({"rouge", hyp, ref});
+  const std::string text = run_scorers({"rouge", hyp, ref});
   EXPECT_EQ(text.substr(0, text.find('\n')), "ROUGE-1|nrefs:1|stem:no = 26.7 (P = 20.0 R = 40.0)");
-  EXPECT_EQ(run({"eval", "rouge", "--stem", "-b", hyp, ref}), "76.7 57.7 76.7 76.7\n");  // R1 R2 RL RLsum F1
+  EXPECT_EQ(run_scorers({"eval", "rouge", "--stem", "-b", hyp, ref}), "76.7 57.7 76.7 76.7\n");  // R1 R2 RL RLsum F1
   EXPECT_EQ(error_of({"eval", "bleu", "--stem", hyp, ref}), "eval: --stem applies to rouge only, not to bleu");
 }
 
@@ -123,7 +123,7 @@ TEST(EvalCommand, ByLengthScoresEachSourceBucket) {
   write_bytes(dir / "hyp", "one two three four\nzz yy\nfive six seven eight\nqq\n");
   write_bytes(dir / "ref", "one two three four\nnine ten eleven twelve\nfive six seven eight\nthirteen fourteen\n");
   const std::string src = (dir / "src").string(), hyp = (dir / "hyp").string(), ref = (dir / "ref").string();
-  const std::string out = run({"eval", "bleu", hyp, ref, "--by-length", src, "--buckets", "2"});
+  const std::string out = run_scorers({"eval", "bleu", hyp, ref, "--by-length", src, "--buckets", "2"});
   EXPECT_NE(out.find("| source words | segments | BLEU |\n|---|---|---|\n| 1-2 | 2 | 100.0 |\n| 3+ | 2 | 0.0 |\n"),
             std::string::npos)
       << out;
@@ -148,7 +148,7 @@ TEST(EvalCommand, MismatchedLineCountsNameBothFilesAndCounts) {
   write_bytes(dir / "empty", "");
   EXPECT_EQ(error_of({"eval", "bleu", (dir / "empty").string(), ref}),
             "eval: " + (dir / "empty").string() + " has no lines to score");
-  EXPECT_THROW(run({"eval", "meteor", hyp, ref}), CLI::ValidationError);
+  EXPECT_THROW(run_scorers({"eval", "meteor", hyp, ref}), CLI::ValidationError);
 }
 
 TEST(PlotCommand, WritesCurvesSvg) {
@@ -158,13 +158,13 @@ TEST(PlotCommand, WritesCurvesSvg) {
               "{\"event\":\"valid\",\"step\":1000,\"bleu\":21.3,\"ppl\":8.1}\n"
               "{\"event\":\"train\",\"step\":1000,\"loss\":2.1,\"ppl\":8.2,\"lr\":0.001}\n");
   const std::string out = (dir / "curves.svg").string();
-  EXPECT_EQ(run({"plot", (dir / "metrics.jsonl").string(), "-o", out}),
+  EXPECT_EQ(run_scorers({"plot", (dir / "metrics.jsonl").string(), "-o", out}),
             "wrote " + out + ": 4 charts (loss, ppl, bleu, lr)\n");
   const auto root = viz::testing::parse_xml(io::testing::read_bytes(out));
   int charts = 0;
   for (const auto* g : root.find_all("g")) charts += g->attr("class") == "chart";
   EXPECT_EQ(charts, 4);
-  EXPECT_EQ(run({"plot", (dir / "metrics.jsonl").string(), "-o", out, "--metrics", "bleu,loss"}),
+  EXPECT_EQ(run_scorers({"plot", (dir / "metrics.jsonl").string(), "-o", out, "--metrics", "bleu,loss"}),
             "wrote " + out + ": 2 charts (bleu, loss)\n");
   EXPECT_EQ(error_of({"plot", (dir / "metrics.jsonl").string(), "-o", out, "--metrics", "chrf"}),
             (dir / "metrics.jsonl").string() + ": no metric 'chrf' in the log (it has: loss, ppl, bleu, lr)");

@@ -33,7 +33,7 @@ Result engram(std::vector<std::string> args) {
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   Result r;
-  r.rc = run(static_cast<int>(argv.size()), argv.data());
+  r.rc = cli::run(static_cast<int>(argv.size()), argv.data());
   r.out = ::testing::internal::GetCapturedStdout();
   r.err = ::testing::internal::GetCapturedStderr();
   return r;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "engram/cli/commands.h"
+
 namespace engram::cli::testing {
 
 inline std::string run_cli(std::vector<std::string> args, std::initializer_list<void (*)(CLI::App&)> groups) {
@@ -28,5 +30,8 @@ inline std::string run_cli(std::vector<std::string> args, std::initializer_list<
   }
   return ::testing::internal::GetCapturedStdout();
 }
+
+// `engram ARGS...` with every command group registered, as the binary has them.
+inline std::string run_engram(std::vector<std::string> args) { return run_cli(std::move(args), {register_commands}); }
 
 }  // namespace engram::cli::testing

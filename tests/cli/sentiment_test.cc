@@ -22,7 +22,6 @@ namespace fs = std::filesystem;
 using io::testing::TempDir;
 using io::testing::write_bytes;
 
-std::string run(std::vector<std::string> args) { return testing::run_cli(std::move(args), {register_commands}); }
 
 TEST(SentimentCli, EvalShowAndSpeedOnATinyModel) {
   TempDir dir;
@@ -39,25 +38,27 @@ TEST(SentimentCli, EvalShowAndSpeedOnATinyModel) {
   models::family("tree").train(YAML::Load("model: tree\n"), "<test>", sets);
   ::testing::internal::GetCapturedStdout();
 
-  const std::string eval = run({"sentiment", "eval", "-m", run_dir, "--split", "dev"});
+  const std::string eval = testing::run_engram({"sentiment", "eval", "-m", run_dir, "--split", "dev"});
   EXPECT_NE(eval.find("childsum, 5 classes"), std::string::npos) << eval;
   EXPECT_NE(eval.find("root accuracy"), std::string::npos) << eval;
   EXPECT_NE(eval.find("/ 5)"), std::string::npos) << eval;
   EXPECT_NE(eval.find("/ 24 labelled nodes"), std::string::npos) << eval;
-  const std::string binary = run({"sentiment", "eval", "-m", run_dir, "--view", "binary", "--threads", "1"});
+  const std::string binary =
+      testing::run_engram({"sentiment", "eval", "-m", run_dir, "--view", "binary", "--threads", "1"});
   EXPECT_NE(binary.find("binary view: 4 trees"), std::string::npos) << binary;
 
   for (const std::string text : {"(3 (2 It) (4 (4 rocks)))", "It is a very good film"}) {
     const fs::path svg = dir / "tree.svg";
-    const std::string out = run({"sentiment", "show", "-m", run_dir, text, "-o", svg.string()});
+    const std::string out = testing::run_engram({"sentiment", "show", "-m", run_dir, text, "-o", svg.string()});
     EXPECT_NE(out.find("tree written to"), std::string::npos) << out;
     const viz::testing::XmlElement root = viz::testing::parse_xml(io::testing::read_bytes(svg));
     EXPECT_EQ(root.find_all("circle").size(), text[0] == '(' ? 4u : 11u) << text;
     fs::remove(svg);
   }
-  EXPECT_THROW(run({"sentiment", "show", "-m", run_dir, "(3 (2 It)", "-o", (dir / "x.svg").string()}), Error);
-  EXPECT_THROW(run({"sentiment", "eval", "-m", run_dir, "--split", "valid"}), Error);
-  EXPECT_THROW(run({"sentiment", "eval", "-m", run_dir, "--view", "ternary"}), Error);
+  EXPECT_THROW(testing::run_engram({"sentiment", "show", "-m", run_dir, "(3 (2 It)", "-o", (dir / "x.svg").string()}),
+               Error);
+  EXPECT_THROW(testing::run_engram({"sentiment", "eval", "-m", run_dir, "--split", "valid"}), Error);
+  EXPECT_THROW(testing::run_engram({"sentiment", "eval", "-m", run_dir, "--view", "ternary"}), Error);
 }
 
 }  // namespace

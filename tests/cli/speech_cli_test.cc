@@ -19,7 +19,6 @@ namespace {
 
 using io::testing::TempDir;
 
-std::string run(std::vector<std::string> args) { return testing::run_cli(std::move(args), {register_commands}); }
 
 TEST(SpeechCli, PrecisionReachesTheDecoder) {
   TempDir dir;
@@ -32,7 +31,7 @@ TEST(SpeechCli, PrecisionReachesTheDecoder) {
   const std::string wav = std::string(ENGRAM_SOURCE_DIR) + "/tests/golden/audio/synth8k.wav";
   auto svg = [&](const std::string& precision) {
     const std::string out = (dir / ("show-" + precision + ".svg")).string();
-    run({"speech", "show", "-m", path, wav, "--precision", precision, "-o", out});
+    testing::run_engram({"speech", "show", "-m", path, wav, "--precision", precision, "-o", out});
     return io::testing::read_bytes(out);
   };
   const std::string fp32 = svg("fp32"), bf16 = svg("bf16"), int8 = svg("int8");
@@ -41,9 +40,11 @@ TEST(SpeechCli, PrecisionReachesTheDecoder) {
   EXPECT_NE(int8, fp32) << "int8 weights did not reach the decoder";
   EXPECT_NE(int8, bf16);
   // transcribe prints "FILE<TAB>digits" in every precision.
-  for (const char* p : {"fp32", "bf16", "int8"})
-    EXPECT_EQ(run({"speech", "transcribe", "-m", path, wav, "--precision", p}).rfind(wav + "\t", 0), 0u) << p;
-  EXPECT_ANY_THROW(run({"speech", "transcribe", "-m", path, wav, "--precision", "int4"}));
+  for (const char* p : {"fp32", "bf16", "int8"}) {
+    const std::string out = testing::run_engram({"speech", "transcribe", "-m", path, wav, "--precision", p});
+    EXPECT_EQ(out.rfind(wav + "\t", 0), 0u) << p;
+  }
+  EXPECT_ANY_THROW(testing::run_engram({"speech", "transcribe", "-m", path, wav, "--precision", "int4"}));
 }
 
 }  // namespace

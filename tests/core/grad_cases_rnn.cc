@@ -5,7 +5,7 @@
 
 namespace engram::core {
 
-namespace {
+namespace grad_cases_rnn {
 
 constexpr int kB = 3, kH = 4, kSteps = 3;
 
@@ -74,9 +74,10 @@ GradCase sequence_row(std::string name, bool lstm, bool reverse, std::vector<int
           }};
 }
 
-}  // namespace
+}  // namespace grad_cases_rnn
 
 std::vector<GradCase> rnn_cases() {
+  using namespace grad_cases_rnn;  // this file's cases
   return {
       lstm_row("lstm_cell", lstm_cell, true),
       lstm_row("lstm_cell/no-bias", lstm_cell, false),

@@ -10,7 +10,7 @@
 #include "engram/core/ops.h"
 
 namespace engram::core {
-namespace {
+namespace ops_math_test {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -536,5 +536,5 @@ TEST(Norm, DropoutIsIdentityAtZeroAndTheCallersChoiceInInference) {
   EXPECT_THROW(dropout(x, -0.1f, rng), engram::Error);
 }
 
-}  // namespace
+}  // namespace ops_math_test
 }  // namespace engram::core

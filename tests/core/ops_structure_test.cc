@@ -12,7 +12,7 @@
 #include "engram/core/ops.h"
 
 namespace engram::core {
-namespace {
+namespace ops_structure_test {
 
 using Floats = std::vector<float>;
 
@@ -438,5 +438,5 @@ TEST(Index, InferenceModeRecordsNoBackwardAndKeepsNoIds) {
   EXPECT_EQ(g.node(c.id).aux, nullptr);
 }
 
-}  // namespace
+}  // namespace ops_structure_test
 }  // namespace engram::core

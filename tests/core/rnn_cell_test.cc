@@ -12,7 +12,7 @@
 #include "engram/core/ops.h"
 
 namespace engram::core {
-namespace {
+namespace rnn_cell_test {
 
 constexpr int kB = 3, kH = 5;
 
@@ -225,5 +225,5 @@ TEST(RnnCell, ShapeErrors) {
   EXPECT_THROW(lstm_cell_composed(xw, g.zeros({kH}), c, w, Var{}), Error);  // h rank
 }
 
-}  // namespace
+}  // namespace rnn_cell_test
 }  // namespace engram::core

@@ -12,7 +12,7 @@
 #include "engram/core/ops.h"
 
 namespace engram::core {
-namespace {
+namespace rnn_sequence_test {
 
 constexpr int kT = 5, kB = 4, kH = 6;
 
@@ -144,5 +144,5 @@ TEST(RnnSequence, BadShapesAndLengthsThrow) {
   EXPECT_THROW(lstm_sequence(xw.leaf(g), h0.leaf(g), Var{}, w.leaf(g), Var{}), engram::Error);
 }
 
-}  // namespace
+}  // namespace rnn_sequence_test
 }  // namespace engram::core

@@ -29,6 +29,7 @@
 #include "engram/models/pointer/rules.h"
 #include "engram/models/registry.h"
 #include "engram/models/tree/task.h"
+#include "models/golden_cases.h"
 #include "io/expect_error.h"
 
 namespace engram::models {
@@ -37,9 +38,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path golden_dir(const std::string& family) {
-  return fs::path(ENGRAM_SOURCE_DIR) / "tests" / "golden" / "models" / family;
-}
+using engram::testing::golden_dir;
 
 template <class T>
 std::unique_ptr<T> load(const std::string& family) {

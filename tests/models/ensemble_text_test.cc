@@ -23,7 +23,7 @@
 #include "models/golden_cases.h"
 
 namespace engram::models {
-namespace {
+namespace ensemble_text_test {
 
 namespace fs = std::filesystem;
 
@@ -128,5 +128,5 @@ TEST(TextEnsemble, PointerGeneratorMembersAndBf16) {
   }
 }
 
-}  // namespace
+}  // namespace ensemble_text_test
 }  // namespace engram::models

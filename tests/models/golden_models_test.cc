@@ -24,16 +24,15 @@
 #include "engram/core/error.h"
 #include "engram/models/memn2n/task.h"
 #include "engram/models/registry.h"
+#include "models/golden_cases.h"
 
 namespace engram::models {
-namespace {
+namespace golden_models_test {
 
 namespace fs = std::filesystem;
 using data::testing::TempDir;
 
-fs::path golden_dir(const std::string& family) {
-  return fs::path(ENGRAM_SOURCE_DIR) / "tests" / "golden" / "models" / family;
-}
+using engram::testing::golden_dir;
 
 bool updating() {
   const char* env = std::getenv("ENGRAM_UPDATE_GOLDEN");
@@ -165,5 +164,5 @@ TEST(GoldenModels, DamagedCopiesFailWithAnError) {
   }
 }
 
-}  // namespace
+}  // namespace golden_models_test
 }  // namespace engram::models

@@ -21,7 +21,7 @@
 #include "engram/models/tree/task.h"
 
 namespace engram::models {
-namespace {
+namespace input_checks_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -123,5 +123,5 @@ TEST(InputChecks, SentimentShowAppliesTheTreeLimitsToASentenceAndEvalRefusesAnEm
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace input_checks_test
 }  // namespace engram::models

@@ -20,7 +20,7 @@
 #include "models/golden_cases.h"
 
 namespace engram::models {
-namespace {
+namespace int8_decode_test {
 
 namespace fs = std::filesystem;
 
@@ -74,5 +74,5 @@ TEST(Int8Decode, DecodeSetupFamiliesGiveTheRecordedOutputs) {
   }
 }
 
-}  // namespace
+}  // namespace int8_decode_test
 }  // namespace engram::models

@@ -54,9 +54,9 @@ std::vector<nlohmann::json> valid_events(const std::filesystem::path& file) {
 TEST(NtmTrain, ExtrapolationSetIsLoggedAndChoosesTheBestCheckpoint) {
   io::testing::TempDir tmp;
   const NtmTrainConfig cfg = small_config(tmp / "run");
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   const train::TrainSummary s = train_ntm(cfg);
-  testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStdout();
 
   const std::vector<nlohmann::json> v = valid_events(tmp / "run" / "metrics.jsonl");
   ASSERT_EQ(v.size(), 6u);  // 150 updates, one validation per 25
@@ -82,9 +82,9 @@ TEST(NtmTrain, WithoutExtrapolationSetTheTrainingRangeChooses) {
   NtmTrainConfig cfg = small_config(tmp / "run");
   cfg.data.extrapolation.sequences = 0;
   cfg.train.max_steps = 50;
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   const train::TrainSummary s = train_ntm(cfg);
-  testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStdout();
   const std::vector<nlohmann::json> v = valid_events(tmp / "run" / "metrics.jsonl");
   ASSERT_EQ(v.size(), 2u);
   EXPECT_FALSE(v[0].contains("extrap_bits"));

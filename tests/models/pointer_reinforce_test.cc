@@ -95,9 +95,9 @@ void train_rl(const std::string& run, int epochs) {
       "pointer.hidden=16", "pointer.embed_dim=16", "pointer.glimpses=1", "pointer.logit_clip=10",
       "train.optimizer.lr=0.001", "train.log_every=1000", "train.max_epochs=" + std::to_string(epochs),
       "train.run_dir=" + run};
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   family("pointer").train(YAML::Load("model: pointer\n"), "<test>", sets);
-  testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStdout();
 }
 
 std::string bytes_of(const fs::path& p) {

@@ -29,7 +29,7 @@
 #include "viz/xml_check.h"
 
 namespace engram::models {
-namespace {
+namespace pointer_test {
 
 namespace tasks = data::tasks;
 using core::Graph;
@@ -565,9 +565,9 @@ TEST(PointerLearnability, TheShippedTspConfigFitsTheToursItTrainsOn) {
       "data.train_instances=16", "data.valid_instances=16", "data.seed=1", "data.valid_seed=1",
       "train.max_epochs=300", "train.patience=0", "train.max_minutes=0", "train.valid_every=100",
       "train.schedule.name=constant", "train.log_every=1000", "train.run_dir=" + dir.file("run")};
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   family("pointer").train(io::load_yaml_file(config), config, sets);
-  testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStdout();
   const auto loaded = load_model_as<LoadedPointerModel>(std::filesystem::path(dir.file("run")) / "last", "pointer");
   EXPECT_EQ(loaded->model->cfg().logit_clip, 0.0f);
   std::vector<tasks::PointerInstance> set;
@@ -581,5 +581,5 @@ TEST(PointerLearnability, TheShippedTspConfigFitsTheToursItTrainsOn) {
 }
 
 
-}  // namespace
+}  // namespace pointer_test
 }  // namespace engram::models

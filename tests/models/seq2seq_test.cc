@@ -21,7 +21,7 @@
 #include "engram/optim/optimizers.h"
 
 namespace engram::models {
-namespace {
+namespace seq2seq_test {
 
 using core::Graph;
 using core::Var;
@@ -299,5 +299,5 @@ TEST(Seq2SeqLearns, ReversesSequences) {
   EXPECT_GT(acc, 0.95);
 }
 
-}  // namespace
+}  // namespace seq2seq_test
 }  // namespace engram::models

@@ -17,7 +17,7 @@
 #include "engram/train/trainer.h"
 
 namespace engram::models {
-namespace {
+namespace seq2seq_train_test {
 
 namespace fs = std::filesystem;
 
@@ -455,5 +455,5 @@ TEST(Seq2SeqTask, ReadsParallelFilesAndReportsBadInput) {
                Error);
 }
 
-}  // namespace
+}  // namespace seq2seq_train_test
 }  // namespace engram::models

@@ -8,7 +8,7 @@
 namespace engram::models {
 namespace {
 
-std::string error_of(const nlohmann::json& r) {
+std::string beam_error(const nlohmann::json& r) {
   try {
     serve_json::int_field(r, "beam", 1, 1, 64);
   } catch (const Error& e) {
@@ -18,13 +18,14 @@ std::string error_of(const nlohmann::json& r) {
 }
 
 TEST(ServeJson, IntegersPastInt64AreOutOfRangeNeverWrapped) {
-  EXPECT_EQ(error_of(nlohmann::json::parse(R"({"beam": 18446744073709551615})")),
+  EXPECT_EQ(beam_error(nlohmann::json::parse(R"({"beam": 18446744073709551615})")),
             "'beam' is 18446744073709551615; it must be in [1, 64]");
-  EXPECT_EQ(error_of(nlohmann::json::parse(R"({"beam": 9223372036854775808})")),
+  EXPECT_EQ(beam_error(nlohmann::json::parse(R"({"beam": 9223372036854775808})")),
             "'beam' is 9223372036854775808; it must be in [1, 64]");
-  EXPECT_EQ(error_of(nlohmann::json::parse(R"({"beam": -9223372036854775808})")),
+  EXPECT_EQ(beam_error(nlohmann::json::parse(R"({"beam": -9223372036854775808})")),
             "'beam' is -9223372036854775808; it must be in [1, 64]");
-  EXPECT_EQ(error_of(nlohmann::json::parse(R"({"beam": 99999999999999999999})")), "'beam' must be an integer, got number");
+  EXPECT_EQ(beam_error(nlohmann::json::parse(R"({"beam": 99999999999999999999})")),
+            "'beam' must be an integer, got number");
   EXPECT_EQ(serve_json::int_field(nlohmann::json::parse(R"({"beam": 64})"), "beam", 1, 1, 64), 64);
 }
 

@@ -25,7 +25,7 @@
 #include "engram/models/speech/task.h"
 
 namespace engram::models {
-namespace {
+namespace speech_test {
 
 using core::Graph;
 using core::Var;
@@ -671,5 +671,5 @@ TEST(SpeechData, SpeedCopiesChangeTheFrameCount) {
   EXPECT_DOUBLE_EQ(fast[0].seconds, 1920.0 / 8000);
 }
 
-}  // namespace
+}  // namespace speech_test
 }  // namespace engram::models

@@ -366,9 +366,9 @@ TEST(TreeFamily, ResumedRunMatchesAnUninterruptedOne) {
     const std::vector<std::string> sets = {"data.dir=" + dir.file("sst"), "tree.embed=8", "tree.hidden=8",
                                            "train.max_epochs=" + std::to_string(epochs), "data.batch_size=2",
                                            "train.log_every=1000", "train.run_dir=" + dir.file(run)};
-    testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStdout();
     family("tree").train(YAML::Load("model: tree\n"), "<test>", sets);
-    testing::internal::GetCapturedStdout();
+    ::testing::internal::GetCapturedStdout();
     return load_model_as<LoadedTreeModel>(fs::path(dir.file(run)) / "last", "tree");
   };
   train("split", 1);
@@ -511,9 +511,9 @@ TEST(TreeFamily, TrainsEvaluatesAndDrawsFromATinySstDirectory) {
   const std::vector<std::string> sets = {"data.dir=" + dir.file("sst"), "tree.embed=8",        "tree.hidden=8",
                                          "train.max_epochs=3",            "data.batch_size=2",   "train.log_every=1000",
                                          "train.run_dir=" + dir.file("run")};
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   const std::string summary = family("tree").train(YAML::Load("model: tree\n"), "<test>", sets);
-  testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStdout();
   EXPECT_NE(summary.find("done: 9 steps"), std::string::npos) << summary;
   for (const char* f : {"train.yaml", "vocab.txt", "data.yaml", "best/config.yaml", "best/vocab.txt", "last/data.yaml"})
     EXPECT_TRUE(fs::exists(fs::path(dir.file("run")) / f)) << f;

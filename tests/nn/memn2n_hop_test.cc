@@ -15,7 +15,7 @@
 
 namespace engram::nn {
 
-namespace {
+namespace memn2n_hop_test {
 
 constexpr int kB = 2, kN = 3, kW = 4, kV = 7, kD = 5, kT = 4;
 // Sample 0: three sentences; sample 1: two sentences and an empty slot.  [B, N, W]
@@ -68,10 +68,11 @@ ModuleCase hop_case(std::string name, HopRow row) {
   return c;
 }
 
-}  // namespace
+}  // namespace memn2n_hop_test
 
 // The module-table family of the MemN2N hop (checked by module_grad_check_test.cc with every other module).
 std::vector<ModuleCase> memn2n_module_cases() {
+  using namespace memn2n_hop_test;  // this file's cases
   using E = SentenceEncoding;
   return {
       hop_case("memn2n_hop/pe_te", {}),
@@ -89,7 +90,7 @@ std::vector<ModuleCase> memn2n_module_cases() {
   };
 }
 
-namespace {
+namespace memn2n_hop_test {
 
 // Runs f(fused) on fresh leaves over the same buffers, backpropagates a fixed seed and returns
 // the output values followed by every input gradient.
@@ -226,5 +227,5 @@ TEST(Memn2nHop, BadIdsAreErrors) {
   }
 }
 
-}  // namespace
+}  // namespace memn2n_hop_test
 }  // namespace engram::nn

@@ -12,7 +12,7 @@
 
 namespace engram::nn {
 
-namespace {
+namespace module_cases_copy {
 
 using Forward = std::function<Var(Graph&, const std::vector<Var>&)>;
 constexpr int kN = 4, kV = 5, kX = 2, kS = 4;
@@ -59,9 +59,10 @@ ModuleCase copy_case(std::string name, CopyRow row) {
   return c;
 }
 
-}  // namespace
+}  // namespace module_cases_copy
 
 std::vector<ModuleCase> copy_module_cases() {
+  using namespace module_cases_copy;  // this file's cases
   return {
       copy_case("copy/vocab_and_oov/masked", {}),
       copy_case("copy/vocab_and_oov/no_mask", {.masked = false}),

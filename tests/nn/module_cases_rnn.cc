@@ -13,7 +13,7 @@
 
 namespace engram::nn {
 
-namespace {
+namespace module_cases_rnn {
 
 using Forward = std::function<Var(Graph&, const std::vector<Var>&)>;
 
@@ -137,9 +137,10 @@ ModuleCase embedded_case(std::string name, CellKind cell, int features, bool bid
   return c;
 }
 
-}  // namespace
+}  // namespace module_cases_rnn
 
 std::vector<ModuleCase> rnn_module_cases() {
+  using namespace module_cases_rnn;  // this file's cases
   const auto kLstm = CellKind::kLstm, kGru = CellKind::kGru;
   return {
       rnn_case("lstm", {.cell = kLstm}),

@@ -14,7 +14,7 @@
 
 namespace engram::nn {
 
-namespace {
+namespace module_cases_seq {
 
 using Forward = std::function<Var(Graph&, const std::vector<Var>&)>;
 constexpr int kB = 2, kS = 4;
@@ -130,9 +130,10 @@ ModuleCase pointer_case(std::string name, float clip) {
   return c;
 }
 
-}  // namespace
+}  // namespace module_cases_seq
 
 std::vector<ModuleCase> seq_module_cases() {
+  using namespace module_cases_seq;  // this file's cases
   return {
       attention_features_case(),
       encoder_case("encoder/tokens/bigru/lengths", false, CellKind::kGru, true, 1),

@@ -11,7 +11,7 @@
 #include "engram/nn/rnn.h"
 
 namespace engram::nn {
-namespace {
+namespace rnn_test {
 
 constexpr int kT = 5, kB = 3, kI = 3, kH = 4;
 
@@ -317,5 +317,5 @@ TEST(Rnn, Errors) {
   EXPECT_NO_THROW(uni.step(g, g.zeros({kB, kI}), uni.zero_state(g, kB)));
 }
 
-}  // namespace
+}  // namespace rnn_test
 }  // namespace engram::nn

@@ -20,7 +20,7 @@ namespace engram::cli {
 namespace {
 
 // MemN2N's products are tiny ([B, D] x [D, V]): one thread by default, none spinning idle.
-struct EvalArgs {
+struct BabiEvalArgs {
   std::string model;
   models::BabiEvalOptions options;
   std::shared_ptr<decode::DecodeOptions> decode = std::make_shared<decode::DecodeOptions>();  // --precision
@@ -51,7 +51,7 @@ void register_babi(CLI::App& app) {
   auto* babi = app.add_subcommand("babi", "End-To-End Memory Networks on the bAbI tasks");
   babi->require_subcommand(1);
 
-  auto ev = std::make_shared<EvalArgs>();
+  auto ev = std::make_shared<BabiEvalArgs>();
   auto* eval = babi->add_subcommand("eval", "per-task test error table (Markdown) next to the paper's");
   eval->add_option("-m,--model", ev->model, "model directory (or a per-task tree of task-T/model)")->required();
   eval->add_option("--data", ev->options.data, "bAbI directory (default: the one the model was trained on)");

@@ -25,13 +25,13 @@ namespace {
 constexpr int kMaxLength = 1000;
 constexpr int kMaxShowLength = 200;
 
-struct EvalArgs {
+struct NtmEvalArgs {
   ModelArgs model;
   models::NtmEvalOptions options;
   int64_t seed = 1;
 };
 
-void run_eval(const EvalArgs& a) {
+void run_eval(const NtmEvalArgs& a) {
   decode::DecodeOptions d;
   auto loaded = load_model_flags<models::LoadedNtmModel>(a.model, "ntm", d);
   models::NtmEvalOptions o = a.options;
@@ -42,14 +42,14 @@ void run_eval(const EvalArgs& a) {
   });
 }
 
-struct ShowArgs {
+struct NtmShowArgs {
   ModelArgs model;
   std::string out = "ntm.svg";
   int length = 30, repeat = 0;
   int64_t seed = 1;
 };
 
-void run_show(const ShowArgs& a) {
+void run_show(const NtmShowArgs& a) {
   decode::DecodeOptions d;
   auto loaded = load_model_flags<models::LoadedNtmModel>(a.model, "ntm", d);
   const models::NtmShow s = models::show_ntm(*loaded, a.length, a.repeat, static_cast<uint64_t>(a.seed));
@@ -63,7 +63,7 @@ void register_ntm(CLI::App& app) {
   auto* ntm = app.add_subcommand("ntm", "Neural Turing Machine on the copy / repeat-copy / associative-recall tasks");
   ntm->require_subcommand(1);
 
-  auto ea = std::make_shared<EvalArgs>();
+  auto ea = std::make_shared<NtmEvalArgs>();
   auto* eval = ntm->add_subcommand("eval", "cost in bits per sequence at each length");
   add_model_flags(eval, ea->model);
   eval->add_option("--lengths", ea->options.lengths, "sequence lengths (recall: item counts), e.g. 10,20,30,50,80,120")
@@ -75,7 +75,7 @@ void register_ntm(CLI::App& app) {
   eval->add_option("--seed", ea->seed, "seed of the test sequences")->check(CLI::NonNegativeNumber);
   eval->callback([ea] { run_eval(*ea); });
 
-  auto sa = std::make_shared<ShowArgs>();
+  auto sa = std::make_shared<NtmShowArgs>();
   auto* show = ntm->add_subcommand("show", "SVG of one run: inputs, outputs, write and read weightings over time");
   add_model_flags(show, sa->model);
   show->add_option("--length", sa->length, "sequence length (recall: items)")->check(CLI::Range(1, kMaxShowLength));

@@ -24,14 +24,14 @@ namespace engram::cli {
 namespace {
 
 constexpr int kMaxN = 1000;         // points per generated instance
-struct EvalArgs {
+struct PointerEvalArgs {
   ModelArgs model;  // its decode: the family's decode flags
   std::string file;
   std::vector<int> n = {5, 10, 20};
   int64_t instances = 1000, seed = 12345;
 };
 
-void run_eval(const EvalArgs& a, const CLI::App* cmd) {
+void run_eval(const PointerEvalArgs& a, const CLI::App* cmd) {
   decode::DecodeOptions d = *a.model.decode;
   const std::vector<std::string> given = finish_decode_flags(cmd, d, models::pointer_option_set());
   std::string names;
@@ -63,13 +63,13 @@ void run_eval(const EvalArgs& a, const CLI::App* cmd) {
   std::fputs(models::pointer_eval_table(task, rows).c_str(), stdout);
 }
 
-struct ShowArgs {
+struct PointerShowArgs {
   std::string dir, out = "pointer.svg";
   int n = 20, beam = 1, threads = 1, views = 1;
   int64_t seed = 1;
 };
 
-void run_show(const ShowArgs& a) {
+void run_show(const PointerShowArgs& a) {
   use_threads(a.threads);
   auto loaded = models::load_model_as<models::LoadedPointerModel>(a.dir, "pointer");
   const models::PointerShow s =
@@ -84,7 +84,7 @@ void register_pointer(CLI::App& app) {
   auto* ptr = app.add_subcommand("pointer", "Pointer Networks: sorting, convex hull, TSP (eval, show)");
   ptr->require_subcommand(1);
 
-  auto ea = std::make_shared<EvalArgs>();
+  auto ea = std::make_shared<PointerEvalArgs>();
   auto* eval = ptr->add_subcommand("eval", "the task's metrics per n as a Markdown table");
   add_model_flags(eval, ea->model, false);
   eval->add_option("--n", ea->n, "points per generated instance, e.g. 5,10,20")->delimiter(',')->check(CLI::Range(1, kMaxN));
@@ -95,7 +95,7 @@ void register_pointer(CLI::App& app) {
   eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
   eval->callback([ea, eval] { run_eval(*ea, eval); });
 
-  auto sa = std::make_shared<ShowArgs>();
+  auto sa = std::make_shared<PointerShowArgs>();
   auto* show = ptr->add_subcommand("show", "SVG: predicted vs optimal tour / hull / order, and the pointer's attention");
   add_model_option(show, sa->dir);
   show->add_option("--n", sa->n, "points")->check(CLI::Range(1, kMaxN));

@@ -22,12 +22,12 @@ namespace engram::cli {
 
 namespace {
 
-struct EvalArgs {
+struct SentimentEvalArgs {
   ModelArgs model;
   std::string split = "test", view, data;
 };
 
-void run_eval(const EvalArgs& a) {
+void run_eval(const SentimentEvalArgs& a) {
   std::string names;
   decode::DecodeOptions d;
   const auto m = load_model_flags<models::LoadedTreeModel>(a.model, "tree", d, &names);
@@ -49,12 +49,12 @@ void run_eval(const EvalArgs& a) {
   if (e.score.has_loss) std::printf("loss              %.4f per labelled node\n", e.score.loss());
 }
 
-struct ShowArgs {
+struct SentimentShowArgs {
   ModelArgs model;
   std::string text, out = "tree.svg";
 };
 
-void run_show(const ShowArgs& a) {
+void run_show(const SentimentShowArgs& a) {
   decode::DecodeOptions d;
   const auto m = load_model_flags<models::LoadedTreeModel>(a.model, "tree", d);
   io::write_output_file(a.out, models::sentiment_svg(*m, a.text));
@@ -68,7 +68,7 @@ void register_sentiment(CLI::App& app) {
   auto* cmd = app.add_subcommand("sentiment", "recursive nets and Tree-LSTMs on the Stanford Sentiment Treebank");
   cmd->require_subcommand(1);
 
-  auto ea = std::make_shared<EvalArgs>();
+  auto ea = std::make_shared<SentimentEvalArgs>();
   auto* eval = cmd->add_subcommand("eval", "root and all-node accuracy on an SST split");
   add_model_flags(eval, ea->model);
   eval->add_option("--split", ea->split, "train | dev | test");
@@ -76,7 +76,7 @@ void register_sentiment(CLI::App& app) {
   eval->add_option("--data", ea->data, "SST directory (default: the one the model was trained on)");
   eval->callback([ea] { run_eval(*ea); });
 
-  auto sa = std::make_shared<ShowArgs>();
+  auto sa = std::make_shared<SentimentShowArgs>();
   auto* show = cmd->add_subcommand("show", "SVG of a tree with every node coloured by its predicted sentiment");
   add_model_flags(show, sa->model);
   show->add_option("text", sa->text, "a tree such as \"(3 (2 It) (4 (4 rocks)))\" or a plain sentence")->required();

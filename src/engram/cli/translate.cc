@@ -46,12 +46,12 @@ void run_translate(const TranslateArgs& a, const CLI::App* cmd) {
   models::translate_stream(*loaded, loaded->translate_options(d), stream, STDIN_FILENO);
 }
 
-struct EvalArgs {
+struct Seq2SeqEvalArgs {
   ModelArgs model;
   std::string src, ref, out;
 };
 
-void run_eval(const EvalArgs& a, const CLI::App* cmd) {
+void run_eval(const Seq2SeqEvalArgs& a, const CLI::App* cmd) {
   ENGRAM_CHECK(a.src.empty() == a.ref.empty(), "seq2seq eval: --src and --ref go together");
   decode::DecodeOptions d = *a.model.decode;
   const std::vector<std::string> given = finish_decode_flags(cmd, d, models::translate_option_set());
@@ -89,7 +89,7 @@ void register_translate(CLI::App& app) {
 
   auto* family = app.add_subcommand("seq2seq", "encoder-decoder translation models: eval (BLEU, chrF2)");
   family->require_subcommand(1);
-  auto e = std::make_shared<EvalArgs>();
+  auto e = std::make_shared<Seq2SeqEvalArgs>();
   auto* ev = family->add_subcommand("eval", "BLEU and chrF2 of the translations of a source file against its references");
   add_model_flags(ev, e->model, false);
   add_decode_flags(ev, e->model.decode, models::translate_option_set(), {"alignments", "stream"});

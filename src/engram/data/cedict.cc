@@ -48,7 +48,7 @@ bool any_han(std::string_view s) {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-std::string_view trim(std::string_view s) {
+std::string_view strip_spaces(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
@@ -106,7 +106,7 @@ std::string leading_name(const std::vector<std::string>& words) {
 
 // The simplified headword that a "see X[...]" / "see T|S[...]" sense points to, or "".
 std::string see_target(std::string_view sense) {
-  sense = trim(sense);
+  sense = strip_spaces(sense);
   if (!starts_with(sense, "see ")) return "";
   sense.remove_prefix(4);
   if (starts_with(sense, "also ")) sense.remove_prefix(5);
@@ -149,8 +149,8 @@ CedictEntry parse_cedict_line(std::string_view line, std::string_view where) {
   while (true) {
     const size_t slash = rest.find('/', start);
     std::string_view sense = rest.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    ENGRAM_CHECK(!trim(sense).empty(), "{}: CC-CEDICT entry: sense {} is empty ({})", where, e.senses.size() + 1,
-                 kForm);
+    ENGRAM_CHECK(!strip_spaces(sense).empty(), "{}: CC-CEDICT entry: sense {} is empty ({})", where,
+                 e.senses.size() + 1, kForm);
     e.senses.emplace_back(sense);
     if (slash == std::string_view::npos) break;
     start = slash + 1;
@@ -171,7 +171,7 @@ std::vector<CedictEntry> read_cedict(const std::string& path) {
 }
 
 SenseGloss cedict_gloss(std::string_view sense, bool proper_noun) {
-  sense = trim(sense);
+  sense = strip_spaces(sense);
   if (starts_with(sense, "(")) {
     const size_t close = sense.find(')');
     if (close != std::string_view::npos) {
@@ -198,7 +198,7 @@ SenseGloss cedict_gloss(std::string_view sense, bool proper_noun) {
   if (text.empty()) return {"", SenseReject::kEmpty};
   if (const SenseReject r = cross_reference_kind(text); r != SenseReject::kNone) return {"", r};
   if (starts_with(text, "fig. ")) text.erase(0, 5);
-  text = std::string(trim(std::string_view(text).substr(0, text.find_first_of(";,"))));
+  text = std::string(strip_spaces(std::string_view(text).substr(0, text.find_first_of(";,"))));
   if (text.empty()) return {"", SenseReject::kEmpty};
   if (any_han(text) || text.find('[') != std::string::npos || text.find('|') != std::string::npos)
     return {"", SenseReject::kChinese};

@@ -63,7 +63,7 @@ bool has_alnum(std::string_view s) {
   return false;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_space(std::string_view s) {
   size_t a = 0, b = s.size();
   while (a < b && (is_space(s[a]) || s[a] == '\n')) ++a;
   while (b > a && (is_space(s[b - 1]) || s[b - 1] == '\n')) --b;
@@ -71,7 +71,7 @@ std::string_view trim(std::string_view s) {
 }
 
 void emit(std::string_view piece, std::vector<std::string>* out) {
-  piece = trim(piece);
+  piece = trim_space(piece);
   if (piece.empty()) return;
   if (!has_alnum(piece) && !out->empty()) {
     out->back() += " ";

@@ -12,7 +12,7 @@ namespace engram::data {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_spaces(std::string_view s) {
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
@@ -33,7 +33,7 @@ std::vector<std::string> split_summary_sentences(std::string_view target) {
   while (begin <= target.size()) {
     size_t end = target.find("\\n", begin);
     if (end == std::string_view::npos) end = target.size();
-    const std::string_view piece = trim(target.substr(begin, end - begin));
+    const std::string_view piece = trim_spaces(target.substr(begin, end - begin));
     if (!piece.empty()) out.emplace_back(piece);
     begin = end + 2;
   }
@@ -52,7 +52,7 @@ std::vector<SummaryPair> read_summary_tsv(const std::string& path, int64_t max_p
     ENGRAM_CHECK(tabs == 1, "{}:{}: expected 'source<TAB>target', found {} tabs", name, line, tabs);
     const size_t tab = l.find('\t');
     SummaryPair p;
-    p.source = std::string(trim(std::string_view(l).substr(0, tab)));
+    p.source = std::string(trim_spaces(std::string_view(l).substr(0, tab)));
     p.target_sentences = split_summary_sentences(std::string_view(l).substr(tab + 1));
     p.line = line;
     ENGRAM_CHECK(!p.source.empty(), "{}:{}: empty source", name, line);

@@ -9,8 +9,8 @@
 namespace engram::data {
 namespace {
 
-bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-bool is_atom_char(char c) { return !is_space(c) && c != '(' && c != ')'; }
+bool is_ws(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+bool is_atom_char(char c) { return !is_ws(c) && c != '(' && c != ')'; }
 
 // Up to 20 code points of s from pos, with "..." when cut.
 std::string snippet(std::string_view s, size_t pos) {
@@ -36,7 +36,7 @@ class Parser {
     size_t i = 0;
     bool done = false;  // the root has been closed
     while (true) {
-      while (i < s_.size() && is_space(s_[i])) ++i;
+      while (i < s_.size() && is_ws(s_[i])) ++i;
       if (i == s_.size()) break;
       const char c = s_[i];
       if (stack_.empty()) {
@@ -102,7 +102,7 @@ class Parser {
     f.open_pos = i;
     f.pending_base = pending_.size();
     size_t j = i + 1;
-    while (j < s_.size() && is_space(s_[j])) ++j;
+    while (j < s_.size() && is_ws(s_[j])) ++j;
     const size_t b = j;
     while (j < s_.size() && is_atom_char(s_[j])) ++j;
     const std::string_view label = s_.substr(b, j - b);
@@ -179,7 +179,7 @@ class Parser {
   int32_t opened_ = 0;
 };
 
-bool is_blank(std::string_view s) { return std::all_of(s.begin(), s.end(), is_space); }
+bool is_blank(std::string_view s) { return std::all_of(s.begin(), s.end(), is_ws); }
 
 void replace_all(std::string* s, std::string_view from, std::string_view to) {
   for (size_t p = s->find(from); p != std::string::npos; p = s->find(from, p + to.size())) {

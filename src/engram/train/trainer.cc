@@ -37,7 +37,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
+double elapsed_s(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
@@ -146,7 +146,7 @@ Updater::Result Updater::update(int64_t index) {
     allreduce_sum(lu, 2, "the loss allreduce");
     res.batch.loss_sum = lu[0];
     res.batch.units = static_cast<int64_t>(lu[1]);
-    res.allreduce_s = seconds_since(t0);
+    res.allreduce_s = elapsed_s(t0);
   }
   res.grad_norm = optim::global_norm(params.grads(), params.numel());
   if (!std::isfinite(res.batch.loss_sum) || !std::isfinite(res.grad_norm)) {

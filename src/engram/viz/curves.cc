@@ -100,9 +100,8 @@ MetricsLog read_metrics_jsonl(const std::string& path) {
 
 namespace {
 
-constexpr double kMargin = 16;
 constexpr double kLegendBand = 26;
-constexpr double kTitleBand = 26;
+constexpr double kChartTitleBand = 26;
 constexpr double kPadLeft = 60, kPadRight = 16, kPadTop = 28, kPadBottom = 40;
 constexpr double kTickFont = 10.5;
 
@@ -273,7 +272,7 @@ std::string curves_svg(const MetricsLog& log, const CurvesOptions& o) {
                    [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
   const int cols = std::min<int>(o.columns, static_cast<int>(charts.size()));
   const int rows = (static_cast<int>(charts.size()) + cols - 1) / cols;
-  const double title_h = o.title.empty() ? 0 : kTitleBand;
+  const double title_h = o.title.empty() ? 0 : kChartTitleBand;
   const double width = 2 * kMargin + static_cast<double>(cols) * o.chart_width;  // in double: no int overflow
   const double height = 2 * kMargin + title_h + kLegendBand + static_cast<double>(rows) * o.chart_height;
   std::string out = fmt::format(

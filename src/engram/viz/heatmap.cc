@@ -16,7 +16,6 @@ namespace engram::viz {
 
 namespace {
 
-constexpr double kMargin = 16;       // around the whole figure
 constexpr double kMapGap = 36;       // between maps
 constexpr double kLabelGap = 6;      // between labels and the grid
 constexpr double kTitleFont = 14;

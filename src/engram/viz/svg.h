@@ -40,6 +40,8 @@ bool dark_text_ok(double t);
 
 // The scale's anchor colours, evenly spaced over [0, 1] (for SVG gradients).
 inline constexpr int kScaleStops = 9;
+// The blank border around every figure, in px.
+inline constexpr double kMargin = 16;
 std::string scale_stop(int i);
 
 }  // namespace engram::viz

@@ -15,7 +15,7 @@ namespace engram::viz {
 
 namespace {
 
-constexpr double kMargin = 16, kRadius = 11, kLevel = 52, kWordFont = 12, kMarkFont = 10, kNoteFont = 9;
+constexpr double kRadius = 11, kLevel = 52, kWordFont = 12, kMarkFont = 10, kNoteFont = 9;
 constexpr double kMinGap = 34;  // horizontal room of a leaf without a long word
 
 // The fill of a mark: white text on dark fills.

@@ -44,7 +44,7 @@ class PointerState final : public decode::DecodeState {
   std::vector<float> keys, gkeys, gvalues;     // the same for the current rows
 };
 
-PointerState& as_state(decode::DecodeState& s) { return decode::state_as<PointerState>(s, "pointer"); }
+PointerState& pointer_state(decode::DecodeState& s) { return decode::state_as<PointerState>(s, "pointer"); }
 
 }  // namespace
 
@@ -82,7 +82,7 @@ std::unique_ptr<decode::DecodeState> PointerNet::encode(Graph& g, const decode::
 
 decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
   core::NoGrad no_grad(g);
-  PointerState& st = as_state(state);
+  PointerState& st = pointer_state(state);
   const int n = st.n, s = st.s, v = s + 1, h = cfg_.hidden;
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "pointer: {} previous classes for {} rows", prev_ids.size(), n);
   // The previous step's choices: the decoder's input rows, and the rows' prefixes for the rules.
@@ -144,7 +144,7 @@ decode::StepOutput PointerNet::step(Graph& g, decode::DecodeState& state, std::s
 }
 
 void PointerNet::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {
-  PointerState& st = as_state(state);
+  PointerState& st = pointer_state(state);
   for (int32_t r : rows) ENGRAM_CHECK(r >= 0 && r < st.n, "pointer: reorder row {} outside [0, {})", r, st.n);
   const int64_t h = cfg_.hidden, s = st.s, v = s + 1;
   gather(st.h, st.h, rows, h);

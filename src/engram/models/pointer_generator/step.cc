@@ -35,7 +35,7 @@ class PgState final : public decode::DecodeState {
   std::vector<int32_t> ids, ids0;        // [N, S] extended source ids; [B, S] the batch's
 };
 
-PgState& as_state(decode::DecodeState& s) { return decode::state_as<PgState>(s, "pointer_generator"); }
+PgState& pg_state(decode::DecodeState& s) { return decode::state_as<PgState>(s, "pointer_generator"); }
 
 }  // namespace
 
@@ -72,7 +72,7 @@ std::unique_ptr<decode::DecodeState> PgStepModel::encode(Graph& g, const decode:
 
 decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
   core::NoGrad no_grad(g);
-  PgState& st = as_state(state);
+  PgState& st = pg_state(state);
   const int n = st.n, s = st.src_len, h = model_.cfg().hidden;
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "pointer_generator: {} previous ids for {} rows",
                prev_ids.size(), n);
@@ -116,7 +116,7 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
 }
 
 void PgStepModel::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {
-  PgState& st = as_state(state);
+  PgState& st = pg_state(state);
   for (int32_t r : rows)
     ENGRAM_CHECK(r >= 0 && r < st.n, "pointer_generator: reorder row {} outside [0, {})", r, st.n);
   const int64_t h = model_.cfg().hidden, s = st.src_len;

@@ -44,7 +44,7 @@ class Seq2SeqState final : public decode::DecodeState {
   std::vector<float> fixed0, fixed_proj0;
 };
 
-Seq2SeqState& as_state(decode::DecodeState& s) { return decode::state_as<Seq2SeqState>(s, "seq2seq"); }
+Seq2SeqState& seq2seq_state(decode::DecodeState& s) { return decode::state_as<Seq2SeqState>(s, "seq2seq"); }
 
 }  // namespace
 
@@ -80,7 +80,7 @@ std::unique_ptr<decode::DecodeState> Seq2Seq::encode(Graph& g, const decode::Sou
 
 decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
   core::NoGrad no_grad(g);
-  Seq2SeqState& st = as_state(state);
+  Seq2SeqState& st = seq2seq_state(state);
   const int n = st.n, h = cfg_.hidden, c = context_width();
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "seq2seq: {} previous ids for {} rows", prev_ids.size(), n);
   std::vector<int32_t> ids(prev_ids.begin(), prev_ids.end());
@@ -132,7 +132,7 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
 }
 
 void Seq2Seq::restrict_output(decode::DecodeState& state, std::span<const int32_t> ids) const {
-  Seq2SeqState& st = as_state(state);
+  Seq2SeqState& st = seq2seq_state(state);
   const int v = cfg_.tgt_vocab, p = readout_dim_;
   for (size_t i = 0; i < ids.size(); ++i)
     ENGRAM_CHECK(ids[i] >= 0 && ids[i] < v && (i == 0 || ids[i] > ids[i - 1]),
@@ -153,7 +153,7 @@ void Seq2Seq::restrict_output(decode::DecodeState& state, std::span<const int32_
 }
 
 void Seq2Seq::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {
-  Seq2SeqState& st = as_state(state);
+  Seq2SeqState& st = seq2seq_state(state);
   for (int32_t r : rows) ENGRAM_CHECK(r >= 0 && r < st.n, "seq2seq: reorder row {} outside [0, {})", r, st.n);
   const int64_t h = cfg_.hidden;
   for (auto& v : st.h) gather(v, v, rows, h);

@@ -27,7 +27,7 @@ class SpeechState final : public decode::DecodeState {
   EncodedMemory mem;                       // the utterance each row reads and its memory
 };
 
-SpeechState& as_state(decode::DecodeState& s) { return decode::state_as<SpeechState>(s, "speech"); }
+SpeechState& speech_state(decode::DecodeState& s) { return decode::state_as<SpeechState>(s, "speech"); }
 
 }  // namespace
 
@@ -46,7 +46,7 @@ std::unique_ptr<decode::DecodeState> SpeechModel::encode(Graph& g, const decode:
 
 decode::StepOutput SpeechModel::step(Graph& g, decode::DecodeState& state, std::span<const int32_t> prev_ids) const {
   core::NoGrad no_grad(g);
-  SpeechState& st = as_state(state);
+  SpeechState& st = speech_state(state);
   const int n = st.n, s = st.s, h = cfg_.decoder_hidden;
   ENGRAM_CHECK(static_cast<int>(prev_ids.size()) == n, "speech: {} previous ids for {} rows", prev_ids.size(), n);
   std::vector<int32_t> ids(prev_ids.begin(), prev_ids.end());
@@ -66,7 +66,7 @@ decode::StepOutput SpeechModel::step(Graph& g, decode::DecodeState& state, std::
 }
 
 void SpeechModel::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {
-  SpeechState& st = as_state(state);
+  SpeechState& st = speech_state(state);
   for (int32_t r : rows) ENGRAM_CHECK(r >= 0 && r < st.n, "speech: reorder row {} outside [0, {})", r, st.n);
   const int64_t h = cfg_.decoder_hidden, s = st.s;
   gather(st.h, st.h, rows, h);

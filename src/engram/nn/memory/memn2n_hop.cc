@@ -316,7 +316,7 @@ Var Memn2nHop::embed(Graph& g, const MemoryTables& tables, const MemoryInput& me
 HopOutput Memn2nHop::read(Graph& g, Var m, Var c, Var u, const float* mask, bool softmax) const {
   Var s = cfg_.fused ? memory_scores(m, u) : memory_scores_composed(m, u);  // [B, N]
   Var p = !softmax ? s : mask ? core::softmax(s, mask) : core::softmax(s);
-  Var o = cfg_.fused ? memory_read(p, c) : memory_read_composed(p, c);      // [B, D]
+  Var o = cfg_.fused ? nn::memory_read(p, c) : memory_read_composed(p, c);      // [B, D]
   return {o, p};
 }
 
