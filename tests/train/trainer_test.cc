@@ -2,6 +2,7 @@
 // resume after a simulated kill that ends bit-identical to an uninterrupted run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -247,6 +248,45 @@ TEST(Trainer, BestTiesEarliestOrLatest) {
   fs::remove_all(dir);
   cfg.best_ties = "last";
   EXPECT_EQ(data::testing::error_of([&] { Trainer(task, cfg).run(); }), "train: best_ties 'last' is not earliest or latest");
+}
+
+// train.keep_checkpoints: the model of each of the last N validations stays as RUN/step-S, the
+// older ones are removed; a resumed run goes on pruning; other directories are left alone.
+TEST(Trainer, KeepCheckpointsKeepsTheLastNValidationsModels) {
+  const fs::path dir = temp_run("keep");
+  RegressionTask task;
+  TrainerConfig cfg = base_config(dir);
+  cfg.max_epochs = 5;  // 8 updates an epoch, a validation at the end of each
+  cfg.keep_checkpoints = 3;
+  fs::create_directories(dir / "step-x");
+  Trainer(task, cfg).run();
+  auto kept = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.is_directory() && e.path().filename().string().rfind("step-", 0) == 0)
+        names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  EXPECT_EQ(kept(), (std::vector<std::string>{"step-24", "step-32", "step-40", "step-x"}));
+  const io::CheckpointInfo info = io::read_checkpoint_info(dir / "step-40");
+  EXPECT_EQ(info.model_name, "regression");
+  EXPECT_EQ(info.trainer.at("step").get<int64_t>(), 40);
+  EXPECT_FALSE(fs::exists(dir / "step-40" / "optimizer.safetensors"));
+  RegressionTask other;  // step-40 holds the weights the run ended with
+  io::load_checkpoint(dir / "step-40", other.params(), nullptr);
+  const std::vector<float> a(task.params().values(), task.params().values() + task.params().numel());
+  const std::vector<float> b(other.params().values(), other.params().values() + other.params().numel());
+  EXPECT_EQ(a, b);
+
+  cfg.max_epochs = 7;  // resumed: two more validations, the oldest two removed
+  RegressionTask resumed;
+  EXPECT_TRUE(Trainer(resumed, cfg).run().resumed);
+  EXPECT_EQ(kept(), (std::vector<std::string>{"step-40", "step-48", "step-56", "step-x"}));
+  fs::remove_all(dir);
+  cfg.keep_checkpoints = -1;
+  EXPECT_EQ(data::testing::error_of([&] { Trainer(task, cfg).run(); }),
+            "train.keep_checkpoints -1 must be in [0, 1000]");
 }
 
 TEST(Trainer, RefusesARunDirOfAnotherModel) {

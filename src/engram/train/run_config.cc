@@ -74,8 +74,8 @@ void write_run_config(const fs::path& run_dir, const std::string& yaml) {
     if (auto key = first_difference(was, now, "", &before, &after))
       ENGRAM_CHECK(false,
                    "{}: resuming with {} {} (the run has {}); a resumed run keeps its settings except train.max_steps, "
-                   "max_epochs, max_minutes, patience, checkpoint_every, max_bad_steps and distributed: start a new "
-                   "run directory to change it",
+                   "max_epochs, max_minutes, patience, checkpoint_every, keep_checkpoints, max_bad_steps and distributed: "
+                   "start a new run directory to change it",
                    run_dir.string(), *key, after, before);
   }
   if (world().root()) io::write_file_atomic(saved, yaml);

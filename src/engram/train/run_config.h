@@ -15,7 +15,7 @@ namespace engram::train {
 inline constexpr const char* kResumableKeys[] = {
     "train.max_steps",        "train.max_epochs",    "train.max_minutes", "train.patience",
     "train.checkpoint_every", "train.max_bad_steps", "train.run_dir",     "train.init_from",
-    "train.distributed"};
+    "train.distributed",      "train.keep_checkpoints"};
 
 // Whether run_dir holds a checkpoint to resume (RUN/last, or the last/ of a run one or two levels
 // below: MemN2N's RUN/seed-S/last and RUN/task-T/seed-S/last).

@@ -100,6 +100,8 @@ void check_trainer_config(const TrainerConfig& c) {
   ENGRAM_CHECK(c.log_every > 0, "train: log_every must be positive, got {}", c.log_every);
   optim::check_clip_config(c.clip);
   check_precision(c.precision);
+  ENGRAM_CHECK(c.keep_checkpoints >= 0 && c.keep_checkpoints <= 1000, "train.keep_checkpoints {} must be in [0, 1000]",
+               c.keep_checkpoints);
   ENGRAM_CHECK(c.max_bad_steps >= 0, "train.max_bad_steps must be >= 0 (0 = never stop), got {}", c.max_bad_steps);
   ENGRAM_CHECK(std::isfinite(c.distributed.timeout_s) && c.distributed.timeout_s > 0 && c.distributed.check_every >= 0,
                "train.distributed: timeout_s {} must be > 0 and check_every {} >= 0", c.distributed.timeout_s,

@@ -47,6 +47,10 @@ struct TrainerConfig {
   double max_minutes = 0;          // 0 = no limit (wall clock of this process)
   int64_t valid_every = 0;         // validate every N updates; 0 = at the end of each epoch
   int64_t checkpoint_every = 0;    // save last/ every N updates; 0 = at each validation
+  // Also keep the model of each of the main phase's last N validations as RUN/step-S (S = the
+  // update it was taken at; model and trainer state, no optimizer), for `engram average`. Older
+  // ones are removed as newer ones are written; 0 = none.
+  int keep_checkpoints = 0;
   int patience = 0;                // stop after N validations without improvement; 0 = never
   // Which of equally good validations best/ holds: "earliest" (a tie keeps the earlier
   // checkpoint) or "latest" (a tie replaces it: for a metric that saturates, such as a sequence
@@ -82,6 +86,8 @@ struct TrainerConfig {
     v("max_minutes", max_minutes, "stop after this many minutes (0 = no limit)");
     v("valid_every", valid_every, "validate every N updates (0 = each epoch)");
     v("checkpoint_every", checkpoint_every, "save the last checkpoint every N updates (0 = at validation)");
+    v("keep_checkpoints", keep_checkpoints,
+      "keep the model of each of the last N validations as RUN/step-S, for engram average (0 = none)");
     v("patience", patience, "early stopping: validations without improvement (0 = off)");
     v("best_ties", best_ties, "earliest | latest: which of equally good validations best/ keeps");
     v("log_every", log_every, "progress and metrics every N updates");

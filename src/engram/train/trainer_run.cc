@@ -202,6 +202,7 @@ class PhaseRun {
   void check_same_parameters();
   nlohmann::json trainer_state(int epoch, int64_t next_batch);
   void save(const fs::path& where, int epoch, int64_t next_batch, bool with_optimizer);
+  void keep_checkpoint(int epoch, int64_t next_batch);
   std::pair<int, int64_t> position_after(int epoch, int64_t index) const;
   void validate(int epoch, int64_t index);
   void report_skipped(const Updater::Result& u, int epoch, int64_t index);
@@ -334,6 +335,29 @@ nlohmann::json PhaseRun::trainer_state(int epoch, int64_t next_batch) {
   return t;
 }
 
+// RUN/step-S of this validation, then the oldest RUN/step-* beyond keep_checkpoints removed
+// (ordered by S; names that are not step-DIGITS are left alone).
+void PhaseRun::keep_checkpoint(int epoch, int64_t next_batch) {
+  const int64_t step = c_.pos.offset + c_.pos.step;
+  save(c_.dir / fmt::format("step-{}", step), epoch, next_batch, false);
+  if (!c_.w.root()) return;
+  std::vector<std::pair<int64_t, fs::path>> kept;
+  for (const fs::directory_entry& e : fs::directory_iterator(c_.dir)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name.rfind("step-", 0) != 0) continue;
+    const std::string digits = name.substr(5);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
+    kept.emplace_back(std::stoll(digits), e.path());
+  }
+  std::sort(kept.begin(), kept.end());
+  for (const auto& [s, path] : kept) io::remove_checkpoint_leftovers(path);  // of a killed save
+  for (size_t k = 0; k + pc_.keep_checkpoints < kept.size(); ++k) {
+    std::error_code ec;
+    fs::remove_all(kept[k].second, ec);
+    ENGRAM_CHECK(!ec, "cannot remove the old checkpoint {}: {}", kept[k].second.string(), ec.message());
+  }
+}
+
 void PhaseRun::save(const fs::path& where, int epoch, int64_t next_batch, bool with_optimizer) {
   if (with_optimizer) last_saved_step_ = c_.pos.step;
   if (!c_.w.root()) return;  // rank 0 writes the job's checkpoints
@@ -385,6 +409,7 @@ void PhaseRun::validate(int epoch, int64_t index) {
   c_.sum.last_valid = m;
   auto [e, i] = position_after(epoch, index);
   if (keep && is_main_) save(c_.best_dir, e, i, false);  // best/ is the main phase's
+  if (is_main_ && pc_.keep_checkpoints > 0) keep_checkpoint(e, i);
   if (pc_.checkpoint_every == 0) save(c_.last_dir, e, i, true);
   c_.progress.print(fmt::format("valid step {}  {}{}", pos.offset + pos.step, metrics_text(m), keep ? "  (best)" : ""));
   if (pc_.patience > 0 && pos.bad_validations >= pc_.patience) {
