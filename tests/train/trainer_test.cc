@@ -251,7 +251,8 @@ TEST(Trainer, BestTiesEarliestOrLatest) {
 }
 
 // train.keep_checkpoints: the model of each of the last N validations stays as RUN/step-S, the
-// older ones are removed; a resumed run goes on pruning; other directories are left alone.
+// older ones are removed; a resumed run goes on pruning and first removes what killed saves of
+// step-S left (step-S.tmp-PID); other directories are left alone.
 TEST(Trainer, KeepCheckpointsKeepsTheLastNValidationsModels) {
   const fs::path dir = temp_run("keep");
   RegressionTask task;
@@ -279,10 +280,11 @@ TEST(Trainer, KeepCheckpointsKeepsTheLastNValidationsModels) {
   const std::vector<float> b(other.params().values(), other.params().values() + other.params().numel());
   EXPECT_EQ(a, b);
 
+  for (const char* left : {"step-40.tmp-12345", "step-16.tmp-7", "step-x.tmp-7"}) fs::create_directories(dir / left);
   cfg.max_epochs = 7;  // resumed: two more validations, the oldest two removed
   RegressionTask resumed;
   EXPECT_TRUE(Trainer(resumed, cfg).run().resumed);
-  EXPECT_EQ(kept(), (std::vector<std::string>{"step-40", "step-48", "step-56", "step-x"}));
+  EXPECT_EQ(kept(), (std::vector<std::string>{"step-40", "step-48", "step-56", "step-x", "step-x.tmp-7"}));
   fs::remove_all(dir);
   cfg.keep_checkpoints = -1;
   EXPECT_EQ(data::testing::error_of([&] { Trainer(task, cfg).run(); }),

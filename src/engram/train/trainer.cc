@@ -37,14 +37,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double elapsed_s(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-
-
-
-
 // The name of the first parameter whose gradient holds a non-finite value ("" if none).
 std::string non_finite_param(nn::ParamStore& p) {
   for (nn::ParamId id = 0; id < p.count(); ++id) {
@@ -148,7 +140,7 @@ Updater::Result Updater::update(int64_t index) {
     allreduce_sum(lu, 2, "the loss allreduce");
     res.batch.loss_sum = lu[0];
     res.batch.units = static_cast<int64_t>(lu[1]);
-    res.allreduce_s = elapsed_s(t0);
+    res.allreduce_s = std::chrono::duration<double>(Clock::now() - t0).count();
   }
   res.grad_norm = optim::global_norm(params.grads(), params.numel());
   if (!std::isfinite(res.batch.loss_sum) || !std::isfinite(res.grad_norm)) {

@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -164,6 +166,15 @@ RunPosition read_position(const nlohmann::json& t, const fs::path& last_dir, int
     throw Error(fmt::format("{} is damaged ({})", (last_dir / "trainer.json").string(), e.what()));
   }
   return pos;
+}
+
+// S of a kept checkpoint's directory name "step-S" (train.keep_checkpoints), else -1.
+int64_t kept_step(std::string_view name) {
+  if (!name.starts_with("step-")) return -1;
+  const std::string_view digits = name.substr(5);
+  if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return -1;
+  return std::stoll(std::string(digits));
 }
 
 // What every phase of one run shares: the task, the run's config and directories, the log, the
@@ -343,14 +354,10 @@ void PhaseRun::keep_checkpoint(int epoch, int64_t next_batch) {
   if (!c_.w.root()) return;
   std::vector<std::pair<int64_t, fs::path>> kept;
   for (const fs::directory_entry& e : fs::directory_iterator(c_.dir)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_directory() || name.rfind("step-", 0) != 0) continue;
-    const std::string digits = name.substr(5);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
-    kept.emplace_back(std::stoll(digits), e.path());
+    const int64_t s = kept_step(e.path().filename().string());
+    if (s >= 0 && e.is_directory()) kept.emplace_back(s, e.path());
   }
   std::sort(kept.begin(), kept.end());
-  for (const auto& [s, path] : kept) io::remove_checkpoint_leftovers(path);  // of a killed save
   for (size_t k = 0; k + pc_.keep_checkpoints < kept.size(); ++k) {
     std::error_code ec;
     fs::remove_all(kept[k].second, ec);
@@ -547,6 +554,13 @@ TrainSummary Trainer::run() {
   if (w.root()) {
     io::remove_checkpoint_leftovers(last_dir);  // and recover last/ from an interrupted swap
     io::remove_checkpoint_leftovers(best_dir);
+    std::set<std::string> kept;  // RUN/step-S (train.keep_checkpoints) an interrupted save left a copy of
+    for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      const size_t cut = std::min(name.find(".tmp-"), name.find(".old-"));
+      if (cut != std::string::npos && kept_step(name.substr(0, cut)) >= 0) kept.insert(name.substr(0, cut));
+    }
+    for (const std::string& k : kept) io::remove_checkpoint_leftovers(dir / k);
   }
   barrier("the start of training");  // the other ranks read last/ once rank 0 has tidied it
   std::optional<io::CheckpointInfo> resumed;
