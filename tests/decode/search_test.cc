@@ -11,7 +11,9 @@
 #include <map>
 
 #include "engram/core/error.h"
+#include "engram/core/rng.h"
 #include "engram/decode/search.h"
+#include "engram/decode/state_buffers.h"
 #include "decode/toy_model.h"
 
 namespace engram::decode {
@@ -118,6 +120,53 @@ TEST(BeamSearch, SentencesAreIndependentOfTheirBatch) {
       EXPECT_DOUBLE_EQ(alone[0][i].score, together[s][i].score);
     }
   }
+}
+
+// Greedy rows that finish leave the state by rows[i] >= i (the survivors past the new row count
+// fill the gaps, decode::gather moves them in place), and each sentence keeps its own output.
+TEST(Search, GreedyDropsFinishedRowsByFillingTheirGaps) {
+  // Sentence k writes token 4 + (k % 3) k + 1 times, then <eos>: rows finish out of order.
+  ToyModel model(8, [](int sentence, const std::vector<int32_t>& prefix) {
+    std::vector<double> p(8, 1e-3);
+    p[static_cast<int>(prefix.size()) > sentence ? kEos : 4 + sentence % 3] = 1.0;
+    return p;
+  });
+  struct Recording final : StepModel {
+    const ToyModel& m;
+    mutable std::vector<std::vector<int32_t>> orders;
+    explicit Recording(const ToyModel& model) : m(model) {}
+    int32_t go_id() const override { return m.go_id(); }
+    int32_t eos_id() const override { return m.eos_id(); }
+    std::unique_ptr<DecodeState> encode(core::Graph& g, const SourceBatch& s) const override { return m.encode(g, s); }
+    StepOutput step(core::Graph& g, DecodeState& st, std::span<const int32_t> p) const override {
+      return m.step(g, st, p);
+    }
+    void reorder(DecodeState& st, std::span<const int32_t> rows) const override {
+      orders.emplace_back(rows.begin(), rows.end());
+      m.reorder(st, rows);
+    }
+  } rec(model);
+  const std::vector<int32_t> names = {2, 0, 5, 1, 4, 0, 3};  // the toy reads each sentence's name
+  std::vector<std::vector<int32_t>> srcs;
+  for (int32_t k : names) srcs.push_back({k});
+  core::Graph g(false);
+  SearchOptions o;
+  o.max_length_offset = 8;
+  const auto hyps = greedy_search(g, rec, SourceBatch::from_ids(srcs), o);
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(hyps[i].ids, std::vector<int32_t>(names[i] + 1, 4 + names[i] % 3)) << i;
+    EXPECT_TRUE(hyps[i].finished) << i;
+  }
+  // At step 2 the two sentences named 0 finish (rows 1 and 5 of 7): rows 0..4 stay, row 6 fills
+  // the gap at 1.
+  ASSERT_FALSE(rec.orders.empty());
+  EXPECT_EQ(rec.orders[0], (std::vector<int32_t>{0, 6, 2, 3, 4}));
+  for (const auto& rows : rec.orders) EXPECT_TRUE(in_place_rows(rows));
+  // Sampling draws in row order and keeps its rows in order.
+  rec.orders.clear();
+  core::Rng rng(7);
+  sample_search(g, rec, SourceBatch::from_ids(srcs), o, 1.0f, rng);
+  for (const auto& rows : rec.orders) EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
 }
 
 TEST(BeamSearch, LengthPenaltyAndScores) {

@@ -1,6 +1,7 @@
 // decode::gather (decode/state_buffers.h) against the rows it names: into another buffer (with
-// repeats and growth, as a beam expands), in place with strictly rising rows (finished rows
-// dropped: copied without a second buffer), and in place in any other order (beams reordered).
+// repeats and growth, as a beam expands), in place with rows[i] >= i (finished rows dropped, in
+// order or with later rows filling the gaps: no second buffer), and in place in any other order
+// (beams reordered).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -28,7 +29,8 @@ TEST(Gather, EveryOrderIntoAnotherBufferAndInPlace) {
   const int width = 3;
   const std::vector<float> in = rows_of(6, width);
   const std::vector<std::vector<int32_t>> orders = {
-      {0, 2, 3, 5}, {1, 2, 3, 4, 5}, {5}, {0, 1, 2, 3, 4, 5}, {3, 1, 4, 0}, {2, 2, 2, 0, 0, 5, 5, 5}, {5, 4, 3, 2, 1, 0}};
+      {0, 2, 3, 5}, {1, 2, 3, 4, 5}, {5}, {0, 1, 2, 3, 4, 5}, {3, 1, 4, 0}, {2, 2, 2, 0, 0, 5, 5, 5}, {5, 4, 3, 2, 1, 0},
+      {0, 5, 2, 4}, {4, 5, 2}};
   for (const auto& rows : orders) {
     const std::vector<float> want = expected(in, rows, width);
     std::vector<float> other = {9.0f};  // another buffer, of another size
@@ -38,6 +40,19 @@ TEST(Gather, EveryOrderIntoAnotherBufferAndInPlace) {
     gather(same, same, rows, width);
     EXPECT_EQ(same, want);
   }
+  // rows[i] >= i (finished rows dropped, later rows moved into the gaps) stays in its storage and
+  // moves only the rows that change place; a row below its place does not.
+  EXPECT_TRUE(in_place_rows(std::vector<int32_t>{0, 5, 2, 4}));
+  EXPECT_TRUE(in_place_rows(std::vector<int32_t>{3, 3, 4}));
+  EXPECT_FALSE(in_place_rows(std::vector<int32_t>{1, 0}));
+  EXPECT_FALSE(in_place_rows(std::vector<int32_t>{0, 2, 1}));
+  detail::spare_buffers().clear();
+  std::vector<float> gaps = in;
+  const float* storage = gaps.data();
+  gather(gaps, gaps, std::vector<int32_t>{0, 5, 2, 4}, width, true);
+  EXPECT_EQ(gaps, expected(in, {0, 5, 2, 4}, width));
+  EXPECT_EQ(gaps.data(), storage);
+  EXPECT_TRUE(detail::spare_buffers().empty()) << "no second buffer";
   std::vector<float> untouched = {1.0f, 2.0f};
   gather(std::vector<float>{}, untouched, std::vector<int32_t>{0}, width);
   EXPECT_EQ(untouched, (std::vector<float>{1.0f, 2.0f})) << "an empty input leaves the output as it is";

@@ -117,10 +117,27 @@ namespace {
 
 using namespace detail;
 
+// The surviving rows `keep` (rising) of n, reordered so that the survivors past the new row count
+// fill the gaps that finished rows leave below it: keep[i] >= i, and a state moves only those rows
+// (decode::gather). Arg-max rows are independent, so their order is free; sampling draws from
+// one generator in row order and keeps its rows in order (same seed, same samples).
+void fill_gaps(std::vector<int32_t>& keep, int n) {
+  const int m = static_cast<int>(keep.size());
+  std::vector<int32_t> tail;  // survivors at rows >= m, in order
+  for (int32_t r : keep)
+    if (r >= m) tail.push_back(r);
+  size_t next = 0;
+  std::vector<int32_t> out(m);
+  std::vector<char> alive(n, 0);
+  for (int32_t r : keep) alive[r] = 1;
+  for (int i = 0; i < m; ++i) out[i] = alive[i] ? i : tail[next++];
+  keep.swap(out);
+}
+
 // One pass of greedy decoding with a token chooser (arg-max or a sample) per row.
 template <class Choose>
 std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const SourceBatch& src,
-                                   const SearchOptions& options, Choose&& choose) {
+                                   const SearchOptions& options, bool fill_rows, Choose&& choose) {
   check_source(src, model.eos_id());
   options.validate();
   g.reset();
@@ -137,7 +154,7 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
     if (coverage) cov[i].assign(std::max(0, src.lengths[i]), 0.0);
   }
   StepMasks masks;
-  std::vector<int32_t> scratch;
+  std::vector<int32_t> scratch, keep, chosen, next_prev, next_sentence;  // [N]
   while (!row_sentence.empty()) {
     g.reset();
     const int n = static_cast<int>(row_sentence.size());
@@ -145,7 +162,8 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
     check_step(out, n, model, options);
     const int v = out.log_probs.shape[1];
     masks.start(n);
-    std::vector<int32_t> keep, next_prev, next_sentence;
+    keep.clear();
+    chosen.assign(n, 0);
     for (int r = 0; r < n; ++r) {
       Hypothesis& h = hyps[row_sentence[r]];
       float* lp = out.log_probs.data + static_cast<int64_t>(r) * v;
@@ -177,13 +195,16 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
         done = static_cast<int>(h.ids.size()) >=
                static_cast<int>(prefix_of(src, row_sentence[r]).size()) + max_output_length(h.src_len, options);
       }
-      if (!done) {
-        keep.push_back(r);
-        next_prev.push_back(tok);
-        next_sentence.push_back(row_sentence[r]);
-      }
+      if (!done) keep.push_back(r);
+      chosen[r] = tok;
     }
-    if (!keep.empty() && static_cast<int>(keep.size()) != n) model.reorder(*state, keep);
+    if (!keep.empty() && static_cast<int>(keep.size()) != n) {
+      if (fill_rows) fill_gaps(keep, n);
+      model.reorder(*state, keep);
+    }
+    next_prev.clear();
+    next_sentence.clear();
+    for (int32_t r : keep) next_prev.push_back(chosen[r]), next_sentence.push_back(row_sentence[r]);
     prev.swap(next_prev);
     row_sentence.swap(next_sentence);
   }
@@ -319,7 +340,7 @@ int max_output_length(int src_len, const SearchOptions& o) {
 
 std::vector<Hypothesis> greedy_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
                                       const SearchOptions& options) {
-  return run_greedy(g, model, src, options, arg_max);
+  return run_greedy(g, model, src, options, true, arg_max);
 }
 
 std::vector<Hypothesis> sample_search(core::Graph& g, const StepModel& model, const SourceBatch& src,
@@ -330,7 +351,7 @@ std::vector<Hypothesis> sample_search(core::Graph& g, const StepModel& model, co
   ENGRAM_CHECK(topp > 0.0f && topp <= 1.0f, "search: sampling top_p {} must be in (0, 1]", topp);
   std::vector<double> p;
   std::vector<int32_t> cand;  // candidate classes, most likely first when cut by top_k / top_p
-  return run_greedy(g, model, src, options, [&](const float* lp, int v) {
+  return run_greedy(g, model, src, options, false, [&](const float* lp, int v) {
     const double mx = *std::max_element(lp, lp + v);
     if (topk > 0 && topk < v) {
       top_k(lp, v, topk, cand);

@@ -72,19 +72,25 @@ inline std::vector<float> copy_of(core::Var v) { return std::vector<float>(v.dat
 
 // out row i = in row rows[i], rows of `width` elements (in and out may be the same buffer); an
 // empty `in` leaves `out` as it is. Rows are copied straight into `out` when it is another buffer,
-// or when it is `in` and `rows` rises strictly (dropping finished rows: rows[i] >= i, so each row
-// is read before anything overwrites it); any other reordering of one buffer goes through a
-// second buffer. Nothing is zero-filled first. With `spares` (float buffers that go back by
+// or when it is `in` and rows[i] >= i for every i (finished rows dropped, the survivors in order or
+// moved from the end into the gaps: going up in i, row rows[i] is read before anything overwrites
+// it, and only the rows with rows[i] != i are copied); any other reordering of one buffer goes
+// through a second buffer. Nothing is zero-filled first. With `spares` (float buffers that go back by
 // give_buffer when their state ends), storage comes from and returns to this thread's spares.
+// Whether gather can move these rows within one buffer: rows[i] >= i for every i.
+inline bool in_place_rows(std::span<const int32_t> rows) {
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] < 0 || static_cast<size_t>(rows[i]) < i) return false;
+  return true;
+}
+
 template <class T>
 void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width,
             bool spares = false) {
   if (in.empty()) return;
   const size_t bytes = sizeof(T) * static_cast<size_t>(width), n = rows.size() * static_cast<size_t>(width);
   const bool same = &in == &out;
-  bool rising = true;
-  for (size_t i = 1; i < rows.size() && rising; ++i) rising = rows[i] > rows[i - 1];
-  if (same && rising) {
+  if (same && in_place_rows(rows)) {
     for (size_t i = 0; i < rows.size(); ++i)
       if (static_cast<size_t>(rows[i]) != i) std::memmove(out.data() + i * width, in.data() + rows[i] * width, bytes);
     out.resize(n);
