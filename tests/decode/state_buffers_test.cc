@@ -85,6 +85,15 @@ TEST(SpareBuffers, GivenStorageIsReusedAndTheLargestAreKept) {
   ASSERT_EQ(detail::spare_buffers().size(), 1u);
   EXPECT_EQ(detail::spare_buffers()[0].data(), before);
   detail::spare_buffers().clear();
+  // Buffers of another element type are spares of their own type.
+  std::vector<int8_t> bytes(5000, 1);
+  const int8_t* byte_storage = bytes.data();
+  give_buffer(bytes);
+  EXPECT_TRUE(detail::spare_buffers().empty());
+  std::vector<int8_t> again;
+  reserve_buffer(again, 4000);
+  EXPECT_EQ(again.data(), byte_storage);
+  EXPECT_TRUE(detail::spare_buffers<int8_t>().empty());
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 #include "engram/core/graph.h"
@@ -18,19 +17,22 @@ namespace engram::decode {
 // This thread's spare buffers: the storage of a finished batch's large state buffers, which the
 // next batch decoded on the thread reuses. A large new block is fresh memory from the kernel, each
 // page of it faulted in and zeroed on first touch; a beam's expanded encoder memory is tens of MB.
-// At most kSpareBuffers are kept (the largest); what they hold stays allocated to the thread.
+// At most kSpareBuffers of each element type are kept (the largest); what they hold stays
+// allocated to the thread.
 inline constexpr size_t kSpareBuffers = 8;
 namespace detail {
-inline std::vector<std::vector<float>>& spare_buffers() {
-  thread_local std::vector<std::vector<float>> spares;
+template <class T = float>
+std::vector<std::vector<T>>& spare_buffers() {
+  thread_local std::vector<std::vector<T>> spares;
   return spares;
 }
 }  // namespace detail
 
 // Gives v's storage to this thread's spares (v is left empty); past kSpareBuffers the smallest goes.
-inline void give_buffer(std::vector<float>& v) {
+template <class T>
+void give_buffer(std::vector<T>& v) {
   if (v.capacity() == 0) return;
-  std::vector<std::vector<float>>& spares = detail::spare_buffers();
+  std::vector<std::vector<T>>& spares = detail::spare_buffers<T>();
   v.clear();
   spares.push_back(std::move(v));
   v = {};
@@ -43,9 +45,10 @@ inline void give_buffer(std::vector<float>& v) {
 
 // Makes room for n elements in v: a spare of this thread's that holds n takes v's place (v's own
 // storage becomes a spare), else v grows. v's contents are not kept.
-inline void reserve_buffer(std::vector<float>& v, size_t n) {
+template <class T>
+void reserve_buffer(std::vector<T>& v, size_t n) {
   if (v.capacity() >= n) return;
-  std::vector<std::vector<float>>& spares = detail::spare_buffers();
+  std::vector<std::vector<T>>& spares = detail::spare_buffers<T>();
   auto fit = spares.end();  // the smallest spare that holds n
   for (auto it = spares.begin(); it != spares.end(); ++it)
     if (it->capacity() >= n && (fit == spares.end() || it->capacity() < fit->capacity())) fit = it;
@@ -54,7 +57,7 @@ inline void reserve_buffer(std::vector<float>& v, size_t n) {
     v.reserve(n);
     return;
   }
-  std::vector<float> mine = std::move(*fit);
+  std::vector<T> mine = std::move(*fit);
   spares.erase(fit);
   give_buffer(v);
   v = std::move(mine);
@@ -75,7 +78,7 @@ inline std::vector<float> copy_of(core::Var v) { return std::vector<float>(v.dat
 // or when it is `in` and rows[i] >= i for every i (finished rows dropped, the survivors in order or
 // moved from the end into the gaps: going up in i, row rows[i] is read before anything overwrites
 // it, and only the rows with rows[i] != i are copied); any other reordering of one buffer goes
-// through a second buffer. Nothing is zero-filled first. With `spares` (float buffers that go back by
+// through a second buffer. Nothing is zero-filled first. With `spares` (buffers that go back by
 // give_buffer when their state ends), storage comes from and returns to this thread's spares.
 // Whether gather can move these rows within one buffer: rows[i] >= i for every i.
 inline bool in_place_rows(std::span<const int32_t> rows) {
@@ -98,18 +101,13 @@ void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32
   }
   std::vector<T> next;
   std::vector<T>& to = same ? next : out;
-  constexpr bool kFloat = std::is_same_v<T, float>;  // spares hold float buffers only
   to.clear();
-  if constexpr (kFloat) {
-    if (spares) reserve_buffer(to, n);
-  }
+  if (spares) reserve_buffer(to, n);
   to.reserve(n);
   for (int32_t r : rows) to.insert(to.end(), in.begin() + r * width, in.begin() + (r + 1) * width);
   if (!same) return;
   out.swap(next);
-  if constexpr (kFloat) {
-    if (spares) give_buffer(next);
-  }
+  if (spares) give_buffer(next);
 }
 
 // The buffer as a graph input of `shape` (no copy; valid while the buffer is unchanged).

@@ -67,8 +67,10 @@ T& state_as(DecodeState& s, const char* model) {
   return *st;
 }
 
-// What one step returns: views into the graph's arena, valid until the graph is reset. The search
-// may overwrite entries of log_probs (its own masks, decode/search.h) before it resets the graph.
+// What one step returns: views into the graph's arena or the state, valid until the graph is reset
+// or the next step. The search may set entries of log_probs to -inf (its masks and forced prefix
+// tokens, decode/search.h) and restore entries it masked, and writes nothing else there: a model
+// may keep log_probs in its state and rely on its -inf entries staying (Seq2Seq's shortlist).
 // V may differ from one batch to the next (a copy model's target vocabulary plus the batch's
 // source words); the search reads it from every step.
 struct StepOutput {

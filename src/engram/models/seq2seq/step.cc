@@ -23,6 +23,8 @@ using decode::gather;
 using decode::store;
 using decode::view;
 
+constexpr int kShortlistRows = 256;  // a shortlisted int8 output product has a multiple of this many rows
+
 class Seq2SeqState final : public decode::DecodeState {
  public:
   int rows() const override { return n; }
@@ -34,11 +36,19 @@ class Seq2SeqState final : public decode::DecodeState {
   EncodedMemory mem;                       // the sentence each row reads and its memory (attention)
   std::vector<float> fixed, fixed_proj;    // [N, C], [N, G] attention none
   // A restricted output layer (SourceBatch::output_ids): the V' classes, their rows of W_o [V', P]
-  // and b_o [V'], and the full [N, V] log-probabilities the step returns (-inf outside the V').
+  // and b_o [V'], and the full [N, V] log-probabilities the step returns: -inf outside the V',
+  // written once per batch (N only shrinks after the first step of a greedy search; a beam's
+  // expansion fills it again), the V' entries at every step. W_o's rows and these go back to the
+  // thread's spares (decode/state_buffers.h) when the batch ends.
+  ~Seq2SeqState() override {
+    for (std::vector<float>* v : {&out_w, &full_lp}) decode::give_buffer(*v);
+    decode::give_buffer(out_q);
+  }
   std::vector<int32_t> out_ids;
   std::vector<float> out_w, out_b, full_lp;
-  // With int8 decoding weights (the graph has an int8 copy of W_o): the V' rows quantized and
-  // packed once per batch (kernels::pack_int8), made at the first step.
+  // With int8 decoding weights (the graph has an int8 copy of W_o): the V' rows and zero rows up to
+  // a multiple of kShortlistRows quantized and packed once per batch (kernels::pack_int8), made at
+  // the first step (storage from the spares); b_o then has as many entries (the padding's 0).
   std::vector<int8_t> out_q;
   // The encoded batch (row b = sentence b), source of every re-gather.
   std::vector<float> fixed0, fixed_proj0;
@@ -106,18 +116,31 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
     Var pre = decoder_->readout(g, o.top, o.context, emb, o.attentional);  // [N, P]
     Var logits;  // [N, V']
     if (g.int8_packed(store_.value(output_->linear().weight()).data, v, p)) {  // int8 decoding
+      // The product over V' rounded up to kShortlistRows (zero rows, bias 0, outputs dropped):
+      // oneDNN builds an int8 primitive per product shape, and batches of like V' share theirs.
+      const int v_pad = (v_sub + kShortlistRows - 1) / kShortlistRows * kShortlistRows;
       if (st.out_q.empty()) {
-        st.out_q.resize(static_cast<size_t>(core::kernels::packed_int8_size(v_sub, p)));
-        core::kernels::pack_int8(st.out_w.data(), v_sub, p, st.out_q.data());
+        const size_t bytes = static_cast<size_t>(core::kernels::packed_int8_size(v_pad, p));
+        decode::reserve_buffer(st.out_q, bytes);
+        st.out_q.resize(bytes);
+        st.out_w.resize(static_cast<size_t>(v_pad) * p, 0.0f);
+        core::kernels::pack_int8(st.out_w.data(), v_pad, p, st.out_q.data());
+        st.out_w.resize(static_cast<size_t>(v_sub) * p);
+        st.out_b.resize(v_pad, 0.0f);
       }
-      const core::Tensor x = pre.value(), y = g.alloc({n, v_sub});
-      core::kernels::gemm_int8_packed(n, v_sub, p, x.data, p, st.out_q.data(), 0.0f, y.data, v_sub, st.out_b.data());
-      logits = g.input(y);
+      const core::Tensor x = pre.value(), y = g.alloc({n, v_pad});
+      core::kernels::gemm_int8_packed(n, v_pad, p, x.data, p, st.out_q.data(), 0.0f, y.data, v_pad, st.out_b.data());
+      for (int r = 1; r < n; ++r)  // [N, V'pad] -> [N, V'] in place (each row moves down)
+        std::memmove(y.data + int64_t{r} * v_sub, y.data + int64_t{r} * v_pad, sizeof(float) * v_sub);
+      logits = g.input(core::Tensor{y.data, core::Shape{n, v_sub}});
     } else {
       logits = core::affine(pre, view(g, st.out_w, {v_sub, p}), view(g, st.out_b, {v_sub}));
     }
     const core::Tensor sub = core::log_softmax(logits).value();
-    st.full_lp.assign(static_cast<size_t>(n) * v, -std::numeric_limits<float>::infinity());
+    if (st.full_lp.size() < static_cast<size_t>(n) * v) {  // the search keeps the -inf (step_model.h)
+      decode::reserve_buffer(st.full_lp, static_cast<size_t>(n) * v);
+      st.full_lp.assign(static_cast<size_t>(n) * v, -std::numeric_limits<float>::infinity());
+    }
     for (int r = 0; r < n; ++r)
       for (int j = 0; j < v_sub; ++j)
         st.full_lp[static_cast<size_t>(r) * v + st.out_ids[j]] = sub.data[static_cast<int64_t>(r) * v_sub + j];
@@ -143,11 +166,14 @@ void Seq2Seq::restrict_output(decode::DecodeState& state, std::span<const int32_
   const core::Tensor w = store_.value(out.weight());  // [V, P]
   st.out_ids.assign(ids.begin(), ids.end());
   st.out_q.clear();
-  st.out_w.resize(ids.size() * p);
+  st.full_lp.clear();
+  decode::reserve_buffer(st.out_w, (ids.size() + kShortlistRows - 1) / kShortlistRows * kShortlistRows * p);
+  st.out_w.clear();
   st.out_b.assign(ids.size(), 0.0f);
   const float* b = out.bias() ? store_.value(*out.bias()).data : nullptr;
   for (size_t i = 0; i < ids.size(); ++i) {
-    std::memcpy(st.out_w.data() + i * p, w.data + static_cast<int64_t>(ids[i]) * p, sizeof(float) * p);
+    const float* row = w.data + static_cast<int64_t>(ids[i]) * p;
+    st.out_w.insert(st.out_w.end(), row, row + p);
     if (b) st.out_b[i] = b[ids[i]];
   }
 }
