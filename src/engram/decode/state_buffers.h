@@ -73,13 +73,6 @@ inline void store(std::vector<float>& dst, core::Var v, bool spares = false) {
 // v's values as a new buffer.
 inline std::vector<float> copy_of(core::Var v) { return std::vector<float>(v.data(), v.data() + v.numel()); }
 
-// out row i = in row rows[i], rows of `width` elements (in and out may be the same buffer); an
-// empty `in` leaves `out` as it is. Rows are copied straight into `out` when it is another buffer,
-// or when it is `in` and rows[i] >= i for every i (finished rows dropped, the survivors in order or
-// moved from the end into the gaps: going up in i, row rows[i] is read before anything overwrites
-// it, and only the rows with rows[i] != i are copied); any other reordering of one buffer goes
-// through a second buffer. Nothing is zero-filled first. With `spares` (buffers that go back by
-// give_buffer when their state ends), storage comes from and returns to this thread's spares.
 // Whether gather can move these rows within one buffer: rows[i] >= i for every i.
 inline bool in_place_rows(std::span<const int32_t> rows) {
   for (size_t i = 0; i < rows.size(); ++i)
@@ -87,6 +80,13 @@ inline bool in_place_rows(std::span<const int32_t> rows) {
   return true;
 }
 
+// out row i = in row rows[i], rows of `width` elements (in and out may be the same buffer); an
+// empty `in` leaves `out` as it is. Rows are copied straight into `out` when it is another buffer,
+// or when it is `in` and rows[i] >= i for every i (finished rows dropped, the survivors in order or
+// moved from the end into the gaps: going up in i, row rows[i] is read before anything overwrites
+// it, and only the rows with rows[i] != i are copied); any other reordering of one buffer goes
+// through a second buffer. Nothing is zero-filled first. With `spares` (buffers that go back by
+// give_buffer when their state ends), storage comes from and returns to this thread's spares.
 template <class T>
 void gather(const std::vector<T>& in, std::vector<T>& out, std::span<const int32_t> rows, int64_t width,
             bool spares = false) {
