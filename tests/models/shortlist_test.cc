@@ -112,7 +112,6 @@ TEST_F(ShortlistFile, DecodingScoresOnlyTheShortlistedTokens) {
     src.push_back(tr_->src.encode(in));
     tgt.push_back(tr_->tgt.encode(out));
   }
-  const std::vector<Translation> want = tr_->translate(srcs, TranslateOptions{});
   // Every target token frequent: the same outputs, with the same scores up to summation order.
   std::string all = "engram-shortlist 1\n*\t";
   for (int32_t t = 4; t < tr_->tgt.size(); ++t) all += tr_->tgt.token(t) + " ";
@@ -125,31 +124,37 @@ TEST_F(ShortlistFile, DecodingScoresOnlyTheShortlistedTokens) {
   for (int32_t t = 4; t < tr_->tgt.size(); ++t)
     if (t != banned) most += tr_->tgt.token(t) + " ";
   const Shortlist without = Shortlist::load(write(most + "\n"), tr_->src, tr_->tgt);
-  for (int beam : {1, 3}) {
-    TranslateOptions o;
-    o.search.beam = beam;
-    o.shortlist = &full;
-    const std::vector<Translation> wide = tr_->translate(srcs, o);
-    o.shortlist = &built;
-    const std::vector<Translation> own = tr_->translate(srcs, o);
-    o.shortlist = &without;
-    const std::vector<Translation> cut = tr_->translate(srcs, o);
-    const std::vector<Translation> plain = beam == 1 ? want : tr_->translate(srcs, [&] {
-      TranslateOptions b;
-      b.search.beam = beam;
-      return b;
-    }());
-    int changed = 0;
-    for (size_t i = 0; i < srcs.size(); ++i) {
-      EXPECT_EQ(wide[i].text(), plain[i].text()) << srcs[i];
-      EXPECT_NEAR(wide[i].nbest[0].score, plain[i].nbest[0].score, 1e-4) << srcs[i];
-      if (beam == 1) {
-        EXPECT_EQ(own[i].text(), golden_cases("seq2seq")[i].second) << srcs[i];
+  // Plain fp32 weights, then their packed copy (set_precision fp32: the few-row products, the
+  // shortlisted rows' too, on the packed kernel).
+  for (const bool packed : {false, true}) {
+    if (packed) tr_->set_precision(decode::Precision::kFp32);
+    const std::vector<Translation> want = tr_->translate(srcs, TranslateOptions{});
+    for (int beam : {1, 3}) {
+      TranslateOptions o;
+      o.search.beam = beam;
+      o.shortlist = &full;
+      const std::vector<Translation> wide = tr_->translate(srcs, o);
+      o.shortlist = &built;
+      const std::vector<Translation> own = tr_->translate(srcs, o);
+      o.shortlist = &without;
+      const std::vector<Translation> cut = tr_->translate(srcs, o);
+      const std::vector<Translation> plain = beam == 1 ? want : tr_->translate(srcs, [&] {
+        TranslateOptions b;
+        b.search.beam = beam;
+        return b;
+      }());
+      int changed = 0;
+      for (size_t i = 0; i < srcs.size(); ++i) {
+        EXPECT_EQ(wide[i].text(), plain[i].text()) << srcs[i];
+        EXPECT_NEAR(wide[i].nbest[0].score, plain[i].nbest[0].score, 1e-4) << srcs[i];
+        if (beam == 1) {
+          EXPECT_EQ(own[i].text(), golden_cases("seq2seq")[i].second) << srcs[i];
+        }
+        for (int32_t id : cut[i].nbest[0].ids) EXPECT_NE(id, banned) << srcs[i];
+        changed += cut[i].text() != plain[i].text();
       }
-      for (int32_t id : cut[i].nbest[0].ids) EXPECT_NE(id, banned) << srcs[i];
-      changed += cut[i].text() != plain[i].text();
+      EXPECT_GT(changed, 0) << "the banned token was in some output";
     }
-    EXPECT_GT(changed, 0) << "the banned token was in some output";
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engram/core/kernels/blas.h"
 #include "engram/core/kernels/gemm_int8.h"
 #include "engram/core/ops.h"
 #include "engram/decode/state_buffers.h"
@@ -41,7 +42,7 @@ class Seq2SeqState final : public decode::DecodeState {
   // expansion fills it again), the V' entries at every step. W_o's rows and these go back to the
   // thread's spares (decode/state_buffers.h) when the batch ends.
   ~Seq2SeqState() override {
-    for (std::vector<float>* v : {&out_w, &full_lp}) decode::give_buffer(*v);
+    for (std::vector<float>* v : {&out_w, &out_f, &full_lp}) decode::give_buffer(*v);
     decode::give_buffer(out_q);
   }
   std::vector<int32_t> out_ids;
@@ -50,6 +51,8 @@ class Seq2SeqState final : public decode::DecodeState {
   // a multiple of kShortlistRows quantized and packed once per batch (kernels::pack_int8), made at
   // the first step (storage from the spares); b_o then has as many entries (the padding's 0).
   std::vector<int8_t> out_q;
+  // With packed fp32 decoding weights (Graph::f32_packed): the V' rows packed (kernels::pack_f32).
+  std::vector<float> out_f;
   // The encoded batch (row b = sentence b), source of every re-gather.
   std::vector<float> fixed0, fixed_proj0;
 };
@@ -133,6 +136,18 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
       for (int r = 1; r < n; ++r)  // [N, V'pad] -> [N, V'] in place (each row moves down)
         std::memmove(y.data + int64_t{r} * v_sub, y.data + int64_t{r} * v_pad, sizeof(float) * v_sub);
       logits = g.input(core::Tensor{y.data, core::Shape{n, v_sub}});
+    } else if (n <= core::kernels::kPackedRows && g.f32_packed(store_.value(output_->linear().weight()).data, v, p)) {
+      // fp32 decoding on the packed few-row kernel, as the whole W_o's product would run: the V'
+      // rows packed once per batch.
+      if (st.out_f.empty()) {
+        decode::reserve_buffer(st.out_f, static_cast<size_t>(core::kernels::packed_f32_size(v_sub, p)));
+        st.out_f.resize(static_cast<size_t>(core::kernels::packed_f32_size(v_sub, p)));
+        core::kernels::pack_f32(st.out_w.data(), v_sub, p, st.out_f.data());
+      }
+      const core::Tensor x = pre.value(), y = g.alloc({n, v_sub});
+      core::kernels::sgemm_small_m_packed(n, v_sub, p, 1.0f, x.data, p, st.out_f.data(), 0.0f, y.data, v_sub,
+                                          st.out_b.data());
+      logits = g.input(y);
     } else {
       logits = core::affine(pre, view(g, st.out_w, {v_sub, p}), view(g, st.out_b, {v_sub}));
     }
@@ -166,6 +181,7 @@ void Seq2Seq::restrict_output(decode::DecodeState& state, std::span<const int32_
   const core::Tensor w = store_.value(out.weight());  // [V, P]
   st.out_ids.assign(ids.begin(), ids.end());
   st.out_q.clear();
+  st.out_f.clear();
   st.full_lp.clear();
   decode::reserve_buffer(st.out_w, (ids.size() + kShortlistRows - 1) / kShortlistRows * kShortlistRows * p);
   st.out_w.clear();
