@@ -158,31 +158,36 @@ TEST_F(ShortlistFile, DecodingScoresOnlyTheShortlistedTokens) {
   }
 }
 
-// With int8 decoding weights the shortlisted rows of W_o are quantized too (per row, as the full
-// matrix's are): a shortlist of every token scores as int8 without one, up to the normalisation
-// over the few special tokens it leaves out; the fp32 product of those rows would miss by the
-// quantization error.
-TEST_F(ShortlistFile, Int8DecodingQuantizesTheShortlistedRows) {
+// With int8 or bf16 decoding weights the shortlisted rows of W_o are quantized or rounded too (as
+// the full matrix's are, on the same kernels): a shortlist of every token scores as the same
+// precision without one, up to the normalisation over the few special tokens it leaves out; the
+// fp32 product of those rows would miss by the rounding error.
+TEST_F(ShortlistFile, LowPrecisionDecodingRoundsTheShortlistedRows) {
   std::vector<std::string> srcs;
   for (const auto& [in, out] : golden_cases("seq2seq")) srcs.push_back(in);
   std::string all = "engram-shortlist 1\n*\t";
   for (int32_t t = 4; t < tr_->tgt.size(); ++t) all += tr_->tgt.token(t) + " ";
   const Shortlist full = Shortlist::load(write(all + "\n"), tr_->src, tr_->tgt);
-  TranslateOptions o;
-  o.search.beam = 3;
-  const std::vector<Translation> fp32 = tr_->translate(srcs, o);
-  tr_->set_precision(decode::Precision::kInt8);
-  const std::vector<Translation> plain = tr_->translate(srcs, o);
-  o.shortlist = &full;
-  const std::vector<Translation> wide = tr_->translate(srcs, o);
-  tr_->set_precision(decode::Precision::kFp32);
-  double int8_vs_fp32 = 0;
-  for (size_t i = 0; i < srcs.size(); ++i) {
-    EXPECT_EQ(wide[i].text(), plain[i].text()) << srcs[i];
-    EXPECT_NEAR(wide[i].nbest[0].score, plain[i].nbest[0].score, 1e-4) << srcs[i];
-    int8_vs_fp32 = std::max(int8_vs_fp32, std::fabs(plain[i].nbest[0].score - fp32[i].nbest[0].score));
+  for (const decode::Precision precision : {decode::Precision::kInt8, decode::Precision::kBf16}) {
+    for (const int beam : {1, 3}) {  // up to 8 rows and more: the few-row kernels and oneDNN's
+      TranslateOptions o;
+      o.search.beam = beam;
+      tr_->set_precision(decode::Precision::kFp32);
+      const std::vector<Translation> fp32 = tr_->translate(srcs, o);
+      tr_->set_precision(precision);
+      const std::vector<Translation> plain = tr_->translate(srcs, o);
+      o.shortlist = &full;
+      const std::vector<Translation> wide = tr_->translate(srcs, o);
+      double low_vs_fp32 = 0;
+      for (size_t i = 0; i < srcs.size(); ++i) {
+        EXPECT_EQ(wide[i].text(), plain[i].text()) << srcs[i];
+        EXPECT_NEAR(wide[i].nbest[0].score, plain[i].nbest[0].score, 1e-4) << srcs[i];
+        low_vs_fp32 = std::max(low_vs_fp32, std::fabs(plain[i].nbest[0].score - fp32[i].nbest[0].score));
+      }
+      EXPECT_GT(low_vs_fp32, 1e-3) << "the low precision scores as fp32: the comparison above could not tell them apart";
+    }
   }
-  EXPECT_GT(int8_vs_fp32, 1e-3) << "int8 scores as fp32: the comparison above could not tell the two apart";
+  tr_->set_precision(decode::Precision::kFp32);
 }
 
 TEST(ShortlistTranslator, AModelWithoutOneSaysSo) {

@@ -129,12 +129,11 @@ void weight_product(const Graph& g, int rows, int n, int k, const float* x, cons
     kernels::gemm_int8_packed(rows, n, k, x, k, wq, beta, y, n, bias);  // bias in its epilogue
     return;
   }
-  const uint16_t* wb = g.bf16_weight(w);
-  if (const uint16_t* wp = wb && rows <= kernels::kSmallRows ? g.bf16_packed(w, n, k) : nullptr) {
-    kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, wp, beta, y, n, bias);  // bias in its epilogue
+  if (const uint16_t* wb = g.bf16_weight(w)) {
+    bf16_weight_product(rows, n, k, x, wb, g.bf16_packed(w, n, k), beta, y, bias);
     return;
   }
-  if (const float* wf = !wb && rows <= kernels::kPackedRows ? g.f32_packed(w, n, k) : nullptr) {
+  if (const float* wf = rows <= kernels::kPackedRows ? g.f32_packed(w, n, k) : nullptr) {
     kernels::sgemm_small_m_packed(rows, n, k, 1.0f, x, k, wf, beta, y, n, bias);
     return;
   }
@@ -142,11 +141,23 @@ void weight_product(const Graph& g, int rows, int n, int k, const float* x, cons
     for (int i = 0; i < rows; ++i) std::copy(bias, bias + n, y + static_cast<int64_t>(i) * n);
     beta = 1.0f;
   }
-  if (!wb)
-    sgemm(false, true, rows, n, k, 1.0f, x, k, w, k, beta, y, n);
-  else if (rows <= kernels::kSmallRows)
+  sgemm(false, true, rows, n, k, 1.0f, x, k, w, k, beta, y, n);
+}
+
+void bf16_weight_product(int rows, int n, int k, const float* x, const uint16_t* wb, const uint16_t* packed,
+                         float beta, float* y, const float* bias) {
+  ENGRAM_CHECK(!bias || beta == 0.0f, "weight_product: a bias replaces beta * y (beta {} must be 0)", beta);
+  if (packed && rows <= kernels::kSmallRows) {
+    kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, packed, beta, y, n, bias);  // bias in its epilogue
+    return;
+  }
+  if (bias) {  // y = bias, then the product accumulates onto it
+    for (int i = 0; i < rows; ++i) std::copy(bias, bias + n, y + static_cast<int64_t>(i) * n);
+    beta = 1.0f;
+  }
+  if (rows <= kernels::kSmallRows)
     kernels::gemm_small_m_bf16(rows, n, k, 1.0f, x, k, wb, k, beta, y, n);
-  else if (const uint16_t* wd = kernels::packed_bf16_dnnl(g.bf16_packed(w, n, k), n, k))
+  else if (const uint16_t* wd = kernels::packed_bf16_dnnl(packed, n, k))
     kernels::gemm_bf16_reordered(rows, n, k, x, k, wb, k, wd, beta, y, n);
   else
     kernels::gemm_bf16(rows, n, k, x, k, wb, k, beta, y, n);

@@ -2,6 +2,8 @@
 // Bt batch of matrices. Weights follow PyTorch's layout W [N, K] so checkpoints map one to one.
 #pragma once
 
+#include <cstdint>
+
 #include "engram/core/graph.h"
 
 namespace engram::core {
@@ -24,5 +26,10 @@ Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
 // forward product of every op that multiplies by a weight matrix.
 void weight_product(const Graph& g, int rows, int n, int k, const float* x, const float* w, float beta, float* y,
                     const float* bias = nullptr);
+// weight_product's bf16 product on given copies of W: wb [N, K] rounded to bf16, and packed
+// (kernels::pack_bf16_pairs, or null): the packed few-row kernel up to kernels::kSmallRows rows,
+// oneDNN's bf16 matmul above (on the reordered copy that packed carries, where it does).
+void bf16_weight_product(int rows, int n, int k, const float* x, const uint16_t* wb, const uint16_t* packed,
+                         float beta, float* y, const float* bias = nullptr);
 
 }  // namespace engram::core

@@ -44,13 +44,16 @@ class Seq2SeqState final : public decode::DecodeState {
   ~Seq2SeqState() override {
     for (std::vector<float>* v : {&out_w, &out_f, &full_lp}) decode::give_buffer(*v);
     decode::give_buffer(out_q);
+    decode::give_buffer(out_h);
   }
   std::vector<int32_t> out_ids;
   std::vector<float> out_w, out_b, full_lp;
-  // With int8 decoding weights (the graph has an int8 copy of W_o): the V' rows and zero rows up to
-  // a multiple of kShortlistRows quantized and packed once per batch (kernels::pack_int8), made at
-  // the first step (storage from the spares); b_o then has as many entries (the padding's 0).
+  // With int8 or bf16 decoding weights (the graph has an int8 or bf16 copy of W_o): the V' rows and
+  // zero rows up to a multiple of kShortlistRows, quantized and packed (kernels::pack_int8), or
+  // rounded to bf16 [V'pad, P] and packed (kernels::pack_bf16_pairs, where packed_bf16_kernel()),
+  // once per batch at its first step (storage from the spares); b_o then has as many entries.
   std::vector<int8_t> out_q;
+  std::vector<uint16_t> out_h;
   // With packed fp32 decoding weights (Graph::f32_packed): the V' rows packed (kernels::pack_f32).
   std::vector<float> out_f;
   // The encoded batch (row b = sentence b), source of every re-gather.
@@ -59,6 +62,68 @@ class Seq2SeqState final : public decode::DecodeState {
 
 Seq2SeqState& seq2seq_state(decode::DecodeState& s) { return decode::state_as<Seq2SeqState>(s, "seq2seq"); }
 
+// W_o's shortlisted rows [V', P] and their biases [V'] extended with zeros to v_pad rows.
+void pad_output_rows(Seq2SeqState& st, int v_pad, int p) {
+  st.out_w.resize(static_cast<size_t>(v_pad) * p, 0.0f);
+  st.out_b.resize(v_pad, 0.0f);
+}
+
+
+// The logits [N, V'] of the batch's V' shortlisted classes from the readout pre [N, P], on the
+// kernel W_o's own product would use: int8 or bf16 where the graph has such a copy of W_o (w_o
+// [V, P]), the packed fp32 kernel up to kPackedRows rows, else sgemm. The int8 and bf16 products
+// run over V' rounded up to kShortlistRows (zero rows, bias 0, outputs dropped): oneDNN builds a
+// primitive per product shape, and batches of like V' share theirs.
+Var shortlist_logits(core::Graph& g, Seq2SeqState& st, Var pre, const float* w_o, int v) {
+  const int n = st.n, v_sub = static_cast<int>(st.out_ids.size()), p = pre.shape()[1];
+  const int v_pad = (v_sub + kShortlistRows - 1) / kShortlistRows * kShortlistRows;
+  const core::Tensor x = pre.value();
+  core::Tensor y;  // [N, V'pad]
+  if (g.int8_packed(w_o, v, p)) {
+    if (st.out_q.empty()) {
+      const size_t bytes = static_cast<size_t>(core::kernels::packed_int8_size(v_pad, p));
+      decode::reserve_buffer(st.out_q, bytes);
+      st.out_q.resize(bytes);
+      pad_output_rows(st, v_pad, p);
+      core::kernels::pack_int8(st.out_w.data(), v_pad, p, st.out_q.data());
+      st.out_w.resize(static_cast<size_t>(v_sub) * p);
+    }
+    y = g.alloc({n, v_pad});
+    core::kernels::gemm_int8_packed(n, v_pad, p, x.data, p, st.out_q.data(), 0.0f, y.data, v_pad, st.out_b.data());
+  } else if (g.bf16_weight(w_o)) {
+    const size_t plain = static_cast<size_t>(v_pad) * p;
+    const bool packs = core::kernels::packed_bf16_kernel();
+    if (st.out_h.empty()) {
+      const size_t size = plain + (packs ? static_cast<size_t>(core::kernels::packed_bf16_size(v_pad, p)) : 0);
+      decode::reserve_buffer(st.out_h, size);
+      st.out_h.resize(size);
+      pad_output_rows(st, v_pad, p);
+      core::kernels::to_bf16(st.out_w.data(), st.out_h.data(), static_cast<int64_t>(plain));
+      if (packs) core::kernels::pack_bf16_pairs(st.out_w.data(), v_pad, p, st.out_h.data() + plain);
+      st.out_w.resize(static_cast<size_t>(v_sub) * p);
+    }
+    y = g.alloc({n, v_pad});
+    core::bf16_weight_product(n, v_pad, p, x.data, st.out_h.data(), packs ? st.out_h.data() + plain : nullptr, 0.0f,
+                              y.data, st.out_b.data());
+  }
+  if (y.data) {
+    for (int r = 1; r < n; ++r)  // [N, V'pad] -> [N, V'] in place (each row moves down)
+      std::memmove(y.data + int64_t{r} * v_sub, y.data + int64_t{r} * v_pad, sizeof(float) * v_sub);
+    return g.input(core::Tensor{y.data, core::Shape{n, v_sub}});
+  }
+  if (n <= core::kernels::kPackedRows && g.f32_packed(w_o, v, p)) {
+    if (st.out_f.empty()) {
+      decode::reserve_buffer(st.out_f, static_cast<size_t>(core::kernels::packed_f32_size(v_sub, p)));
+      st.out_f.resize(static_cast<size_t>(core::kernels::packed_f32_size(v_sub, p)));
+      core::kernels::pack_f32(st.out_w.data(), v_sub, p, st.out_f.data());
+    }
+    y = g.alloc({n, v_sub});
+    core::kernels::sgemm_small_m_packed(n, v_sub, p, 1.0f, x.data, p, st.out_f.data(), 0.0f, y.data, v_sub,
+                                        st.out_b.data());
+    return g.input(y);
+  }
+  return core::affine(pre, view(g, st.out_w, {v_sub, p}), view(g, st.out_b, {v_sub}));
+}
 }  // namespace
 
 int32_t Seq2Seq::go_id() const { return data::kGoId; }
@@ -115,42 +180,10 @@ decode::StepOutput Seq2Seq::step(Graph& g, decode::DecodeState& state, std::span
   if (st.out_ids.empty()) {
     lp = core::log_softmax(readout_logits(g, o.top, o.context, emb, o.attentional, nullptr)).value();
   } else {  // the V' shortlisted classes: log-softmax over them, -inf elsewhere
-    const int v_sub = static_cast<int>(st.out_ids.size()), p = readout_dim_, v = cfg_.tgt_vocab;
+    const int v_sub = static_cast<int>(st.out_ids.size()), v = cfg_.tgt_vocab;
     Var pre = decoder_->readout(g, o.top, o.context, emb, o.attentional);  // [N, P]
-    Var logits;  // [N, V']
-    if (g.int8_packed(store_.value(output_->linear().weight()).data, v, p)) {  // int8 decoding
-      // The product over V' rounded up to kShortlistRows (zero rows, bias 0, outputs dropped):
-      // oneDNN builds an int8 primitive per product shape, and batches of like V' share theirs.
-      const int v_pad = (v_sub + kShortlistRows - 1) / kShortlistRows * kShortlistRows;
-      if (st.out_q.empty()) {
-        const size_t bytes = static_cast<size_t>(core::kernels::packed_int8_size(v_pad, p));
-        decode::reserve_buffer(st.out_q, bytes);
-        st.out_q.resize(bytes);
-        st.out_w.resize(static_cast<size_t>(v_pad) * p, 0.0f);
-        core::kernels::pack_int8(st.out_w.data(), v_pad, p, st.out_q.data());
-        st.out_w.resize(static_cast<size_t>(v_sub) * p);
-        st.out_b.resize(v_pad, 0.0f);
-      }
-      const core::Tensor x = pre.value(), y = g.alloc({n, v_pad});
-      core::kernels::gemm_int8_packed(n, v_pad, p, x.data, p, st.out_q.data(), 0.0f, y.data, v_pad, st.out_b.data());
-      for (int r = 1; r < n; ++r)  // [N, V'pad] -> [N, V'] in place (each row moves down)
-        std::memmove(y.data + int64_t{r} * v_sub, y.data + int64_t{r} * v_pad, sizeof(float) * v_sub);
-      logits = g.input(core::Tensor{y.data, core::Shape{n, v_sub}});
-    } else if (n <= core::kernels::kPackedRows && g.f32_packed(store_.value(output_->linear().weight()).data, v, p)) {
-      // fp32 decoding on the packed few-row kernel, as the whole W_o's product would run: the V'
-      // rows packed once per batch.
-      if (st.out_f.empty()) {
-        decode::reserve_buffer(st.out_f, static_cast<size_t>(core::kernels::packed_f32_size(v_sub, p)));
-        st.out_f.resize(static_cast<size_t>(core::kernels::packed_f32_size(v_sub, p)));
-        core::kernels::pack_f32(st.out_w.data(), v_sub, p, st.out_f.data());
-      }
-      const core::Tensor x = pre.value(), y = g.alloc({n, v_sub});
-      core::kernels::sgemm_small_m_packed(n, v_sub, p, 1.0f, x.data, p, st.out_f.data(), 0.0f, y.data, v_sub,
-                                          st.out_b.data());
-      logits = g.input(y);
-    } else {
-      logits = core::affine(pre, view(g, st.out_w, {v_sub, p}), view(g, st.out_b, {v_sub}));
-    }
+    const Var logits =
+        shortlist_logits(g, st, pre, store_.value(output_->linear().weight()).data, v);  // [N, V']
     const core::Tensor sub = core::log_softmax(logits).value();
     if (st.full_lp.size() < static_cast<size_t>(n) * v) {  // the search keeps the -inf (step_model.h)
       decode::reserve_buffer(st.full_lp, static_cast<size_t>(n) * v);
@@ -181,6 +214,7 @@ void Seq2Seq::restrict_output(decode::DecodeState& state, std::span<const int32_
   const core::Tensor w = store_.value(out.weight());  // [V, P]
   st.out_ids.assign(ids.begin(), ids.end());
   st.out_q.clear();
+  st.out_h.clear();
   st.out_f.clear();
   st.full_lp.clear();
   decode::reserve_buffer(st.out_w, (ids.size() + kShortlistRows - 1) / kShortlistRows * kShortlistRows * p);
