@@ -29,8 +29,8 @@ TEST(Gather, EveryOrderIntoAnotherBufferAndInPlace) {
   const int width = 3;
   const std::vector<float> in = rows_of(6, width);
   const std::vector<std::vector<int32_t>> orders = {
-      {0, 2, 3, 5}, {1, 2, 3, 4, 5}, {5}, {0, 1, 2, 3, 4, 5}, {3, 1, 4, 0}, {2, 2, 2, 0, 0, 5, 5, 5}, {5, 4, 3, 2, 1, 0},
-      {0, 5, 2, 4}, {4, 5, 2}};
+      {0, 2, 3, 5}, {1, 2, 3, 4, 5}, {5}, {0, 1, 2, 3, 4, 5}, {3, 1, 4, 0}, {2, 2, 2, 0, 0, 5, 5, 5},
+      {5, 4, 3, 2, 1, 0}, {0, 5, 2, 4}, {4, 5, 2}};
   for (const auto& rows : orders) {
     const std::vector<float> want = expected(in, rows, width);
     std::vector<float> other = {9.0f};  // another buffer, of another size

@@ -184,7 +184,7 @@ TEST_F(ShortlistFile, LowPrecisionDecodingRoundsTheShortlistedRows) {
         EXPECT_NEAR(wide[i].nbest[0].score, plain[i].nbest[0].score, 1e-4) << srcs[i];
         low_vs_fp32 = std::max(low_vs_fp32, std::fabs(plain[i].nbest[0].score - fp32[i].nbest[0].score));
       }
-      EXPECT_GT(low_vs_fp32, 1e-3) << "the low precision scores as fp32: the comparison above could not tell them apart";
+      EXPECT_GT(low_vs_fp32, 1e-3) << "the low precision scores as fp32: the comparison could not tell them apart";
     }
   }
   tr_->set_precision(decode::Precision::kFp32);

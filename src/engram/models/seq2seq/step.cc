@@ -24,7 +24,7 @@ using decode::gather;
 using decode::store;
 using decode::view;
 
-constexpr int kShortlistRows = 256;  // a shortlisted int8 output product has a multiple of this many rows
+constexpr int kShortlistRows = 256;  // a shortlisted int8 or bf16 output product has a multiple of this many rows
 
 class Seq2SeqState final : public decode::DecodeState {
  public:
@@ -67,7 +67,6 @@ void pad_output_rows(Seq2SeqState& st, int v_pad, int p) {
   st.out_w.resize(static_cast<size_t>(v_pad) * p, 0.0f);
   st.out_b.resize(v_pad, 0.0f);
 }
-
 
 // The logits [N, V'] of the batch's V' shortlisted classes from the readout pre [N, P], on the
 // kernel W_o's own product would use: int8 or bf16 where the graph has such a copy of W_o (w_o
@@ -124,6 +123,7 @@ Var shortlist_logits(core::Graph& g, Seq2SeqState& st, Var pre, const float* w_o
   }
   return core::affine(pre, view(g, st.out_w, {v_sub, p}), view(g, st.out_b, {v_sub}));
 }
+
 }  // namespace
 
 int32_t Seq2Seq::go_id() const { return data::kGoId; }
