@@ -125,7 +125,7 @@ TEST(BeamSearch, SentencesAreIndependentOfTheirBatch) {
 // Greedy rows that finish leave the state by rows[i] >= i (the survivors past the new row count
 // fill the gaps, decode::gather moves them in place), and each sentence keeps its own output.
 TEST(Search, GreedyDropsFinishedRowsByFillingTheirGaps) {
-  // Sentence k writes token 4 + (k % 3) k + 1 times, then <eos>: rows finish out of order.
+  // Sentence k writes k + 1 tokens, each 4 + k % 3, then <eos>: rows finish out of order.
   ToyModel model(8, [](int sentence, const std::vector<int32_t>& prefix) {
     std::vector<double> p(8, 1e-3);
     p[static_cast<int>(prefix.size()) > sentence ? kEos : 4 + sentence % 3] = 1.0;
