@@ -138,6 +138,13 @@ TEST_F(ShortlistFile, DecodingScoresOnlyTheShortlistedTokens) {
       const std::vector<Translation> own = tr_->translate(srcs, o);
       o.shortlist = &without;
       const std::vector<Translation> cut = tr_->translate(srcs, o);
+      // The search's masks set entries to -inf and lift them again over the steps of a batch,
+      // where the shortlist keeps its -inf entries from step to step (decode/step_model.h).
+      o.search.min_length = 2;
+      o.search.block_ngram_repeat = 1;
+      const std::vector<Translation> cut_masked = tr_->translate(srcs, o);
+      o.search.min_length = 0;
+      o.search.block_ngram_repeat = 0;
       const std::vector<Translation> plain = beam == 1 ? want : tr_->translate(srcs, [&] {
         TranslateOptions b;
         b.search.beam = beam;
@@ -151,6 +158,8 @@ TEST_F(ShortlistFile, DecodingScoresOnlyTheShortlistedTokens) {
           EXPECT_EQ(own[i].text(), golden_cases("seq2seq")[i].second) << srcs[i];
         }
         for (int32_t id : cut[i].nbest[0].ids) EXPECT_NE(id, banned) << srcs[i];
+        for (int32_t id : cut_masked[i].nbest[0].ids) EXPECT_NE(id, banned) << srcs[i];
+        EXPECT_GE(cut_masked[i].nbest[0].ids.size(), 2u) << srcs[i];
         changed += cut[i].text() != plain[i].text();
       }
       EXPECT_GT(changed, 0) << "the banned token was in some output";
