@@ -49,9 +49,10 @@ class Seq2SeqState final : public decode::DecodeState {
   std::vector<int32_t> out_ids;
   std::vector<float> out_w, out_b, full_lp;
   // With int8 or bf16 decoding weights (the graph has an int8 or bf16 copy of W_o): the V' rows and
-  // zero rows up to a multiple of kShortlistRows, quantized and packed (kernels::pack_int8), or
-  // rounded to bf16 [V'pad, P] and packed (kernels::pack_bf16_pairs, where packed_bf16_kernel()),
-  // once per batch at its first step (storage from the spares); b_o then has as many entries.
+  // zero rows up to a multiple of kShortlistRows (at most V), quantized and packed
+  // (kernels::pack_int8), or rounded to bf16 [V'pad, P] and packed (kernels::pack_bf16_pairs, where
+  // packed_bf16_kernel()), once per batch at its first step (storage from the spares); b_o then has
+  // as many entries.
   std::vector<int8_t> out_q;
   std::vector<uint16_t> out_h;
   // With packed fp32 decoding weights (Graph::f32_packed): the V' rows packed (kernels::pack_f32).
@@ -71,11 +72,11 @@ void pad_output_rows(Seq2SeqState& st, int v_pad, int p) {
 // The logits [N, V'] of the batch's V' shortlisted classes from the readout pre [N, P], on the
 // kernel W_o's own product would use: int8 or bf16 where the graph has such a copy of W_o (w_o
 // [V, P]), the packed fp32 kernel up to kPackedRows rows, else sgemm. The int8 and bf16 products
-// run over V' rounded up to kShortlistRows (zero rows, bias 0, outputs dropped): oneDNN builds a
-// primitive per product shape, and batches of like V' share theirs.
+// run over V' rounded up to kShortlistRows, at most V (zero rows, bias 0, outputs dropped): oneDNN
+// builds a primitive per product shape, and batches of like V' share theirs.
 Var shortlist_logits(core::Graph& g, Seq2SeqState& st, Var pre, const float* w_o, int v) {
   const int n = st.n, v_sub = static_cast<int>(st.out_ids.size()), p = pre.shape()[1];
-  const int v_pad = (v_sub + kShortlistRows - 1) / kShortlistRows * kShortlistRows;
+  const int v_pad = std::min(v, (v_sub + kShortlistRows - 1) / kShortlistRows * kShortlistRows);
   const core::Tensor x = pre.value();
   core::Tensor y;  // [N, V'pad]
   if (g.int8_packed(w_o, v, p)) {
