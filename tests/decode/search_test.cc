@@ -166,6 +166,7 @@ TEST(Search, GreedyDropsFinishedRowsByFillingTheirGaps) {
   rec.orders.clear();
   core::Rng rng(7);
   sample_search(g, rec, SourceBatch::from_ids(srcs), o, 1.0f, rng);
+  ASSERT_FALSE(rec.orders.empty());
   for (const auto& rows : rec.orders) EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
 }
 

@@ -355,6 +355,16 @@ TEST(CheckpointAtomic, RecoversFromACrashBetweenTheRenames) {
   EXPECT_FALSE(recover_checkpoint(tmp / "ckpt"));  // nothing to do now
 }
 
+// interrupted_checkpoints names each checkpoint an interrupted save left a .tmp-<pid> or .old-<pid>
+// beside, once, whether it exists or not; other entries are not checkpoints.
+TEST(CheckpointAtomic, InterruptedCheckpointsAreNamedOnce) {
+  TempDir tmp;
+  for (const char* d : {"a.tmp-12", "a.old-13", "a", "b.old-7", "c", "step-4.tmp-99", ".tmp-1"})
+    fs::create_directories(tmp / d);
+  EXPECT_EQ(interrupted_checkpoints(tmp.path()),
+            (std::vector<fs::path>{tmp / "a", tmp / "b", tmp / "step-4"}));
+}
+
 TEST(CheckpointAtomic, UnwritableTargetFailsCleanly) {
   TempDir tmp;
   testing::write_bytes(tmp / "file", "not a directory");

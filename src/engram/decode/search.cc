@@ -121,16 +121,12 @@ using namespace detail;
 // fill the gaps that finished rows leave below it: keep[i] >= i, and a state moves only those rows
 // (decode::gather). Arg-max rows are independent, so their order is free; sampling draws from
 // one generator in row order and keeps its rows in order (same seed, same samples).
-void fill_gaps(std::vector<int32_t>& keep, int n) {
-  const int m = static_cast<int>(keep.size());
-  std::vector<int32_t> tail;  // survivors at rows >= m, in order
-  for (int32_t r : keep)
-    if (r >= m) tail.push_back(r);
-  size_t next = 0;
+void fill_gaps(std::vector<int32_t>& keep) {
+  const int32_t m = static_cast<int32_t>(keep.size());
+  const auto tail = std::lower_bound(keep.begin(), keep.end(), m);  // the survivors at rows >= m
   std::vector<int32_t> out(m);
-  std::vector<char> alive(n, 0);
-  for (int32_t r : keep) alive[r] = 1;
-  for (int i = 0; i < m; ++i) out[i] = alive[i] ? i : tail[next++];
+  auto head = keep.begin(), next = tail;
+  for (int32_t i = 0; i < m; ++i) out[i] = head != tail && *head == i ? *head++ : *next++;
   keep.swap(out);
 }
 
@@ -199,7 +195,7 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
       chosen[r] = tok;
     }
     if (!keep.empty() && static_cast<int>(keep.size()) != n) {
-      if (fill_rows) fill_gaps(keep, n);
+      if (fill_rows) fill_gaps(keep);
       model.reorder(*state, keep);
     }
     next_prev.clear();

@@ -280,6 +280,19 @@ int remove_checkpoint_leftovers(const fs::path& target) {
   return static_cast<int>(doomed.size());
 }
 
+std::vector<fs::path> interrupted_checkpoints(const fs::path& parent) {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t cut = std::min(name.rfind(".tmp-"), name.rfind(".old-"));
+    if (cut != std::string::npos && cut > 0) names.insert(name.substr(0, cut));
+  }
+  std::vector<fs::path> out;
+  for (const std::string& n : names) out.push_back(parent / n);
+  return out;
+}
+
 CheckpointInfo read_checkpoint_info(const fs::path& target) {
   const fs::path dir = normalize(target);
   recover_checkpoint(dir);

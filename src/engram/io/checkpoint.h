@@ -91,5 +91,8 @@ bool recover_checkpoint(const std::filesystem::path& dir);
 // DIR.old-<pid> once DIR exists). Only for the directory's owner (train/run_lock.h): another
 // process's save in progress would lose its temporary copy. Returns how many were removed.
 int remove_checkpoint_leftovers(const std::filesystem::path& dir);
+// The checkpoint directories DIR in `parent` that an interrupted save left a DIR.tmp-<pid> or
+// DIR.old-<pid> beside (whether DIR exists or not), each once, sorted.
+std::vector<std::filesystem::path> interrupted_checkpoints(const std::filesystem::path& parent);
 
 }  // namespace engram::io

@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -554,13 +553,8 @@ TrainSummary Trainer::run() {
   if (w.root()) {
     io::remove_checkpoint_leftovers(last_dir);  // and recover last/ from an interrupted swap
     io::remove_checkpoint_leftovers(best_dir);
-    std::set<std::string> kept;  // RUN/step-S (train.keep_checkpoints) an interrupted save left a copy of
-    for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
-      const std::string name = e.path().filename().string();
-      const size_t cut = std::min(name.find(".tmp-"), name.find(".old-"));
-      if (cut != std::string::npos && kept_step(name.substr(0, cut)) >= 0) kept.insert(name.substr(0, cut));
-    }
-    for (const std::string& k : kept) io::remove_checkpoint_leftovers(dir / k);
+    for (const fs::path& p : io::interrupted_checkpoints(dir))  // and of RUN/step-S (train.keep_checkpoints)
+      if (kept_step(p.filename().string()) >= 0) io::remove_checkpoint_leftovers(p);
   }
   barrier("the start of training");  // the other ranks read last/ once rank 0 has tidied it
   std::optional<io::CheckpointInfo> resumed;
