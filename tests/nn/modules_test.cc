@@ -296,6 +296,37 @@ TEST(ParamStoreNaming, ModulesNameParametersByPathAndRejectDuplicates) {
   EXPECT_THROW(store.add("encoder/embed/weight", {1}), Error);
 }
 
+// The flat buffers: values keep their contents as the store grows (a large growth remaps pages),
+// new parameters start at 0, and gradients exist from the first grads() call on, 0 there.
+TEST(ParamStoreBuffers, GrowingKeepsValuesAndGradientsComeOnFirstUse) {
+  ParamStore store;
+  const ParamId a = store.add("a", {3});
+  for (int i = 0; i < 3; ++i) store.value(a).data[i] = 1.0f + i;
+  const ParamId big = store.add("big", {1000, 1000});  // past any small-block allocation
+  for (int64_t i = 0; i < store.value(big).numel(); i += 4093) EXPECT_EQ(store.value(big).data[i], 0.0f) << i;
+  store.value(big).data[999'999] = 5.0f;
+  const ParamId c = store.add("c", {2000, 1000});
+  EXPECT_EQ(store.value(a).data[2], 3.0f);
+  EXPECT_EQ(store.value(big).data[999'999], 5.0f);
+  EXPECT_EQ(store.value(c).data[0], 0.0f);
+  EXPECT_EQ(store.value(c).data[1'999'999], 0.0f);
+  float* grads = store.grads();
+  ASSERT_NE(grads, nullptr);
+  EXPECT_EQ(grads[0], 0.0f);
+  EXPECT_EQ(grads[store.numel() - 1], 0.0f);
+  grads[1] = 7.0f;
+  const ParamId d = store.add("d", {5});  // after the gradients exist: they grow with zeros
+  EXPECT_EQ(store.grads()[1], 7.0f);
+  EXPECT_EQ(store.grad(d).data[4], 0.0f);
+  store.zero_grad();
+  EXPECT_EQ(store.grads()[1], 0.0f);
+  ParamStore copy = store;  // a deep copy
+  store.value(a).data[0] = -1.0f;
+  EXPECT_EQ(copy.value(a).data[0], 1.0f);
+  EXPECT_EQ(copy.value(big).data[999'999], 5.0f);
+  EXPECT_EQ(copy.numel(), store.numel());
+}
+
 // ---------------------------------------------------------------- initialisers
 
 TEST(Init, OrthogonalGivesIdentityGramPerBlock) {
@@ -343,6 +374,30 @@ TEST(Init, GlorotAndPyTorchBounds) {
   for (float b : store.value(*torch.bias())) max_bias = std::max(max_bias, static_cast<double>(std::fabs(b)));
   EXPECT_LE(max_bias, 1.0 / std::sqrt(50.0));
   EXPECT_GT(max_bias, 0.0);
+}
+
+// A model about to be read from a checkpoint is built without initialising: inside the scope the
+// initialisers leave zeros and draw nothing from the generator; they work again after it.
+TEST(Init, SkipOnThisThreadLeavesZerosAndDrawsNothing) {
+  ParamStore store;
+  Rng rng(12), same(12);
+  {
+    const init::SkipOnThisThread skip;
+    {
+      const init::SkipOnThisThread nested;
+    }
+    Linear lin(store, "lin", {.in_dim = 8, .out_dim = 6}, rng);
+    LayerNorm ln(store, "ln", {.dim = 4});
+    const ParamId q = store.add("q", {12, 6});
+    init::orthogonal(store, q, rng);
+    init::normal(store, q, rng, 0.0f, 1.0f);
+    for (int64_t i = 0; i < store.numel(); ++i) EXPECT_EQ(store.values()[i], 0.0f) << store.name(0) << " " << i;
+  }
+  EXPECT_EQ(rng.uniform(0.0f, 1.0f), same.uniform(0.0f, 1.0f));  // nothing was drawn
+  Linear after(store, "after", {.in_dim = 8, .out_dim = 6}, rng);
+  double sum_abs = 0;
+  for (float x : store.value(after.weight())) sum_abs += std::fabs(x);
+  EXPECT_GT(sum_abs, 0.0);
 }
 
 // ---------------------------------------------------------------- weight tying

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -40,10 +43,12 @@ class PackedMatrices {
                    "{}: matrix [{}, {}] at {} outside the {} values", what, m.rows, m.cols, m.offset, values.size());
       total += size(m.rows, m.cols);
     }
-    data_.resize(static_cast<size_t>(total));
+    // calloc: a large block is fresh zero pages, written once by pack (no zero-fill pass first).
+    data_.reset(static_cast<T*>(std::calloc(static_cast<size_t>(total), sizeof(T))));
+    if (total > 0 && !data_) throw std::bad_alloc();
     int64_t at = 0;
     for (const WeightMatrix& m : matrices) {
-      pack(values.data() + m.offset, m.rows, m.cols, data_.data() + at);
+      pack(values.data() + m.offset, m.rows, m.cols, data_.get() + at);
       index_.emplace(values.data() + m.offset, Entry{at, m.rows, m.cols});
       at += size(m.rows, m.cols);
     }
@@ -52,7 +57,7 @@ class PackedMatrices {
   const T* find(const float* p, int n, int k) const {
     const auto it = index_.find(p);
     if (it == index_.end() || it->second.rows != n || it->second.cols != k) return nullptr;
-    return data_.data() + it->second.at;
+    return data_.get() + it->second.at;
   }
 
  private:
@@ -60,7 +65,11 @@ class PackedMatrices {
     int64_t at;  // index into data_
     int rows, cols;
   };
-  std::vector<T> data_;                            // every listed matrix, packed
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;                  // every listed matrix, packed
+
   std::unordered_map<const float*, Entry> index_;  // by the matrix's first fp32 value
 };
 

@@ -6,10 +6,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -141,13 +145,25 @@ std::vector<ParamRef> param_refs_of(nn::ParamStore& params) {
 }
 
 // A tensor's n values read into scratch, every one checked finite (an error names the tensor).
-std::vector<float> read_checked(SafetensorsReader& file, const SafetensorsReader::Entry& e, int64_t n,
-                                const std::string& name) {
-  std::vector<float> scratch(static_cast<size_t>(n));
-  file.read(e, scratch.data());
-  for (int64_t k = 0; k < n; ++k)
-    ENGRAM_CHECK(std::isfinite(scratch[k]), "{}: tensor '{}' holds a non-finite value ({} at element {})",
-                 file.path().string(), name, scratch[k], k);
+// One tensor read into staging storage, so that a refused checkpoint changes nothing. The storage
+// is not zero-filled first: the read sets every element.
+struct Staged {
+  std::unique_ptr<float[]> data;
+  int64_t n = 0;
+  void copy_to(float* out) const { std::copy_n(data.get(), n, out); }
+};
+
+Staged read_checked(SafetensorsReader& file, const SafetensorsReader::Entry& e, int64_t n, const std::string& name) {
+  Staged scratch{std::make_unique_for_overwrite<float[]>(static_cast<size_t>(n)), n};
+  file.read(e, scratch.data.get());
+  const float* x = scratch.data.get();
+  bool finite = true;  // |x| <= FLT_MAX is false for inf and NaN; a loop without an early exit vectorises
+  for (int64_t k = 0; k < n; ++k) finite &= std::fabs(x[k]) <= std::numeric_limits<float>::max();
+  if (!finite) {
+    const int64_t k = std::find_if(x, x + n, [](float v) { return !std::isfinite(v); }) - x;
+    throw Error(fmt::format("{}: tensor '{}' holds a non-finite value ({} at element {})", file.path().string(), name,
+                            x[k], k));
+  }
   return scratch;
 }
 
@@ -365,7 +381,7 @@ CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, o
 
   // Every value is read into scratch and checked finite first: a checkpoint with a NaN or an inf
   // weight is refused (naming the tensor), and the parameters stay as they were.
-  std::vector<std::vector<float>> model_values, state_values;
+  std::vector<Staged> model_values, state_values;
   for (size_t i = 0; i < param_refs.size(); ++i)
     model_values.push_back(read_checked(model, *model_entries[i], param_refs[i].shape.numel(), param_refs[i].name));
   for (size_t i = 0; i < state.size(); ++i)
@@ -374,9 +390,9 @@ CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, o
   // leaves the parameters and the optimizer's tensors as they were.
   if (optimizer) optimizer->load_state_scalars(scalars);
   for (size_t i = 0; i < param_refs.size(); ++i)
-    std::copy(model_values[i].begin(), model_values[i].end(), param_refs[i].data);
+    model_values[i].copy_to(param_refs[i].data);
   if (optimizer)
-    for (size_t i = 0; i < state.size(); ++i) std::copy(state_values[i].begin(), state_values[i].end(), state[i].data);
+    for (size_t i = 0; i < state.size(); ++i) state_values[i].copy_to(state[i].data);
   return info;
 }
 
@@ -400,9 +416,9 @@ void load_params_file(const fs::path& path, nn::ParamStore& params) {
   SafetensorsReader file(path);
   const std::vector<ParamRef> refs = param_refs_of(params);
   const auto entries = match_tensors(file, refs, "the model");
-  std::vector<std::vector<float>> values;
+  std::vector<Staged> values;
   for (size_t i = 0; i < refs.size(); ++i) values.push_back(read_checked(file, *entries[i], refs[i].shape.numel(), refs[i].name));
-  for (size_t i = 0; i < refs.size(); ++i) std::copy(values[i].begin(), values[i].end(), refs[i].data);
+  for (size_t i = 0; i < refs.size(); ++i) values[i].copy_to(refs[i].data);
 }
 
 }  // namespace engram::io

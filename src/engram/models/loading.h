@@ -11,6 +11,7 @@
 #include "engram/core/rng.h"
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
+#include "engram/nn/init.h"
 
 namespace engram::models {
 
@@ -26,8 +27,12 @@ std::unique_ptr<M> load_checkpoint_model(const std::filesystem::path& dir, Read&
                M::kName);
   Cfg cfg;
   read(info.config, cfg, (dir / "config.yaml").string());
-  core::Rng rng(1);  // the initial values are replaced by the checkpoint's
-  auto model = std::make_unique<M>(cfg, rng);
+  core::Rng rng(1);
+  std::unique_ptr<M> model;
+  {
+    const nn::init::SkipOnThisThread skip;  // every parameter is read from the checkpoint below
+    model = std::make_unique<M>(cfg, rng);
+  }
   io::load_checkpoint(dir, model->params());
   return model;
 }

@@ -3,16 +3,28 @@
 
 #include <Eigen/QR>
 #include <cmath>
+#include <utility>
 
 namespace engram::nn::init {
 
-void constant(ParamStore& s, ParamId id, float v) { s.value(id).fill(v); }
+namespace {
+thread_local bool skip_init = false;
+}  // namespace
+
+SkipOnThisThread::SkipOnThisThread() : was_(std::exchange(skip_init, true)) {}
+SkipOnThisThread::~SkipOnThisThread() { skip_init = was_; }
+
+void constant(ParamStore& s, ParamId id, float v) {
+  if (!skip_init) s.value(id).fill(v);
+}
 
 void uniform(ParamStore& s, ParamId id, core::Rng& rng, float lo, float hi) {
+  if (skip_init) return;
   for (float& x : s.value(id)) x = rng.uniform(lo, hi);
 }
 
 void normal(ParamStore& s, ParamId id, core::Rng& rng, float mean, float stddev) {
+  if (skip_init) return;
   for (float& x : s.value(id)) x = mean + stddev * static_cast<float>(rng.normal());
 }
 
@@ -25,6 +37,7 @@ void glorot_uniform(ParamStore& s, ParamId id, core::Rng& rng, float gain) {
 }
 
 void orthogonal(ParamStore& s, ParamId id, core::Rng& rng, float gain) {
+  if (skip_init) return;
   Tensor t = s.value(id);
   ENGRAM_CHECK(t.shape.rank() == 2, "orthogonal init needs a matrix, got {}", t.shape);
   const int rows = t.shape[0], cols = t.shape[1];

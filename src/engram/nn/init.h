@@ -7,6 +7,20 @@
 
 namespace engram::nn::init {
 
+// While one lives on this thread, every initialiser below leaves the parameter as it is (0 in a
+// fresh store) and draws nothing: for a model whose every parameter is then read from a
+// checkpoint (models/loading.h). Nests.
+class SkipOnThisThread {
+ public:
+  SkipOnThisThread();
+  ~SkipOnThisThread();
+  SkipOnThisThread(const SkipOnThisThread&) = delete;
+  SkipOnThisThread& operator=(const SkipOnThisThread&) = delete;
+
+ private:
+  bool was_;
+};
+
 void constant(ParamStore& s, ParamId id, float v);
 void uniform(ParamStore& s, ParamId id, core::Rng& rng, float lo, float hi);
 void normal(ParamStore& s, ParamId id, core::Rng& rng, float mean, float stddev);

@@ -1,18 +1,62 @@
 // ParamStore implementation.
 #include "engram/nn/param_store.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <new>
+#include <utility>
 
 namespace engram::nn {
+
+ZeroedFloats::ZeroedFloats(const ZeroedFloats& other) {
+  grow(other.size_);
+  if (size_) std::memcpy(data_, other.data_, sizeof(float) * size_);
+}
+
+ZeroedFloats& ZeroedFloats::operator=(const ZeroedFloats& other) {
+  if (this != &other) *this = ZeroedFloats(other);
+  return *this;
+}
+
+ZeroedFloats::ZeroedFloats(ZeroedFloats&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      mapped_(std::exchange(other.mapped_, 0)) {}
+
+ZeroedFloats& ZeroedFloats::operator=(ZeroedFloats&& other) noexcept {
+  std::swap(data_, other.data_);
+  std::swap(size_, other.size_);
+  std::swap(mapped_, other.mapped_);
+  return *this;
+}
+
+ZeroedFloats::~ZeroedFloats() {
+  if (data_) ::munmap(data_, mapped_);
+}
+
+void ZeroedFloats::grow(size_t n) {
+  ENGRAM_CHECK(n >= size_, "ZeroedFloats::grow: {} < {}", n, size_);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t bytes = (sizeof(float) * n + page - 1) / page * page;
+  if (bytes > mapped_) {
+    void* p = data_ ? ::mremap(data_, mapped_, bytes, MREMAP_MAYMOVE)
+                    : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<float*>(p);
+    mapped_ = bytes;
+  }
+  size_ = n;
+}
 
 ParamId ParamStore::add(const std::string& name, Shape shape) {
   ENGRAM_CHECK(!name.empty(), "parameter with an empty name");
   ENGRAM_CHECK(!index_.count(name), "duplicate parameter name '{}'", name);
   const int64_t offset = static_cast<int64_t>(values_.size());
   params_.push_back({name, shape, offset});
-  values_.resize(values_.size() + shape.numel(), 0.0f);
-  grads_.resize(values_.size(), 0.0f);
+  values_.grow(values_.size() + static_cast<size_t>(shape.numel()));
   const auto id = static_cast<ParamId>(params_.size() - 1);
   index_[name] = id;
   return id;
@@ -24,7 +68,12 @@ std::optional<ParamId> ParamStore::find(const std::string& name) const {
   return it->second;
 }
 
-void ParamStore::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
+void ParamStore::zero_grad() {
+  if (grads_.size() == values_.size())
+    std::fill_n(grads_.data(), grads_.size(), 0.0f);
+  else
+    grads();  // allocated as zeros
+}
 
 void ParamStore::copy_values_from(const ParamStore& other) {
   ENGRAM_CHECK(other.count() == count(), "parameter count differs: {} vs {}", other.count(), count());

@@ -22,15 +22,43 @@ using core::Var;
 
 using ParamId = int32_t;
 
+// Zero-initialised floats for a ParamStore's buffers, in pages of their own (mmap): fresh pages
+// are zeros that cost nothing until written, and growing remaps the pages (mremap) instead of
+// copying and zero-filling them. Invariant: size() floats at data(), each set by the owner or 0;
+// the rest of the mapping is 0.
+class ZeroedFloats {
+ public:
+  ZeroedFloats() = default;
+  ZeroedFloats(const ZeroedFloats& other);
+  ZeroedFloats& operator=(const ZeroedFloats& other);
+  ZeroedFloats(ZeroedFloats&& other) noexcept;
+  ZeroedFloats& operator=(ZeroedFloats&& other) noexcept;
+  ~ZeroedFloats();
+
+  // Grows to n >= size() floats; the new ones are 0. Moves the data.
+  void grow(size_t n);
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  float* data_ = nullptr;
+  size_t size_ = 0;
+  size_t mapped_ = 0;  // bytes mapped at data_: whole pages, >= size_ floats
+};
+
 class ParamStore {
  public:
   // Adds a zero-initialised parameter. Names are unique (error on a duplicate).
   ParamId add(const std::string& name, Shape shape);
 
   Tensor value(ParamId id) { return {values_.data() + params_[id].offset, params_[id].shape}; }
-  Tensor grad(ParamId id) { return {grads_.data() + params_[id].offset, params_[id].shape}; }
-  // The parameter as a leaf of `g`: its gradient accumulates straight into this store.
-  Var var(Graph& g, ParamId id) { return g.leaf(value(id), grads_.data() + params_[id].offset); }
+  Tensor grad(ParamId id) { return {grads() + params_[id].offset, params_[id].shape}; }
+  // The parameter as a leaf of `g`: its gradient accumulates straight into this store (a graph
+  // without gradients gets no gradient pointer, so decoding never allocates them).
+  Var var(Graph& g, ParamId id) {
+    return g.leaf(value(id), g.grad_enabled() ? grads() + params_[id].offset : nullptr);
+  }
 
   const std::string& name(ParamId id) const { return params_[id].name; }
   const Shape& shape(ParamId id) const { return params_[id].shape; }
@@ -40,7 +68,11 @@ class ParamStore {
   int64_t numel() const { return static_cast<int64_t>(values_.size()); }
 
   float* values() { return values_.data(); }
-  float* grads() { return grads_.data(); }
+  // The gradients [numel()], allocated on first use (a model that only decodes never touches them).
+  float* grads() {
+    if (grads_.size() != values_.size()) grads_.grow(values_.size());
+    return grads_.data();
+  }
   const float* values() const { return values_.data(); }
   void zero_grad();
   // Copies every value from `other` (same names and shapes, else an error naming the first misfit).
@@ -54,8 +86,8 @@ class ParamStore {
   };
   std::vector<Param> params_;
   std::unordered_map<std::string, ParamId> index_;
-  std::vector<float> values_;  // all parameters, concatenated
-  std::vector<float> grads_;   // same layout
+  ZeroedFloats values_;  // all parameters, concatenated
+  ZeroedFloats grads_;   // same layout once grads() is called; empty before
 };
 
 // Base of modules: a store and the module's path in it. Child paths are "<path>/<name>".
