@@ -5,6 +5,11 @@
 // Dims: B sources, N rows, S source steps, C value width, K key width.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
 #include "engram/decode/state_buffers.h"
 #include "engram/nn/attention.h"
 
@@ -44,17 +49,31 @@ struct EncodedMemory {
     return m;
   }
   // New row i = old row next[i]. True when the rows' sources changed and the memory was
-  // re-gathered (a state re-gathers its own per-source buffers by `rows` then). Dropped rows
-  // (next[i] >= i) move within the buffers, only the rows that change place; other orders
-  // (beam expansion) go through a second buffer.
+  // re-gathered (a state re-gathers its own per-source buffers by `rows` then). Every old row of
+  // a source holds the same memory, so new row i copies nothing when old row i holds its source,
+  // else the last old row of its source when that is at or after i (rows of later sources moved
+  // down into gaps, or whole sentences' blocks moved from the end into them: decode::gather then
+  // moves those rows within the buffers), else old row next[i] (beam expansion: through a second
+  // buffer).
   bool reorder(std::span<const int32_t> next) {
-    std::vector<int32_t> sources(next.size());
-    for (size_t i = 0; i < next.size(); ++i) sources[i] = rows[next[i]];
+    const size_t n = next.size();
+    std::vector<int32_t> sources(n);
+    for (size_t i = 0; i < n; ++i) sources[i] = rows[next[i]];
     if (sources == rows) return false;  // beams reordered within their sources: memory unchanged
+    int32_t max_source = 0;
+    for (int32_t r : rows) max_source = std::max(max_source, r);
+    std::vector<int32_t> last(static_cast<size_t>(max_source) + 1, -1);  // by source: its last old row
+    for (size_t j = 0; j < rows.size(); ++j) last[rows[j]] = static_cast<int32_t>(j);
+    std::vector<int32_t> from(n);  // [N] the old row new row i copies
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t s = sources[i];
+      const auto at = static_cast<int32_t>(i);
+      from[i] = i < rows.size() && rows[i] == s ? at : last[s] >= at ? last[s] : next[i];
+    }
     rows.swap(sources);
-    decode::gather(values, values, next, int64_t{src_len} * width, true);
-    decode::gather(keys, keys, next, int64_t{src_len} * key_dim, true);
-    decode::gather(mask, mask, next, src_len);
+    decode::gather(values, values, from, int64_t{src_len} * width, true);
+    decode::gather(keys, keys, from, int64_t{src_len} * key_dim, true);
+    decode::gather(mask, mask, from, src_len);
     return true;
   }
 };
