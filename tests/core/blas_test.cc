@@ -175,7 +175,8 @@ TEST(Blas, PackedBf16LayoutPairsInputsPerOutput) {
 }
 
 // gemm_bf16_reordered (batched decoding on the packed copy's oneDNN part) against a double sum of
-// the bf16-rounded operands: ragged shapes, beta, a row stride past n, one and two threads.
+// the bf16-rounded operands: ragged shapes, beta or a bias (added in the primitive), a row stride
+// past n, one and two threads.
 TEST(Blas, ReorderedBf16ProductSumsTheRoundedOperands) {
   if (!bf16_matmul_available()) {
     std::printf("SKIPPED: oneDNN has no bf16 matmul for this CPU\n");
@@ -184,7 +185,7 @@ TEST(Blas, ReorderedBf16ProductSumsTheRoundedOperands) {
   for (int threads : {1, 2}) {
     set_blas_threads(threads);
     for (const auto& [m, n, k] : {std::tuple{9, 70, 5}, {64, 300, 64}, {70, 130, 129}})
-      for (float beta : {0.0f, 0.5f})
+      for (float beta : {0.0f, 0.5f, -1.0f})  // -1: beta 0 and a bias
         for (int pad : {0, 3}) {  // y dense, as weight_product passes it, and with a row stride past n
           Rng rng(m * 31 + n + k);
           const int ldx = k + 2, ldy = n + pad;
@@ -196,8 +197,12 @@ TEST(Blas, ReorderedBf16ProductSumsTheRoundedOperands) {
           pack_bf16_pairs(w.data(), n, k, packed.data());
           const uint16_t* reordered = packed_bf16_dnnl(packed.data(), n, k);
           ASSERT_NE(reordered, nullptr) << "oneDNN's copy missing from the packed weights";
-          std::vector<float> y = y0;
-          gemm_bf16_reordered(m, n, k, x.data(), ldx, plain.data(), k, reordered, beta, y.data(), ldy);
+          std::vector<float> y = y0, bias(static_cast<size_t>(n));
+          for (auto& e : bias) e = rng.uniform(-1, 1);
+          const bool biased = beta < 0.0f;
+          if (biased) beta = 0.0f;
+          gemm_bf16_reordered(m, n, k, x.data(), ldx, plain.data(), k, reordered, beta, y.data(), ldy,
+                              biased ? bias.data() : nullptr);
           for (int i = 0; i < m; ++i)
             for (int j = 0; j < ldy; ++j) {
               const size_t at = static_cast<size_t>(i) * ldy + j;
@@ -205,7 +210,7 @@ TEST(Blas, ReorderedBf16ProductSumsTheRoundedOperands) {
                 ASSERT_EQ(y[at], y0[at]) << "past n";
                 continue;
               }
-              double want = beta * y0[at];
+              double want = biased ? bias[static_cast<size_t>(j)] : beta * y0[at];
               for (int p = 0; p < k; ++p)
                 want += double(from_bf16(to_bf16(x[static_cast<size_t>(i) * ldx + p]))) * from_bf16(plain[static_cast<size_t>(j) * k + p]);
               ASSERT_NEAR(y[at], want, 1e-5 * k) << "m=" << m << " n=" << n << " k=" << k << " beta=" << beta

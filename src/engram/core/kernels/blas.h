@@ -79,9 +79,10 @@ void gemm_bf16(int m, int n, int k, const float* x, int ldx, const uint16_t* w, 
                int ldy);
 // The same product on W's copy in oneDNN's own weight layout (packed_bf16_dnnl; `w` [N, K] plain,
 // row stride ldw, for a shape whose primitive wants another layout): one cached primitive per
-// shape and thread. The sums may run in another order than gemm_bf16's.
+// shape and thread. The sums may run in another order than gemm_bf16's. A bias [N] (beta 0) is
+// added in the primitive (y is not written twice).
 void gemm_bf16_reordered(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw,
-                         const uint16_t* reordered, float beta, float* y, int ldy);
+                         const uint16_t* reordered, float beta, float* y, int ldy, const float* bias = nullptr);
 // oneDNN's part of the packed copy: its size in bf16 values (0 where oneDNN has no bf16 matmul; room
 // for 64-byte alignment included) and the reorder of W [N, K] rounded to bf16 into it.
 int64_t bf16_dnnl_weights_size(int n, int k);

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "engram/core/error.h"
@@ -158,25 +159,27 @@ uint16_t* aligned64(const uint16_t* p) {
 // One part of gemm_bf16_reordered on this thread; false where the shape's primitive wants another
 // layout (nothing written).
 bool reordered_rows(int m, int n, int k, const float* x, int ldx, const uint16_t* reordered, float beta, float* y,
-                    int ldy) {
+                    int ldy, const float* bias) {
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
   struct Entry {
     dnnl::memory::desc weights;
     std::optional<dnnl::matmul> op;
   };
-  using Key = std::tuple<int, int, int, int, float>;
+  using Key = std::tuple<int, int, int, int, float, bool>;
   constexpr size_t kMaxPrimitives = 4096;  // batched decoding meets every row count of a batch per matrix
   thread_local std::map<Key, Entry> primitives;
   thread_local std::vector<uint16_t> xb;  // [M, K] x rounded to bf16
-  const Key key{m, n, k, ldy, beta};
+  const Key key{m, n, k, ldy, beta, bias != nullptr};
   auto it = primitives.find(key);
   if (it == primitives.end()) {
     if (primitives.size() >= kMaxPrimitives) primitives.clear();
     Entry e{reordered_desc(n, k), std::nullopt};
     const dnnl::memory::desc src(dims{m, k}, dt::bf16, dims{k, 1}), dst(dims{m, n}, dt::f32, dims{ldy, 1});
     const dnnl::memory::desc wei(dims{k, n}, dt::bf16, dnnl::memory::format_tag::any);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), product_attr(1.0f, beta), cpu_engine());
+    const dnnl::memory::desc bias_md(dims{1, n}, dt::f32, dims{n, 1});
+    const dnnl::matmul::primitive_desc pd(bias ? dnnl::matmul::desc(src, wei, bias_md, dst) : dnnl::matmul::desc(src, wei, dst),
+                                          product_attr(1.0f, beta), cpu_engine());
     if (pd.weights_desc() == e.weights) e.op.emplace(pd);
     it = primitives.emplace(key, std::move(e)).first;
   }
@@ -188,7 +191,11 @@ bool reordered_rows(int m, int n, int k, const float* x, int ldx, const uint16_t
   dnnl::memory wei(it->second.weights, engine, aligned64(reordered));
   dnnl::memory dst(dnnl::memory::desc(dims{m, n}, dt::f32, dims{ldy, 1}), engine, y);
   dnnl::stream stream(engine);
-  it->second.op->execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  if (bias)
+    args.emplace(DNNL_ARG_BIAS, dnnl::memory(dnnl::memory::desc(dims{1, n}, dt::f32, dims{n, 1}), engine,
+                                             const_cast<float*>(bias)));
+  it->second.op->execute(stream, args);
   stream.wait();
   return true;
 }
@@ -264,8 +271,9 @@ void pack_bf16_dnnl(const float* w, int n, int k, uint16_t* out) {
 }
 
 void gemm_bf16_reordered(int m, int n, int k, const float* x, int ldx, const uint16_t* w, int ldw,
-                         const uint16_t* reordered, float beta, float* y, int ldy) {
+                         const uint16_t* reordered, float beta, float* y, int ldy, const float* bias) {
   if (m <= 0 || n <= 0) return;
+  ENGRAM_CHECK(!bias || beta == 0.0f, "gemm_bf16_reordered: a bias replaces beta * y (beta {} must be 0)", beta);
   // x's rows split over the team from kSplitWork multiply-adds, as gemm_bf16.
   const int threads = blas_team_size();  // also sets this thread's oneDNN to one thread
   const int team = int64_t{m} * n * k >= kSplitWork ? std::min(threads, m) : 1;
@@ -274,8 +282,13 @@ void gemm_bf16_reordered(int m, int n, int k, const float* x, int ldx, const uin
     if (i1 <= i0) return;
     const float* xi = x + static_cast<int64_t>(i0) * ldx;
     float* yi = y + static_cast<int64_t>(i0) * ldy;
-    if (!reordered_rows(i1 - i0, n, k, xi, ldx, reordered, beta, yi, ldy))
-      gemm_bf16_rows(i1 - i0, n, k, xi, ldx, w, ldw, beta, yi, ldy);
+    if (reordered_rows(i1 - i0, n, k, xi, ldx, reordered, beta, yi, ldy, bias)) return;
+    float b = beta;
+    if (bias) {  // y = bias, then the product accumulates onto it
+      for (int i = 0; i < i1 - i0; ++i) std::copy(bias, bias + n, yi + static_cast<int64_t>(i) * ldy);
+      b = 1.0f;
+    }
+    gemm_bf16_rows(i1 - i0, n, k, xi, ldx, w, ldw, b, yi, ldy);
   });
 }
 

@@ -151,14 +151,17 @@ void bf16_weight_product(int rows, int n, int k, const float* x, const uint16_t*
     kernels::gemm_small_m_bf16_packed(rows, n, k, 1.0f, x, k, packed, beta, y, n, bias);  // bias in its epilogue
     return;
   }
+  const uint16_t* wd = rows > kernels::kSmallRows ? kernels::packed_bf16_dnnl(packed, n, k) : nullptr;
+  if (wd) {
+    kernels::gemm_bf16_reordered(rows, n, k, x, k, wb, k, wd, beta, y, n, bias);  // bias in the primitive
+    return;
+  }
   if (bias) {  // y = bias, then the product accumulates onto it
     for (int i = 0; i < rows; ++i) std::copy(bias, bias + n, y + static_cast<int64_t>(i) * n);
     beta = 1.0f;
   }
   if (rows <= kernels::kSmallRows)
     kernels::gemm_small_m_bf16(rows, n, k, 1.0f, x, k, wb, k, beta, y, n);
-  else if (const uint16_t* wd = kernels::packed_bf16_dnnl(packed, n, k))
-    kernels::gemm_bf16_reordered(rows, n, k, x, k, wb, k, wd, beta, y, n);
   else
     kernels::gemm_bf16(rows, n, k, x, k, wb, k, beta, y, n);
 }
