@@ -1,6 +1,7 @@
 // additive_score (fused) against its composed form affine(tanh(keys + query), v): values and
 // every input's gradient, on one and two threads, at a size above the threading grain; and its
-// shape errors.
+// shape errors. The row-mapped forms (additive_score's key_rows, bmm's b_batch: beams sharing their
+// source's memory) against the same ops on the gathered rows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,6 +70,47 @@ TEST(AdditiveScore, ShapeErrors) {
   EXPECT_THROW(additive_score(k, q, g.zeros({2, 4})), Error);
   EXPECT_THROW(additive_score(k, q, g.zeros({1, 5})), Error);
   EXPECT_EQ(additive_score(k, q, g.zeros({4})).shape(), (Shape{2, 3}));
+}
+
+// Query row i reads row rows[i] of keys / values [Bm, S, ·]: the same bits as the ops on the
+// rows gathered first, on one and two threads; an index outside Bm and a graph that wants
+// gradients are refused.
+TEST(AdditiveScore, KeyRowsAndBmmByIndexEqualTheOpsOnGatheredRows) {
+  constexpr int kSources = 3, kS = 20, kA = 128, kC = 24;
+  const std::vector<int32_t> rows = {2, 2, 0, 1, 1, 1, 0, 2, 2, 0, 1, 0, 2, 1, 0, 0, 2};  // 17 rows
+  const int n = static_cast<int>(rows.size());
+  Rng rng(5);
+  Floats k(kSources * kS * kA), vals(kSources * kS * kC), q(n * kA), w(kA), al(n * kS);
+  for (auto* x : {&k, &vals, &q, &w, &al})
+    for (auto& e : *x) e = rng.uniform(-2, 2);
+  for (int threads : {1, 2}) {
+    kernels::set_blas_threads(threads);
+    Graph g(false);
+    Var K = g.input(Tensor{k.data(), {kSources, kS, kA}}), V = g.input(Tensor{vals.data(), {kSources, kS, kC}}),
+        Q = g.input(Tensor{q.data(), {n, kA}}), W = g.input(Tensor{w.data(), {1, kA}}),
+        alpha = g.input(Tensor{al.data(), {n, 1, kS}});
+    const Var by_index = additive_score(K, Q, W, rows.data());
+    const Var gathered = additive_score(select_rows(K, rows), Q, W);
+    ASSERT_EQ(by_index.shape(), (Shape{n, kS}));
+    EXPECT_EQ(Floats(by_index.data(), by_index.data() + by_index.numel()),
+              Floats(gathered.data(), gathered.data() + gathered.numel()));
+    const Var ctx = bmm(alpha, V, false, false, rows.data()), ctx_gathered = bmm(alpha, select_rows(V, rows));
+    ASSERT_EQ(ctx.shape(), (Shape{n, 1, kC}));
+    EXPECT_EQ(Floats(ctx.data(), ctx.data() + ctx.numel()), Floats(ctx_gathered.data(), ctx_gathered.data() + ctx_gathered.numel()));
+    const Var dot = bmm(reshape(Q, {n, 1, kA}), K, false, true, rows.data());
+    const Var dot_gathered = bmm(reshape(Q, {n, 1, kA}), select_rows(K, rows), false, true);
+    EXPECT_EQ(Floats(dot.data(), dot.data() + dot.numel()), Floats(dot_gathered.data(), dot_gathered.data() + dot_gathered.numel()));
+    std::vector<int32_t> bad = rows;
+    bad[3] = kSources;
+    EXPECT_THROW(additive_score(K, Q, W, bad.data()), Error);
+    EXPECT_THROW(bmm(alpha, V, false, false, bad.data()), Error);
+  }
+  kernels::set_blas_threads(1);
+  Graph train;
+  Var K = train.variable(Tensor{k.data(), {kSources, kS, kA}}), Q = train.variable(Tensor{q.data(), {n, kA}}),
+      W = train.variable(Tensor{w.data(), {1, kA}});
+  EXPECT_THROW(additive_score(K, Q, W, rows.data()), Error);
+  EXPECT_THROW(bmm(reshape(Q, {n, 1, kA}), K, false, true, rows.data()), Error);
 }
 
 }  // namespace

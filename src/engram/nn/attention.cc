@@ -122,11 +122,13 @@ Var Attention::scores(Graph& g, const AttentionMemory& mem, Var query, Var featu
     case AttentionScore::kDot:
     case AttentionScore::kGeneral: {
       Var q = core::reshape(query, {b, 1, cfg_.query_dim});        // [B, 1, Hq]
-      return core::bmm(q, mem.keys, false, true);                   // [B, 1, S]
+      return core::bmm(q, mem.keys, false, true, mem.rows);         // [B, 1, S]
     }
     case AttentionScore::kAdditive: {
       Var qp = core::affine(query, param(g, w_query_));  // [B, A]
-      Var keys = mem.keys;                                // [B, S, A]
+      Var keys = mem.keys;                                // [B, S, A] (or [Bm, S, A] read through mem.rows)
+      if (features.valid() && mem.rows)  // per-row features: each row's own keys first
+        keys = core::select_rows(keys, std::vector<int32_t>(mem.rows, mem.rows + b));
       if (features.valid()) {
         ENGRAM_CHECK(features.shape().rank() == 3 && features.shape()[0] == b && features.shape()[1] == s &&
                          features.shape()[2] == cfg_.feature_dim,
@@ -135,7 +137,8 @@ Var Attention::scores(Graph& g, const AttentionMemory& mem, Var query, Var featu
         keys = core::add(keys, core::affine(features, param(g, w_feature_)));  // + W_f f_i
       }
       // v · tanh(keys + qp) per position, fused (core/ops/attention_score.h)
-      return core::reshape(core::additive_score(keys, qp, param(g, v_)), {b, 1, s});  // [B, 1, S]
+      const int32_t* rows = features.valid() ? nullptr : mem.rows;
+      return core::reshape(core::additive_score(keys, qp, param(g, v_), rows), {b, 1, s});  // [B, 1, S]
     }
   }
   return {};
@@ -145,7 +148,7 @@ AttentionOutput Attention::step(Graph& g, const AttentionMemory& mem, Var query,
   const int b = mem.batch, s = mem.src_len;
   Var scores = this->scores(g, mem, query, features);                             // [B, 1, S]
   Var alpha = mem.mask ? core::softmax(scores, mem.mask) : core::softmax(scores);  // [B, 1, S]
-  Var context = core::bmm(alpha, mem.values);                                      // [B, 1, H]
+  Var context = core::bmm(alpha, mem.values, false, false, mem.rows);              // [B, 1, H]
   return {core::reshape(scores, {b, s}), core::reshape(context, {b, cfg_.memory_dim}), core::reshape(alpha, {b, s})};
 }
 

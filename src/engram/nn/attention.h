@@ -49,8 +49,11 @@ struct AttentionMemory {
   Var values;                    // [B, S, H]  the h_i that the context averages
   Var keys;                      // [B, S, A] additive, [B, S, Hq] general, = values for dot
   const float* mask = nullptr;   // [B, S] 1 = attend, 0 = masked (graph arena); nullptr = none
-  int batch = 0;                 // B
+  int batch = 0;                 // B: the query rows
   int src_len = 0;               // S
+  // Decoding only: query row b reads row rows[b] of values and keys [Bm, S, ·] (the beams of a
+  // source share its memory); nullptr: row b reads row b (Bm = B). The mask is per query row.
+  const int32_t* rows = nullptr;
 };
 
 struct AttentionOutput {

@@ -18,12 +18,20 @@ using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
 
 }  // namespace
 
-Var additive_score(Var keys, Var query, Var v) {
+Var additive_score(Var keys, Var query, Var v, const int32_t* key_rows) {
   const Shape& sk = keys.shape();
   ENGRAM_CHECK(sk.rank() == 3, "additive_score: keys {} must be [B, S, A]", sk);
-  const int b = sk[0], s = sk[1], a = sk[2];
+  const int s = sk[1], a = sk[2];
+  const int b = key_rows ? query.shape()[0] : sk[0];  // query rows
   ENGRAM_CHECK(query.shape().rank() == 2 && query.shape()[0] == b && query.shape()[1] == a,
                "additive_score: query {} must be [B={}, A={}]", query.shape(), b, a);
+  if (key_rows) {
+    ENGRAM_CHECK(!(keys.g->grad_enabled() && (keys.needs_grad() || query.needs_grad() || v.needs_grad())),
+                 "additive_score: scores on keys by row index take no gradient (decoding only)");
+    for (int i = 0; i < b; ++i)
+      ENGRAM_CHECK(key_rows[i] >= 0 && key_rows[i] < sk[0], "additive_score: row {} reads keys row {} of {}", i,
+                   key_rows[i], sk[0]);
+  }
   ENGRAM_CHECK(v.numel() == a && (v.shape().rank() == 1 || (v.shape().rank() == 2 && v.shape()[0] == 1)),
                "additive_score: v {} must be [1, A={}] or [A]", v.shape(), a);
   Graph& g = *keys.g;
@@ -37,9 +45,10 @@ Var additive_score(Var keys, Var query, Var v) {
     Eigen::ArrayXf scratch(keep ? 0 : a);
     ConstRow vv(pv, a);
     for (int64_t p = p0; p < p1; ++p) {
-      const int64_t off = p * a;
+      const int64_t off = p * a, row = p / s;
+      const int64_t key_off = key_rows ? (int64_t{key_rows[row]} * s + p % s) * a : off;
       Row tr(keep ? t + off : scratch.data(), a);
-      tr = (ConstRow(pk + off, a) + ConstRow(pq + (p / s) * a, a)).tanh();
+      tr = (ConstRow(pk + key_off, a) + ConstRow(pq + row * a, a)).tanh();
       out.data[p] = (tr * vv).sum();
     }
   });

@@ -2,6 +2,8 @@
 // Dims: B batch rows, S source positions, A attention width.
 #pragma once
 
+#include <cstdint>
+
 #include "engram/core/graph.h"
 
 namespace engram::core {
@@ -11,7 +13,9 @@ namespace engram::core {
 // The composed form affine(tanh(add(keys, reshape(query, {B, 1, A}))), v) in one pass over
 // [B, S, A] instead of five (and no k = 1 products in backward); it matches the composed form in
 // value and gradient (tests/core/attention_score_test.cc). Rows b run over the thread team; the
-// tanh values are kept for backward.
-Var additive_score(Var keys, Var query, Var v);
+// tanh values are kept for backward. With key_rows, row b of the query scores the keys of row
+// key_rows[b] of keys [Bk, S, A] (beams that share their source's memory); then no gradient flows
+// (decoding only).
+Var additive_score(Var keys, Var query, Var v, const int32_t* key_rows = nullptr);
 
 }  // namespace engram::core

@@ -73,11 +73,18 @@ Var affine(Var x, Var w, Var bias) {
 }
 
 // Batched: C[i] = op(A[i]) op(B[i]) for i < Bt.
-Var bmm(Var a, Var b, bool ta, bool tb) {
+Var bmm(Var a, Var b, bool ta, bool tb, const int32_t* b_batch) {
   const Shape &sa = a.shape(), &sb = b.shape();
-  ENGRAM_CHECK(sa.rank() == 3 && sb.rank() == 3 && sa[0] == sb[0],
+  ENGRAM_CHECK(sa.rank() == 3 && sb.rank() == 3 && (b_batch || sa[0] == sb[0]),
                "bmm needs [Bt, M, K] and [Bt, K, N], got {} and {}", sa, sb);
   const int bt = sa[0];
+  if (b_batch) {
+    ENGRAM_CHECK(!(a.g->grad_enabled() && (a.needs_grad() || b.needs_grad())),
+                 "bmm: products on b's matrices by index take no gradient (decoding only)");
+    for (int i = 0; i < bt; ++i)
+      ENGRAM_CHECK(b_batch[i] >= 0 && b_batch[i] < sb[0], "bmm: product {} takes b's matrix {} of {}", i, b_batch[i],
+                   sb[0]);
+  }
   const int m = ta ? sa[2] : sa[1], k = ta ? sa[1] : sa[2];
   const int kb = tb ? sb[2] : sb[1], n = tb ? sb[1] : sb[2];
   ENGRAM_CHECK(k == kb, "bmm inner dims differ: {} x {}", sa, sb);
@@ -88,7 +95,8 @@ Var bmm(Var a, Var b, bool ta, bool tb) {
   const float *pa = a.data(), *pb = b.data();
   kernels::parallel_rows(bt, static_cast<int64_t>(m) * n * k, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
-      sgemm(ta, tb, m, n, k, 1.0f, pa + i * a_step, sa[2], pb + i * b_step, sb[2], 0.0f, c.data + i * m * n, n);
+      sgemm(ta, tb, m, n, k, 1.0f, pa + i * a_step, sa[2], pb + (b_batch ? b_batch[i] : i) * b_step, sb[2], 0.0f,
+            c.data + i * m * n, n);
   });
   Var v = g.record(c, [](Graph& g, const Node& nd) {
     const Tensor& A = g.node(nd.in[0]).value;

@@ -12,8 +12,10 @@ namespace engram::core {
 Var matmul(Var a, Var b, bool trans_a = false, bool trans_b = false);
 // x [..., K], w [N, K], bias [N] (or invalid Var for none) -> [..., N] = x w^T + bias
 Var affine(Var x, Var w, Var bias = {});
-// a [Bt, M, K] (or [Bt, K, M] with trans_a) x b [Bt, K, N] (or [Bt, N, K]) -> [Bt, M, N]
-Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
+// a [Bt, M, K] (or [Bt, K, M] with trans_a) x b [Bt, K, N] (or [Bt, N, K]) -> [Bt, M, N]. With
+// b_batch, product i takes b's matrix b_batch[i] of its Bb (b [Bb, K, N]: beams that share their
+// source's memory); then no gradient flows (decoding only).
+Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false, const int32_t* b_batch = nullptr);
 
 // y [R, N] = x [R, K] · w [N, K]ᵀ + beta * y, or + bias [N] on every row (then beta must be 0),
 // contiguous rows: kernels::sgemm, or, when the graph runs on bf16 weights
