@@ -123,30 +123,37 @@ TEST(BeamSearch, SentencesAreIndependentOfTheirBatch) {
   }
 }
 
-// Greedy rows that finish leave the state by rows[i] >= i (the survivors past the new row count
-// fill the gaps, decode::gather moves them in place), and each sentence keeps its own output.
-TEST(Search, GreedyDropsFinishedRowsByFillingTheirGaps) {
-  // Sentence k writes k + 1 tokens, each 4 + k % 3, then <eos>: rows finish out of order.
-  ToyModel model(8, [](int sentence, const std::vector<int32_t>& prefix) {
+// Sentence k writes k + 1 tokens, each 4 + k % 3, then <eos>: sentences finish out of order.
+ToyModel finishing_toy() {
+  return ToyModel(8, [](int sentence, const std::vector<int32_t>& prefix) {
     std::vector<double> p(8, 1e-3);
     p[static_cast<int>(prefix.size()) > sentence ? kEos : 4 + sentence % 3] = 1.0;
     return p;
   });
-  struct Recording final : StepModel {
-    const ToyModel& m;
-    mutable std::vector<std::vector<int32_t>> orders;
-    explicit Recording(const ToyModel& model) : m(model) {}
-    int32_t go_id() const override { return m.go_id(); }
-    int32_t eos_id() const override { return m.eos_id(); }
-    std::unique_ptr<DecodeState> encode(core::Graph& g, const SourceBatch& s) const override { return m.encode(g, s); }
-    StepOutput step(core::Graph& g, DecodeState& st, std::span<const int32_t> p) const override {
-      return m.step(g, st, p);
-    }
-    void reorder(DecodeState& st, std::span<const int32_t> rows) const override {
-      orders.emplace_back(rows.begin(), rows.end());
-      m.reorder(st, rows);
-    }
-  } rec(model);
+}
+
+// A StepModel that records every reorder it is asked for, then runs the toy's.
+struct RecordingModel final : StepModel {
+  const ToyModel& m;
+  mutable std::vector<std::vector<int32_t>> orders;
+  explicit RecordingModel(const ToyModel& model) : m(model) {}
+  int32_t go_id() const override { return m.go_id(); }
+  int32_t eos_id() const override { return m.eos_id(); }
+  std::unique_ptr<DecodeState> encode(core::Graph& g, const SourceBatch& s) const override { return m.encode(g, s); }
+  StepOutput step(core::Graph& g, DecodeState& st, std::span<const int32_t> p) const override {
+    return m.step(g, st, p);
+  }
+  void reorder(DecodeState& st, std::span<const int32_t> rows) const override {
+    orders.emplace_back(rows.begin(), rows.end());
+    m.reorder(st, rows);
+  }
+};
+
+// Greedy rows that finish leave the state by rows[i] >= i (the survivors past the new row count
+// fill the gaps, decode::gather moves them in place), and each sentence keeps its own output.
+TEST(Search, GreedyDropsFinishedRowsByFillingTheirGaps) {
+  const ToyModel model = finishing_toy();
+  RecordingModel rec(model);
   const std::vector<int32_t> names = {2, 0, 5, 1, 4, 0, 3};  // the toy reads each sentence's name
   std::vector<std::vector<int32_t>> srcs;
   for (int32_t k : names) srcs.push_back({k});
@@ -176,27 +183,8 @@ TEST(Search, GreedyDropsFinishedRowsByFillingTheirGaps) {
 // move) are one block per finished sentence, each read from a row at or after its new place
 // (models/encoded_memory.h then moves them in place); each sentence keeps its own n-best.
 TEST(BeamSearch, FinishedSentencesLeaveByFillingTheirGapsWithWholeBlocks) {
-  // Sentence k writes k + 1 tokens, each 4 + k % 3, then <eos>: sentences finish out of order.
-  ToyModel model(8, [](int sentence, const std::vector<int32_t>& prefix) {
-    std::vector<double> p(8, 1e-3);
-    p[static_cast<int>(prefix.size()) > sentence ? kEos : 4 + sentence % 3] = 1.0;
-    return p;
-  });
-  struct Recording final : StepModel {
-    const ToyModel& m;
-    mutable std::vector<std::vector<int32_t>> orders;
-    explicit Recording(const ToyModel& model) : m(model) {}
-    int32_t go_id() const override { return m.go_id(); }
-    int32_t eos_id() const override { return m.eos_id(); }
-    std::unique_ptr<DecodeState> encode(core::Graph& g, const SourceBatch& s) const override { return m.encode(g, s); }
-    StepOutput step(core::Graph& g, DecodeState& st, std::span<const int32_t> p) const override {
-      return m.step(g, st, p);
-    }
-    void reorder(DecodeState& st, std::span<const int32_t> rows) const override {
-      orders.emplace_back(rows.begin(), rows.end());
-      m.reorder(st, rows);
-    }
-  } rec(model);
+  const ToyModel model = finishing_toy();
+  RecordingModel rec(model);
   const std::vector<int32_t> names = {2, 0, 5, 1, 4, 3};  // the toy reads each sentence's name
   std::vector<std::vector<int32_t>> srcs;
   for (int32_t k : names) srcs.push_back({k});
