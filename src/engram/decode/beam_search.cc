@@ -237,9 +237,9 @@ void permute_blocks(std::vector<T>& v, std::span<const int32_t> order, size_t bl
 
 // Sentences that ended leave gaps in the state's rows. When every sentence has K rows before and
 // after this step, the blocks of the last sentences move into the gaps (fill_gaps over blocks),
-// so the state moves K rows per ended sentence instead of every row after it (the encoder memory
-// of a sentence is the same in each of its rows: models/encoded_memory.h). Sentences are
-// independent, so their order in the state changes no result.
+// so the state's per-row buffers (decoder state, attention mask) move K rows per ended sentence
+// instead of every row after it. Sentences are independent, so their order in the state changes no
+// result.
 void BeamSearch::fill_block_gaps() {
   const size_t m = next_active_.size();
   if (m == 0 || m == active_.size()) return;

@@ -144,7 +144,6 @@ std::vector<ParamRef> param_refs_of(nn::ParamStore& params) {
   return refs;
 }
 
-// A tensor's n values read into scratch, every one checked finite (an error names the tensor).
 // One tensor read into staging storage, so that a refused checkpoint changes nothing. The storage
 // is not zero-filled first: the read sets every element.
 struct Staged {
@@ -153,6 +152,7 @@ struct Staged {
   void copy_to(float* out) const { std::copy_n(data.get(), n, out); }
 };
 
+// A tensor's n values read into scratch, every one checked finite (an error names the tensor).
 Staged read_checked(SafetensorsReader& file, const SafetensorsReader::Entry& e, int64_t n, const std::string& name) {
   Staged scratch{std::make_unique_for_overwrite<float[]>(static_cast<size_t>(n)), n};
   file.read(e, scratch.data.get());

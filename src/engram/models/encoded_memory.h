@@ -7,7 +7,6 @@
 // Dims: B sources, N rows, S source steps, C value width, K key width.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
