@@ -72,9 +72,9 @@ TEST(AdditiveScore, ShapeErrors) {
   EXPECT_EQ(additive_score(k, q, g.zeros({4})).shape(), (Shape{2, 3}));
 }
 
-// Query row i reads row rows[i] of keys / values [Bm, S, ·]: the same bits as the ops on the
-// rows gathered first, on one and two threads; an index outside Bm and a graph that wants
-// gradients are refused.
+// Query row i reads row rows[i] of keys / values [Bm, S, ·] (plus per-row extra key terms): the
+// same bits as the ops on the rows gathered first, on one and two threads; an index outside Bm and
+// a graph that wants gradients are refused.
 TEST(AdditiveScore, KeyRowsAndBmmByIndexEqualTheOpsOnGatheredRows) {
   constexpr int kSources = 3, kS = 20, kA = 128, kC = 24;
   const std::vector<int32_t> rows = {2, 2, 0, 1, 1, 1, 0, 2, 2, 0, 1, 0, 2, 1, 0, 0, 2};  // 17 rows
@@ -94,6 +94,15 @@ TEST(AdditiveScore, KeyRowsAndBmmByIndexEqualTheOpsOnGatheredRows) {
     ASSERT_EQ(by_index.shape(), (Shape{n, kS}));
     EXPECT_EQ(Floats(by_index.data(), by_index.data() + by_index.numel()),
               Floats(gathered.data(), gathered.data() + gathered.numel()));
+    // Per-row extra key terms (coverage features) added inside.
+    Floats ex(static_cast<size_t>(n) * kS * kA);
+    for (auto& e : ex) e = rng.uniform(-1, 1);
+    const Var E = g.input(Tensor{ex.data(), {n, kS, kA}});
+    const Var with_extra = additive_score(K, Q, W, rows.data(), E);
+    const Var added = additive_score(add(select_rows(K, rows), E), Q, W);
+    EXPECT_EQ(Floats(with_extra.data(), with_extra.data() + with_extra.numel()),
+              Floats(added.data(), added.data() + added.numel()));
+    EXPECT_THROW(additive_score(K, Q, W, nullptr, E), Error);  // extra terms only with key rows
     const Var ctx = bmm(alpha, V, false, false, rows.data()), ctx_gathered = bmm(alpha, select_rows(V, rows));
     ASSERT_EQ(ctx.shape(), (Shape{n, 1, kC}));
     EXPECT_EQ(Floats(ctx.data(), ctx.data() + ctx.numel()), Floats(ctx_gathered.data(), ctx_gathered.data() + ctx_gathered.numel()));

@@ -127,18 +127,19 @@ Var Attention::scores(Graph& g, const AttentionMemory& mem, Var query, Var featu
     case AttentionScore::kAdditive: {
       Var qp = core::affine(query, param(g, w_query_));  // [B, A]
       Var keys = mem.keys;                                // [B, S, A] (or [Bm, S, A] read through mem.rows)
-      if (features.valid() && mem.rows)  // per-row features: each row's own keys first
-        keys = core::select_rows(keys, std::vector<int32_t>(mem.rows, mem.rows + b));
+      Var extra;                                          // [B, S, A] W_f f_i, per query row
       if (features.valid()) {
         ENGRAM_CHECK(features.shape().rank() == 3 && features.shape()[0] == b && features.shape()[1] == s &&
                          features.shape()[2] == cfg_.feature_dim,
                      "attention '{}': features {} are not [B={}, S={}, F={}]", path(), features.shape(), b, s,
                      cfg_.feature_dim);
-        keys = core::add(keys, core::affine(features, param(g, w_feature_)));  // + W_f f_i
+        extra = core::affine(features, param(g, w_feature_));
+        if (!mem.rows) keys = core::add(keys, extra), extra = {};  // + W_f f_i
       }
-      // v · tanh(keys + qp) per position, fused (core/ops/attention_score.h)
-      const int32_t* rows = features.valid() ? nullptr : mem.rows;
-      return core::reshape(core::additive_score(keys, qp, param(g, v_), rows), {b, 1, s});  // [B, 1, S]
+      // v · tanh(keys + qp) per position, fused (core/ops/attention_score.h); rows reading shared
+      // keys add their features inside it
+      Var score = core::additive_score(keys, qp, param(g, v_), mem.rows, extra);  // [B, S]
+      return core::reshape(score, {b, 1, s});                                      // [B, 1, S]
     }
   }
   return {};

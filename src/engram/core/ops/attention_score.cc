@@ -18,7 +18,7 @@ using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
 
 }  // namespace
 
-Var additive_score(Var keys, Var query, Var v, const int32_t* key_rows) {
+Var additive_score(Var keys, Var query, Var v, const int32_t* key_rows, Var extra) {
   const Shape& sk = keys.shape();
   ENGRAM_CHECK(sk.rank() == 3, "additive_score: keys {} must be [B, S, A]", sk);
   const int s = sk[1], a = sk[2];
@@ -32,6 +32,9 @@ Var additive_score(Var keys, Var query, Var v, const int32_t* key_rows) {
       ENGRAM_CHECK(key_rows[i] >= 0 && key_rows[i] < sk[0], "additive_score: row {} reads keys row {} of {}", i,
                    key_rows[i], sk[0]);
   }
+  ENGRAM_CHECK(!extra.valid() || key_rows, "additive_score: extra key terms come with key_rows");
+  ENGRAM_CHECK(!extra.valid() || (extra.shape() == Shape({b, s, a}) && !(extra.g->grad_enabled() && extra.needs_grad())),
+               "additive_score: extra {} must be [B={}, S={}, A={}] without gradient", extra.shape(), b, s, a);
   ENGRAM_CHECK(v.numel() == a && (v.shape().rank() == 1 || (v.shape().rank() == 2 && v.shape()[0] == 1)),
                "additive_score: v {} must be [1, A={}] or [A]", v.shape(), a);
   Graph& g = *keys.g;
@@ -39,7 +42,7 @@ Var additive_score(Var keys, Var query, Var v, const int32_t* key_rows) {
   // The tanh values are kept for the backward pass only when one can follow.
   const bool keep = g.grad_enabled() && (keys.needs_grad() || query.needs_grad() || v.needs_grad());
   float* t = keep ? g.arena().floats(static_cast<size_t>(b) * s * a) : nullptr;  // [B, S, A] tanh values
-  const float *pk = keys.data(), *pq = query.data(), *pv = v.data();
+  const float *pk = keys.data(), *pq = query.data(), *pv = v.data(), *pe = extra.valid() ? extra.data() : nullptr;
   // One item per (row, source position): a few rows (beam search over one sentence) still split evenly.
   kernels::parallel_for(int64_t{b} * s, std::max<int64_t>(1, (int64_t{1} << 15) / a), [&](int64_t p0, int64_t p1) {
     Eigen::ArrayXf scratch(keep ? 0 : a);
@@ -48,7 +51,10 @@ Var additive_score(Var keys, Var query, Var v, const int32_t* key_rows) {
       const int64_t off = p * a, row = p / s;
       const int64_t key_off = key_rows ? (int64_t{key_rows[row]} * s + p % s) * a : off;
       Row tr(keep ? t + off : scratch.data(), a);
-      tr = (ConstRow(pk + key_off, a) + ConstRow(pq + row * a, a)).tanh();
+      if (pe)
+        tr = ((ConstRow(pk + key_off, a) + ConstRow(pe + off, a)) + ConstRow(pq + row * a, a)).tanh();
+      else
+        tr = (ConstRow(pk + key_off, a) + ConstRow(pq + row * a, a)).tanh();
       out.data[p] = (tr * vv).sum();
     }
   });
