@@ -9,7 +9,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <numeric>
 
 #include "engram/core/error.h"
 #include "engram/core/rng.h"
@@ -176,59 +175,6 @@ TEST(Search, GreedyDropsFinishedRowsByFillingTheirGaps) {
   sample_search(g, rec, SourceBatch::from_ids(srcs), o, 1.0f, rng);
   ASSERT_FALSE(rec.orders.empty());
   for (const auto& rows : rec.orders) EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
-}
-
-// Beam sentences that finish leave the state as whole blocks of K rows: the last sentences'
-// blocks move into the gaps, so the rows whose sentence changes (whose encoder memory a model must
-// move) are one block per finished sentence, each read from a row at or after its new place
-// (models/encoded_memory.h then moves them in place); each sentence keeps its own n-best.
-TEST(BeamSearch, FinishedSentencesLeaveByFillingTheirGapsWithWholeBlocks) {
-  const ToyModel model = finishing_toy();
-  RecordingModel rec(model);
-  const std::vector<int32_t> names = {2, 0, 5, 1, 4, 3};  // the toy reads each sentence's name
-  std::vector<std::vector<int32_t>> srcs;
-  for (int32_t k : names) srcs.push_back({k});
-  core::Graph g(false);
-  SearchOptions o;
-  o.beam = 2;
-  o.max_length_offset = 8;
-  const auto nbest = beam_search(g, rec, SourceBatch::from_ids(srcs), o);
-  for (size_t i = 0; i < names.size(); ++i) {
-    ASSERT_FALSE(nbest[i].empty()) << i;
-    EXPECT_EQ(nbest[i][0].ids, std::vector<int32_t>(names[i] + 1, 4 + names[i] % 3)) << i;
-    EXPECT_TRUE(nbest[i][0].finished) << i;
-  }
-  // Follow each row's sentence through the reorders: the first expands one row per sentence into
-  // two; after it, a new row whose sentence changed reads a row of that sentence at or after it,
-  // and at most two rows (a block) change sentence per sentence that left.
-  std::vector<int32_t> sentence_of(names.size());
-  std::iota(sentence_of.begin(), sentence_of.end(), 0);
-  bool gap_filled = false;  // a sentence left from inside the rows and one block took its place
-  ASSERT_FALSE(rec.orders.empty());
-  EXPECT_EQ(rec.orders[0].size(), 12u);
-  for (size_t k = 0; k < rec.orders.size(); ++k) {
-    const std::vector<int32_t>& next = rec.orders[k];
-    std::vector<int32_t> now(next.size());
-    for (size_t i = 0; i < next.size(); ++i) now[i] = sentence_of[next[i]];
-    if (k > 0) {
-      int moved = 0;
-      for (size_t i = 0; i < next.size(); ++i) {
-        if (i < sentence_of.size() && sentence_of[i] == now[i]) continue;
-        ++moved;
-        bool later = false;
-        for (size_t j = i; j < sentence_of.size(); ++j) later = later || sentence_of[j] == now[i];
-        EXPECT_TRUE(later) << "reorder " << k << " row " << i;
-      }
-      const int left = static_cast<int>(sentence_of.size() - next.size()) / 2;
-      EXPECT_LE(moved, 2 * left) << "reorder " << k;
-      // A sentence that left from before the last block: order-kept compaction would move every
-      // row after it.
-      const bool inside = left > 0 && std::find(now.begin(), now.end(), sentence_of.back()) != now.end();
-      if (inside && moved == 2 * left) gap_filled = true;
-    }
-    sentence_of = now;
-  }
-  EXPECT_TRUE(gap_filled);
 }
 
 TEST(BeamSearch, LengthPenaltyAndScores) {

@@ -36,7 +36,6 @@ class BeamSearch {
   void add_step_coverage(const StepOutput& out, int rows);
   void best_classes(StepOutput& out, int rows, int v);
   void select(const StepOutput& out, int t, int v);
-  void fill_block_gaps();
   // The state reordered to the rows select() kept; false when no sentence is left.
   bool advance(DecodeState& state);
   std::vector<std::vector<Hypothesis>> results() const;
@@ -66,7 +65,6 @@ class BeamSearch {
   std::vector<int32_t> live_rows_, live_prev_, live_node_;
   std::vector<double> live_lp_, live_cov_;
   std::vector<int> next_active_, next_count_;
-  std::vector<int32_t> live_pos_;  // each surviving sentence's block position in the state (rising)
 };
 
 BeamSearch::BeamSearch(const StepModel& model, const SourceBatch& src, const SearchOptions& options)
@@ -156,7 +154,7 @@ void BeamSearch::select(const StepOutput& out, int t, int v) {
   const int s_pad = record_align ? out.alignment.shape[1] : 0;
   if (record_align) align_width_ = s_pad;
   live_rows_.clear(), live_prev_.clear(), live_node_.clear(), live_lp_.clear(), live_cov_.clear();
-  next_active_.clear(), next_count_.clear(), live_pos_.clear();
+  next_active_.clear(), next_count_.clear();
   int begin = 0;
   for (size_t a = 0; a < active_.size(); ++a) {
     const int s = active_[a];
@@ -220,48 +218,8 @@ void BeamSearch::select(const StepOutput& out, int t, int v) {
     } else {
       next_active_.push_back(s);
       next_count_.push_back(alive);
-      live_pos_.push_back(static_cast<int32_t>(a));
     }
   }
-  fill_block_gaps();
-}
-
-// The blocks [B' blocks, K rows] of live_* (and next_active_) in new block order: new block i is
-// survivor order[i]'s block.
-template <class T>
-void permute_blocks(std::vector<T>& v, std::span<const int32_t> order, size_t block, std::vector<T>& scratch) {
-  scratch.clear();
-  for (int32_t j : order) scratch.insert(scratch.end(), v.begin() + j * block, v.begin() + (j + 1) * block);
-  v.swap(scratch);
-}
-
-// Sentences that ended leave gaps in the state's rows. When every sentence has K rows before and
-// after this step, the blocks of the last sentences move into the gaps (fill_gaps over blocks),
-// so the state's per-row buffers (decoder state, attention mask) move K rows per ended sentence
-// instead of every row after it. Sentences are independent, so their order in the state changes no
-// result.
-void BeamSearch::fill_block_gaps() {
-  const size_t m = next_active_.size();
-  if (m == 0 || m == active_.size()) return;
-  for (int s : active_)
-    if (count_[s] != k_) return;
-  for (int c : next_count_)
-    if (c != k_) return;
-  std::vector<int32_t> order = live_pos_;
-  fill_gaps(order);  // new block i = old block order[i]
-  if (order == live_pos_) return;
-  for (int32_t& p : order)  // old block position -> the survivor's index in live_*
-    p = static_cast<int32_t>(std::lower_bound(live_pos_.begin(), live_pos_.end(), p) - live_pos_.begin());
-  std::vector<int32_t> i32;
-  std::vector<double> f64;
-  std::vector<int> ints;
-  const size_t k = static_cast<size_t>(k_);
-  permute_blocks(live_rows_, order, k, i32);
-  permute_blocks(live_prev_, order, k, i32);
-  permute_blocks(live_node_, order, k, i32);
-  permute_blocks(live_lp_, order, k, f64);
-  if (coverage_) permute_blocks(live_cov_, order, k * cov_width_, f64);
-  permute_blocks(next_active_, order, 1, ints);
 }
 
 bool BeamSearch::advance(DecodeState& state) {

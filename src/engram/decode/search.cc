@@ -111,6 +111,16 @@ double coverage_term(const double* cov, int src_len, float beta) {
   return beta * sum;
 }
 
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+// The surviving rows `keep` (rising) of n, reordered so that the survivors past the new row count
+// fill the gaps that finished rows leave below it: keep[i] >= i, and a state moves only those rows
+// (decode::gather). Arg-max rows are independent, so their order is free; sampling draws from
+// one generator in row order and keeps its rows in order (same seed, same samples).
 void fill_gaps(std::vector<int32_t>& keep) {
   const int32_t m = static_cast<int32_t>(keep.size());
   const auto tail = std::lower_bound(keep.begin(), keep.end(), m);  // the survivors at rows >= m
@@ -119,12 +129,6 @@ void fill_gaps(std::vector<int32_t>& keep) {
   for (int32_t i = 0; i < m; ++i) out[i] = head != tail && *head == i ? *head++ : *next++;
   keep.swap(out);
 }
-
-}  // namespace detail
-
-namespace {
-
-using namespace detail;
 
 // One pass of greedy decoding with a token chooser (arg-max or a sample) per row.
 template <class Choose>

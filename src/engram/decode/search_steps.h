@@ -59,13 +59,6 @@ void add_coverage(const core::Tensor& a, int row, int src_len, double* cov);
 // The GNMT coverage penalty β Σ_i log(min(cov_i, 1)) of sentence coverage cov [S_b].
 double coverage_term(const double* cov, int src_len, float beta);
 
-// The surviving rows `keep` (rising) of n, reordered so that the survivors past the new row count
-// fill the gaps that finished rows leave below it: keep[i] >= i, and a state moves only those rows
-// (decode::gather). Arg-max rows are independent, so their order is free; sampling draws from
-// one generator in row order and keeps its rows in order (same seed, same samples). Beam search
-// moves the blocks of whole sentences so (a block per sentence in place of a row).
-void fill_gaps(std::vector<int32_t>& keep);
-
 // The prefix tree of a beam search: every prefix ever kept is a node (its last token, its parent
 // prefix, and the α of the step that emitted the token when recorded).
 struct PrefixTree {
