@@ -68,7 +68,8 @@ class ParamStore {
   int64_t numel() const { return static_cast<int64_t>(values_.size()); }
 
   float* values() { return values_.data(); }
-  // The gradients [numel()], allocated on first use (a model that only decodes never touches them).
+  // The gradients [numel()], allocated on first use (a model that only decodes never touches them;
+  // the first call must not race another thread's: the trainer's zero_grad() makes it).
   float* grads() {
     if (grads_.size() != values_.size()) grads_.grow(values_.size());
     return grads_.data();

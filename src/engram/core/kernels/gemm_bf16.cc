@@ -171,15 +171,15 @@ bool reordered_rows(int m, int n, int k, const float* x, int ldx, const uint16_t
   thread_local std::map<Key, Entry> primitives;
   thread_local std::vector<uint16_t> xb;  // [M, K] x rounded to bf16
   const Key key{m, n, k, ldy, beta, bias != nullptr};
+  const dnnl::memory::desc bias_md(dims{1, n}, dt::f32, dims{n, 1});
   auto it = primitives.find(key);
   if (it == primitives.end()) {
     if (primitives.size() >= kMaxPrimitives) primitives.clear();
     Entry e{reordered_desc(n, k), std::nullopt};
     const dnnl::memory::desc src(dims{m, k}, dt::bf16, dims{k, 1}), dst(dims{m, n}, dt::f32, dims{ldy, 1});
     const dnnl::memory::desc wei(dims{k, n}, dt::bf16, dnnl::memory::format_tag::any);
-    const dnnl::memory::desc bias_md(dims{1, n}, dt::f32, dims{n, 1});
-    const dnnl::matmul::primitive_desc pd(bias ? dnnl::matmul::desc(src, wei, bias_md, dst) : dnnl::matmul::desc(src, wei, dst),
-                                          product_attr(1.0f, beta), cpu_engine());
+    const dnnl::matmul::desc op = bias ? dnnl::matmul::desc(src, wei, bias_md, dst) : dnnl::matmul::desc(src, wei, dst);
+    const dnnl::matmul::primitive_desc pd(op, product_attr(1.0f, beta), cpu_engine());
     if (pd.weights_desc() == e.weights) e.op.emplace(pd);
     it = primitives.emplace(key, std::move(e)).first;
   }
@@ -193,8 +193,7 @@ bool reordered_rows(int m, int n, int k, const float* x, int ldx, const uint16_t
   dnnl::stream stream(engine);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
   if (bias)
-    args.emplace(DNNL_ARG_BIAS, dnnl::memory(dnnl::memory::desc(dims{1, n}, dt::f32, dims{n, 1}), engine,
-                                             const_cast<float*>(bias)));
+    args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, engine, const_cast<float*>(bias)));
   it->second.op->execute(stream, args);
   stream.wait();
   return true;
