@@ -105,10 +105,12 @@ TEST(AdditiveScore, KeyRowsAndBmmByIndexEqualTheOpsOnGatheredRows) {
     EXPECT_THROW(additive_score(K, Q, W, nullptr, E), Error);  // extra terms only with key rows
     const Var ctx = bmm(alpha, V, false, false, rows.data()), ctx_gathered = bmm(alpha, select_rows(V, rows));
     ASSERT_EQ(ctx.shape(), (Shape{n, 1, kC}));
-    EXPECT_EQ(Floats(ctx.data(), ctx.data() + ctx.numel()), Floats(ctx_gathered.data(), ctx_gathered.data() + ctx_gathered.numel()));
+    EXPECT_EQ(Floats(ctx.data(), ctx.data() + ctx.numel()),
+              Floats(ctx_gathered.data(), ctx_gathered.data() + ctx_gathered.numel()));
     const Var dot = bmm(reshape(Q, {n, 1, kA}), K, false, true, rows.data());
     const Var dot_gathered = bmm(reshape(Q, {n, 1, kA}), select_rows(K, rows), false, true);
-    EXPECT_EQ(Floats(dot.data(), dot.data() + dot.numel()), Floats(dot_gathered.data(), dot_gathered.data() + dot_gathered.numel()));
+    EXPECT_EQ(Floats(dot.data(), dot.data() + dot.numel()),
+              Floats(dot_gathered.data(), dot_gathered.data() + dot_gathered.numel()));
     std::vector<int32_t> bad = rows;
     bad[3] = kSources;
     EXPECT_THROW(additive_score(K, Q, W, bad.data()), Error);

@@ -33,7 +33,8 @@ Var additive_score(Var keys, Var query, Var v, const int32_t* key_rows, Var extr
                    key_rows[i], sk[0]);
   }
   ENGRAM_CHECK(!extra.valid() || key_rows, "additive_score: extra key terms come with key_rows");
-  ENGRAM_CHECK(!extra.valid() || (extra.shape() == Shape({b, s, a}) && !(extra.g->grad_enabled() && extra.needs_grad())),
+  ENGRAM_CHECK(!extra.valid() ||
+                   (extra.shape() == Shape({b, s, a}) && !(extra.g->grad_enabled() && extra.needs_grad())),
                "additive_score: extra {} must be [B={}, S={}, A={}] without gradient", extra.shape(), b, s, a);
   ENGRAM_CHECK(v.numel() == a && (v.shape().rank() == 1 || (v.shape().rank() == 2 && v.shape()[0] == 1)),
                "additive_score: v {} must be [1, A={}] or [A]", v.shape(), a);
