@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(cmake g++ make libeigen3-dev libopenblas-dev libdnnl-dev libsentencepiece-dev libyaml-cpp-dev
       nlohmann-json3-dev libcli11-dev libfmt-dev libcpp-httplib-dev libgtest-dev libbenchmark-dev
-      zlib1g-dev libsndfile1-dev libkissfft-dev libopenmpi-dev openmpi-bin pkg-config chromium
+      zlib1g-dev libsndfile1-dev libkissfft-dev libopencc-dev libopenmpi-dev openmpi-bin pkg-config chromium
       pybind11-dev python3-dev python3-numpy python3-pytest)
 web=1
 if [ $# -gt 0 ]; then

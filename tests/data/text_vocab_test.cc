@@ -6,6 +6,7 @@
 
 #include "data/test_util.h"
 #include "engram/core/error.h"
+#include "engram/data/chinese_script.h"
 #include "engram/data/text.h"
 #include "engram/data/vocab.h"
 
@@ -62,6 +63,17 @@ TEST_F(CorpusTest, TruncatedGzipIsAnError) {
     EXPECT_NE(err.find("truncated or damaged gzip data"), std::string::npos) << keep << " bytes: " << err;
   }
   EXPECT_EQ(read_lines(tmp.write("whole.gz", bytes)).size(), 1014u);
+}
+
+// Expected characters: CC-CEDICT's traditional -> simplified columns (歡迎 欢迎, 來 来, 們 们,
+// 頭髮 头发); the sentence is Tatoeba cmn-eng's "歡迎來到你的新家。" (Welcome to your new home.).
+TEST(ChineseScript, TraditionalBecomesSimplifiedAndTheRestStays) {
+  EXPECT_EQ(data::to_simplified_chinese("歡迎來到你的新家。"), "欢迎来到你的新家。");
+  EXPECT_EQ(data::to_simplified_chinese("他們的頭髮"), "他们的头发");
+  EXPECT_EQ(data::to_simplified_chinese("欢迎来北京"), "欢迎来北京");
+  EXPECT_EQ(data::to_simplified_chinese("Welcome to Beijing, Tom! 2026"), "Welcome to Beijing, Tom! 2026");
+  EXPECT_EQ(data::to_simplified_chinese(""), "");
+  EXPECT_EQ(data::to_simplified_chinese(std::string_view("來來", 3)), "来");  // only the view's bytes
 }
 
 TEST(Vocab, SpecialTokensAndBuildOrder) {

@@ -223,6 +223,47 @@ TEST(Seq2SeqTask, NamesPutIntoTrainingSentences) {
                                               "我住在上海。 / I live in Shanghai.", "我住在东京。 / I live in Tokyo."}));
 }
 
+// tokenizer.simplified: a corpus written partly in traditional characters (Tatoeba's cmn-eng
+// holds "Welcome to your new home. / 歡迎來到你的新家。") is read in simplified ones before the
+// names are looked for, and the codecs read traditional input as simplified. The expected
+// characters are CC-CEDICT's (traditional -> simplified: 東京 东京, 歡迎 欢迎, 來 来).
+TEST(Seq2SeqTask, SimplifiedReadsATraditionalCorpusAndInputAsSimplified) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  write_file(dir / "pairs.tsv", "I come.\t我來。\tx\nYou come.\t你來。\tx\nHe comes.\t他来。\tx\n"
+                                    "We come.\t我們來。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在東京。\tx\n"
+                                    "I come.\t我来。\tx\nYou come.\t你来。\tx\n");
+  c.data.valid_size = 1;
+  c.data.max_tokens = 64;
+  c.data.dictionary_context_weight = 1;
+  c.data.dictionary_name_weight = 0;
+  try {  // written as it stands, 東京 is not the dictionary's 东京: no pair holds a name
+    Seq2SeqTask as_is(c, nullptr);
+    FAIL() << "a traditional 東京 matched the simplified headword";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no training pair holds a dictionary name"), std::string::npos) << e.what();
+  }
+  c.seq2seq.tokenizer.simplified = true;
+  c.train.run_dir = dir / "simplified";
+  Seq2SeqTask task(c, nullptr);
+  task.begin_epoch(0, 1);
+  const auto& ex = task.epoch_examples();
+  std::set<std::string> sentences;
+  for (size_t i = static_cast<size_t>(task.main_examples()); i < ex.size(); ++i)
+    sentences.insert(task.src_codec().decode(ex[i].src) + " / " + task.tgt_codec().decode(ex[i].tgt));
+  EXPECT_EQ(sentences, (std::set<std::string>{"我住在北京。 / I live in Beijing.", "我住在故宫博物院。 / I live in Palace Museum.",
+                                              "我住在上海。 / I live in Shanghai.", "我住在东京。 / I live in Tokyo."}));
+  const TextCodec& src = task.src_codec();
+  EXPECT_EQ(src.encode("來"), src.encode("来"));
+  EXPECT_EQ(src.tokens("我們來"), (std::vector<std::string>{"我", "们", "来"}));
+  EXPECT_EQ(src.id("來"), data::kUnkId);  // no traditional character in the vocabulary
+  const TextCodec again = c.seq2seq.tokenizer.load(Side::kSource, c.train.run_dir);
+  EXPECT_EQ(again.encode("歡迎來東京"), src.encode("欢迎来东京"));
+  TokenizerConfig as_is = c.seq2seq.tokenizer;
+  as_is.simplified = false;
+  EXPECT_FALSE(same_vocabulary(as_is.load(Side::kSource, c.train.run_dir), src));
+}
+
 TEST(Seq2SeqTask, UnpunctuatedShareStripsTrainingPairsOnly) {
   TempDir dir;
   Seq2SeqTrainConfig c = with_dictionary(dir, 0);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "engram/core/error.h"
+#include "engram/data/chinese_script.h"
 #include "engram/data/text.h"
 #include "engram/eval/unicode.h"
 
@@ -16,7 +17,8 @@ constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // "▁" U+2581: a spac
 }  // namespace
 
 std::string TextCodec::normalise(std::string_view text) const {
-  return lowercase_ ? eval::simple_lower(text) : std::string(text);
+  std::string t = simplified_ ? data::to_simplified_chinese(text) : std::string(text);
+  return lowercase_ ? eval::simple_lower(t) : t;
 }
 
 std::vector<std::string> TextCodec::split(std::string_view text) const {
@@ -41,6 +43,7 @@ TextCodec TextCodec::build(const Options& o, const std::vector<std::string>& lin
   TextCodec c;
   c.unit_ = o.unit;
   c.lowercase_ = o.lowercase;
+  c.simplified_ = o.simplified;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   if (o.unit == TokenUnit::kSpm) {
     std::vector<std::string> norm;
@@ -62,6 +65,7 @@ TextCodec TextCodec::load(const Options& o, const std::string& path, std::string
   TextCodec c;
   c.unit_ = o.unit;
   c.lowercase_ = o.lowercase;
+  c.simplified_ = o.simplified;
   ENGRAM_CHECK(std::filesystem::exists(path), "{}: missing ({})", path, what);
   if (o.unit == TokenUnit::kSpm) c.spm_ = std::make_shared<const data::SpmModel>(data::SpmModel::load(path));
   else c.vocab_ = data::Vocab::load(path);
@@ -113,7 +117,7 @@ std::string TextCodec::join(const std::vector<std::string>& tokens) const {
 }
 
 bool same_vocabulary(const TextCodec& a, const TextCodec& b) {
-  if (a.unit_ != b.unit_ || a.lowercase_ != b.lowercase_ || a.size() != b.size()) return false;
+  if (a.unit_ != b.unit_ || a.lowercase_ != b.lowercase_ || a.simplified_ != b.simplified_ || a.size() != b.size()) return false;
   for (int32_t id = 0; id < a.size(); ++id)
     if (a.token(id) != b.token(id)) return false;
   return true;

@@ -34,10 +34,11 @@ namespace engram::models {
 
 class TextCodec {
  public:
-  // How a vocabulary is built from training text; unit and lowercase also read it back.
+  // How a vocabulary is built from training text; unit, lowercase and simplified also read it back.
   struct Options {
     TokenUnit unit = TokenUnit::kWord;
     bool lowercase = false;           // lowercase (ASCII + simple Unicode) before tokenizing
+    bool simplified = false;          // traditional Chinese characters as simplified before tokenizing
     int vocab_size = 0;               // spm: pieces; word/char: the most frequent tokens, specials included
     int min_count = 1;                // word/char: rarer tokens become <unk>
     double character_coverage = 1.0;  // spm
@@ -60,7 +61,7 @@ class TextCodec {
   // Tokens back to text: words joined with spaces; characters and pieces concatenated, "▁" read
   // as a space (spaces collapsed, none at the ends of pieces' text).
   std::string join(const std::vector<std::string>& tokens) const;
-  // Do `a` and `b` map text to the same ids and back (same unit, casing and tokens)?
+  // Do `a` and `b` map text to the same ids and back (same unit, casing, script and tokens)?
   friend bool same_vocabulary(const TextCodec& a, const TextCodec& b);
 
  private:
@@ -70,6 +71,7 @@ class TextCodec {
 
   TokenUnit unit_ = TokenUnit::kWord;
   bool lowercase_ = false;
+  bool simplified_ = false;
   data::Vocab vocab_;                          // word / char
   std::shared_ptr<const data::SpmModel> spm_;  // spm
 };

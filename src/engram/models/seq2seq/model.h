@@ -81,6 +81,7 @@ struct TokenizerConfig {
   int src_vocab_size = 0;      // the source side's vocab_size when not joint (0 = vocab_size)
   int min_count = 1;           // word/char: rarer tokens become <unk>
   bool lowercase = false;      // lowercase (ASCII + simple Unicode) before tokenizing
+  bool simplified = false;     // traditional Chinese characters as simplified (OpenCC t2s) before tokenizing
   float character_coverage = 1.0f;  // spm: 0.9995 for CJK-heavy text
 
   template <class V>
@@ -92,6 +93,8 @@ struct TokenizerConfig {
       "more pieces for a Chinese source than an English target");
     v("min_count", min_count, "word/char: tokens seen fewer times become <unk>");
     v("lowercase", lowercase, "lowercase text before tokenizing");
+    v("simplified", simplified, "write traditional Chinese characters as simplified (OpenCC t2s) before "
+      "tokenizing, in training and in decoding: one script for a corpus that mixes both");
     v("character_coverage", character_coverage, "spm: character coverage (0.9995 for CJK)");
   }
   // A side's vocabulary file in a model or run directory: word/char src.vocab.txt, tgt.vocab.txt;

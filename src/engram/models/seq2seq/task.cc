@@ -12,6 +12,7 @@
 
 #include "engram/core/ops.h"
 #include "engram/data/cedict.h"
+#include "engram/data/chinese_script.h"
 #include "engram/data/name_swap.h"
 #include "engram/data/parallel.h"
 #include "engram/data/paths.h"
@@ -110,6 +111,21 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
       train_text.src.resize(d.max_pairs);
       train_text.tgt.resize(d.max_pairs);
     }
+  }
+  // ---- one Chinese script (tokenizer.simplified): before the steps below match names and
+  // punctuation in the text; the codecs convert again at decoding, where it changes nothing here
+  if (cfg_.seq2seq.tokenizer.simplified) {
+    int64_t changed = 0, total = 0;
+    for (TextPairs* p : {&train_text, &valid_text})
+      for (std::vector<std::string>* side : {&p->src, &p->tgt})
+        for (std::string& line : *side) {
+          std::string s = data::to_simplified_chinese(line);
+          changed += s != line;
+          ++total;
+          line = std::move(s);
+        }
+    log_note(log, fmt::format("data: {} of {} lines had traditional Chinese characters, now simplified (OpenCC t2s)",
+                              changed, total));
   }
   // ---- training pairs without their final punctuation (data.unpunctuated_share)
   ENGRAM_CHECK(std::isfinite(d.unpunctuated_share) && d.unpunctuated_share >= 0 && d.unpunctuated_share <= 1,

@@ -1,0 +1,48 @@
+// to_simplified_chinese over OpenCC's C API: one converter for the process, opened on first use.
+#include "engram/data/chinese_script.h"
+
+#include <opencc.h>
+
+#include <mutex>
+
+#include "engram/core/error.h"
+
+namespace engram::data {
+
+namespace {
+
+class T2s {
+ public:
+  T2s() : od_(opencc_open("t2s.json")) {
+    ENGRAM_CHECK(od_ != reinterpret_cast<opencc_t>(-1),
+                 "OpenCC: cannot open its traditional-to-simplified conversion t2s.json ({}); install libopencc-data",
+                 opencc_error());
+  }
+  T2s(const T2s&) = delete;
+  T2s& operator=(const T2s&) = delete;
+  ~T2s() { opencc_close(od_); }
+
+  std::string convert(std::string_view text) {
+    // OpenCC's converter is not documented as safe to share between threads: one call at a time.
+    std::lock_guard<std::mutex> lock(mu_);
+    char* out = opencc_convert_utf8(od_, text.data(), text.size());
+    ENGRAM_CHECK(out != nullptr, "OpenCC: conversion to simplified Chinese failed ({})", opencc_error());
+    std::string s(out);
+    opencc_convert_utf8_free(out);
+    return s;
+  }
+
+ private:
+  opencc_t od_;
+  std::mutex mu_;
+};
+
+}  // namespace
+
+std::string to_simplified_chinese(std::string_view text) {
+  if (text.empty()) return {};
+  static T2s t2s;
+  return t2s.convert(text);
+}
+
+}  // namespace engram::data
