@@ -223,6 +223,44 @@ TEST(Seq2SeqTask, NamesPutIntoTrainingSentences) {
                                               "我住在上海。 / I live in Shanghai.", "我住在东京。 / I live in Tokyo."}));
 }
 
+// dictionary_contexts: each name gets that many sentences, drawn from the slots; the epochs take
+// turns with them (weight 1 / 8 each), so an epoch holds about one sentence per name and eight
+// epochs show a name in every slot that its draws chose.
+TEST(Seq2SeqTask, NamesComeInSeveralSentencesOverTheEpochs) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
+  write_file(dir / "pairs.tsv", "I come.\t我来。\tx\nYou come.\t你来。\tx\nHe comes.\t他来。\tx\n"
+                                    "We come.\t我们来。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在东京。\tx\n"
+                                    "I was in Shanghai.\t我在上海。\tx\nI come.\t我来。\tx\nYou come.\t你来。\tx\n");
+  c.data.valid_size = 1;
+  c.data.max_tokens = 64;
+  c.data.dictionary_context_weight = 1;
+  c.data.dictionary_name_weight = 0;
+  c.data.dictionary_contexts = 8;
+  Seq2SeqTask task(c, nullptr);
+  auto sentences = [&](int epoch) {
+    task.begin_epoch(epoch, 1);
+    const auto& ex = task.epoch_examples();
+    std::vector<std::string> out;
+    for (size_t i = static_cast<size_t>(task.main_examples()); i < ex.size(); ++i)
+      out.push_back(task.src_codec().decode(ex[i].src) + " / " + task.tgt_codec().decode(ex[i].tgt));
+    return out;
+  };
+  std::set<std::string> seen;
+  for (int epoch = 0; epoch < 8; ++epoch) {
+    const std::vector<std::string> s = sentences(epoch);
+    EXPECT_GE(s.size(), 4u);  // about one per name (北京 故宫博物院 上海 东京), rounded up per group
+    EXPECT_LE(s.size(), 8u);
+    seen.insert(s.begin(), s.end());
+  }
+  for (const char* want : {"我住在北京。 / I live in Beijing.", "我在北京。 / I was in Beijing.", "我住在上海。 / I live in Shanghai.",
+                           "我在东京。 / I was in Tokyo."})
+    EXPECT_TRUE(seen.count(want)) << want;
+  c.data.dictionary_contexts = 0;
+  c.train.run_dir = dir / "none";
+  EXPECT_THROW(Seq2SeqTask(c, nullptr), Error);
+}
+
 // tokenizer.simplified: a corpus written partly in traditional characters (Tatoeba's cmn-eng
 // holds "Welcome to your new home. / 歡迎來到你的新家。") is read in simplified ones before the
 // names are looked for, and the codecs read traditional input as simplified. The expected

@@ -124,7 +124,8 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
           ++total;
           line = std::move(s);
         }
-    log_note(log, fmt::format("data: {} of {} lines had traditional Chinese characters, now simplified (OpenCC t2s)",
+    log_note(log, fmt::format("data: {} of {} sentences (both sides, training and validation) had traditional Chinese "
+                              "characters, now simplified (OpenCC t2s)",
                               changed, total));
   }
   // ---- training pairs without their final punctuation (data.unpunctuated_share)
@@ -186,6 +187,8 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
       }
       if (names) dict_names = dict_text.src.size();
     }
+    ENGRAM_CHECK(d.dictionary_contexts >= 1 && d.dictionary_contexts <= 64,
+                 "seq2seq data: dictionary_contexts {} must be in [1, 64]", d.dictionary_contexts);
     if (d.dictionary_context_weight > 0) {
       const std::vector<std::string>& zh = d.dictionary_reverse ? train_text.tgt : train_text.src;
       const std::vector<std::string>& en = d.dictionary_reverse ? train_text.src : train_text.tgt;
@@ -204,16 +207,17 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
       int64_t slot_pairs = 0;
       for (const auto& [name, pairs] : by_name) slot_names.push_back(name), slot_pairs += static_cast<int64_t>(pairs.size());
       core::Rng pick(train::epoch_seed(cfg_.train.seed, -3));
-      for (size_t k = 0; k < name_zh.size(); ++k) {
-        const size_t slot = slot_names[pick.below(slot_names.size())];
-        const std::vector<size_t>& pairs = by_name[slot];
-        const size_t p = pairs[pick.below(pairs.size())];
-        auto [z, e] = data::swap_name(zh[p], en[p], name_zh[slot], name_en[slot], name_zh[k], name_en[k]);
-        context_text.src.push_back(d.dictionary_reverse ? std::move(e) : std::move(z));
-        context_text.tgt.push_back(d.dictionary_reverse ? std::move(z) : std::move(e));
-      }
-      log_note(log, fmt::format("data: {} names put into training sentences ({} training pairs hold one of {} names)",
-                            context_text.src.size(), slot_pairs, slot_names.size()));
+      for (int64_t copy = 0; copy < d.dictionary_contexts; ++copy)
+        for (size_t k = 0; k < name_zh.size(); ++k) {
+          const size_t slot = slot_names[pick.below(slot_names.size())];
+          const std::vector<size_t>& pairs = by_name[slot];
+          const size_t p = pairs[pick.below(pairs.size())];
+          auto [z, e] = data::swap_name(zh[p], en[p], name_zh[slot], name_en[slot], name_zh[k], name_en[k]);
+          context_text.src.push_back(d.dictionary_reverse ? std::move(e) : std::move(z));
+          context_text.tgt.push_back(d.dictionary_reverse ? std::move(z) : std::move(e));
+        }
+      log_note(log, fmt::format("data: {} names put into training sentences, {} sentences each ({} training pairs hold "
+                                "one of {} names)", name_zh.size(), d.dictionary_contexts, slot_pairs, slot_names.size()));
     }
   }
   // ---- vocabularies: kept in the run directory, so a resumed run reuses them
@@ -278,7 +282,8 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     for (size_t i = 0; i < dict_text.src.size(); ++i) add(dict_text.src[i], dict_text.tgt[i], i < dict_names ? 0 : 1);
     for (size_t i = 0; i < context_text.src.size(); ++i) add(context_text.src[i], context_text.tgt[i], 2);
     for (size_t i = 0; i < concat_text.src.size(); ++i) add(concat_text.src[i], concat_text.tgt[i], 3);
-    const double weights[] = {d.dictionary_name_weight, d.dictionary_weight, d.dictionary_context_weight, 1.0};
+    const double weights[] = {d.dictionary_name_weight, d.dictionary_weight,
+                              d.dictionary_context_weight / static_cast<double>(d.dictionary_contexts), 1.0};
     core::Rng order(train::epoch_seed(cfg_.train.seed, -1));
     for (auto& [key, members] : groups) {
       order.shuffle(members.begin(), members.end());

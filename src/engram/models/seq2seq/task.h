@@ -61,10 +61,13 @@ struct Seq2SeqDataConfig {
   std::string dictionary;              // CC-CEDICT file ("" = none)
   double dictionary_weight = 1.0;      // w >= 0 of entries that are not names
   double dictionary_name_weight = 1.0;  // w >= 0 of names (the entry's pinyin is capitalised)
-  // Names in sentences (data/name_swap.h): one pair per dictionary name, made once (seeded) from
-  // a training pair where another name stood (the slot name drawn uniformly, then one of its
-  // pairs), never from validation pairs. 0 = none.
-  double dictionary_context_weight = 0;
+  // Names in sentences (data/name_swap.h): dictionary_contexts pairs per dictionary name, made
+  // once (seeded), each from a training pair where another name stood (the slot name drawn
+  // uniformly, then one of its pairs), never from validation pairs. Their weight is
+  // dictionary_context_weight / dictionary_contexts: an epoch holds as many of them as with one
+  // sentence per name, and over the epochs a name comes in up to dictionary_contexts sentences.
+  double dictionary_context_weight = 0;  // 0 = none
+  int64_t dictionary_contexts = 1;       // in [1, 64]
   int64_t dictionary_max_chars = 8;  // headwords of at most this many characters
   int64_t dictionary_max_words = 6;  // glosses of at most this many words
   bool dictionary_reverse = false;   // gloss -> headword (for an English-to-Chinese model)
@@ -101,6 +104,8 @@ struct Seq2SeqDataConfig {
       "pairs per epoch, in copies of them");
     v("dictionary_context_weight", dictionary_context_weight, "names in sentences: one training pair per name with "
       "the name put where another name stood (e.g. Shanghai -> Beijing); pairs per epoch, in copies of them");
+    v("dictionary_contexts", dictionary_contexts, "names in sentences: sentences made per name (1-64); the epochs "
+      "take turns with them, dictionary_context_weight / dictionary_contexts of them in each epoch");
     v("dictionary_max_chars", dictionary_max_chars, "dictionary: headwords of at most this many characters");
     v("dictionary_max_words", dictionary_max_words, "dictionary: glosses of at most this many words");
     v("dictionary_reverse", dictionary_reverse, "dictionary pairs as English gloss -> Chinese headword");
