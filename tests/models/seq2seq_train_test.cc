@@ -200,23 +200,37 @@ TEST(Seq2SeqTask, NamesHaveAWeightOfTheirOwn) {
   EXPECT_EQ(seen.count(task.src_codec().encode("欢迎")), 0u);
 }
 
-TEST(Seq2SeqTask, NamesPutIntoTrainingSentences) {
-  TempDir dir;
+// with_dictionary's config for names in sentences: the training pairs `tsv`, one of them held out,
+// every name once in a sentence per epoch and never alone, no other entries.
+Seq2SeqTrainConfig names_in_sentences(const TempDir& dir, const std::string& tsv) {
   Seq2SeqTrainConfig c = with_dictionary(dir, 0);
-  // A training pair with a name on both sides: 东京 / Tokyo is the one slot.
-  write_file(dir / "pairs.tsv", "I come.\t我来。\tx\nYou come.\t你来。\tx\nHe comes.\t他来。\tx\n"
-                                    "We come.\t我们来。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在东京。\tx\n"
-                                    "I come.\t我来。\tx\nYou come.\t你来。\tx\n");
+  write_file(dir / "pairs.tsv", tsv);
   c.data.valid_size = 1;
   c.data.max_tokens = 64;
   c.data.dictionary_context_weight = 1;
   c.data.dictionary_name_weight = 0;
-  Seq2SeqTask task(c, nullptr);
-  task.begin_epoch(0, 1);
+  return c;
+}
+
+// The names-in-sentences pairs of an epoch, as "source / target" text.
+std::vector<std::string> sentence_pairs(Seq2SeqTask& task, int epoch) {
+  task.begin_epoch(epoch, 1);
   const auto& ex = task.epoch_examples();
-  std::set<std::string> sentences;
+  std::vector<std::string> out;
   for (size_t i = static_cast<size_t>(task.main_examples()); i < ex.size(); ++i)
-    sentences.insert(task.src_codec().decode(ex[i].src) + " / " + task.tgt_codec().decode(ex[i].tgt));
+    out.push_back(task.src_codec().decode(ex[i].src) + " / " + task.tgt_codec().decode(ex[i].tgt));
+  return out;
+}
+
+TEST(Seq2SeqTask, NamesPutIntoTrainingSentences) {
+  TempDir dir;
+  // A training pair with a name on both sides: 东京 / Tokyo is the one slot.
+  Seq2SeqTrainConfig c = names_in_sentences(dir, "I come.\t我来。\tx\nYou come.\t你来。\tx\nHe comes.\t他来。\tx\n"
+                                                 "We come.\t我们来。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在东京。\tx\n"
+                                                 "I come.\t我来。\tx\nYou come.\t你来。\tx\n");
+  Seq2SeqTask task(c, nullptr);
+  const std::vector<std::string> pairs = sentence_pairs(task, 0);
+  const std::set<std::string> sentences(pairs.begin(), pairs.end());
   ASSERT_NE(task.valid_text().tgt[0], "I live in Tokyo.");  // the seeded split keeps the slot for training
   // One sentence per name (北京 故宫博物院 上海 东京), each in the slot's place.
   EXPECT_EQ(sentences, (std::set<std::string>{"我住在北京。 / I live in Beijing.", "我住在故宫博物院。 / I live in Palace Museum.",
@@ -228,27 +242,14 @@ TEST(Seq2SeqTask, NamesPutIntoTrainingSentences) {
 // epochs show a name in every slot that its draws chose.
 TEST(Seq2SeqTask, NamesComeInSeveralSentencesOverTheEpochs) {
   TempDir dir;
-  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
-  write_file(dir / "pairs.tsv", "I come.\t我来。\tx\nYou come.\t你来。\tx\nHe comes.\t他来。\tx\n"
-                                    "We come.\t我们来。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在东京。\tx\n"
-                                    "I was in Shanghai.\t我在上海。\tx\nI come.\t我来。\tx\nYou come.\t你来。\tx\n");
-  c.data.valid_size = 1;
-  c.data.max_tokens = 64;
-  c.data.dictionary_context_weight = 1;
-  c.data.dictionary_name_weight = 0;
+  Seq2SeqTrainConfig c = names_in_sentences(dir, "I come.\t我来。\tx\nYou come.\t你来。\tx\nHe comes.\t他来。\tx\n"
+                                                 "We come.\t我们来。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在东京。\tx\n"
+                                                 "I was in Shanghai.\t我在上海。\tx\nI come.\t我来。\tx\nYou come.\t你来。\tx\n");
   c.data.dictionary_contexts = 8;
   Seq2SeqTask task(c, nullptr);
-  auto sentences = [&](int epoch) {
-    task.begin_epoch(epoch, 1);
-    const auto& ex = task.epoch_examples();
-    std::vector<std::string> out;
-    for (size_t i = static_cast<size_t>(task.main_examples()); i < ex.size(); ++i)
-      out.push_back(task.src_codec().decode(ex[i].src) + " / " + task.tgt_codec().decode(ex[i].tgt));
-    return out;
-  };
   std::set<std::string> seen;
   for (int epoch = 0; epoch < 8; ++epoch) {
-    const std::vector<std::string> s = sentences(epoch);
+    const std::vector<std::string> s = sentence_pairs(task, epoch);
     EXPECT_GE(s.size(), 4u);  // about one per name (北京 故宫博物院 上海 东京), rounded up per group
     EXPECT_LE(s.size(), 8u);
     seen.insert(s.begin(), s.end());
@@ -267,14 +268,9 @@ TEST(Seq2SeqTask, NamesComeInSeveralSentencesOverTheEpochs) {
 // characters are CC-CEDICT's (traditional -> simplified: 東京 东京, 歡迎 欢迎, 來 来).
 TEST(Seq2SeqTask, SimplifiedReadsATraditionalCorpusAndInputAsSimplified) {
   TempDir dir;
-  Seq2SeqTrainConfig c = with_dictionary(dir, 0);
-  write_file(dir / "pairs.tsv", "I come.\t我來。\tx\nYou come.\t你來。\tx\nHe comes.\t他来。\tx\n"
-                                    "We come.\t我們來。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在東京。\tx\n"
-                                    "I come.\t我来。\tx\nYou come.\t你来。\tx\n");
-  c.data.valid_size = 1;
-  c.data.max_tokens = 64;
-  c.data.dictionary_context_weight = 1;
-  c.data.dictionary_name_weight = 0;
+  Seq2SeqTrainConfig c = names_in_sentences(dir, "I come.\t我來。\tx\nYou come.\t你來。\tx\nHe comes.\t他来。\tx\n"
+                                                 "We come.\t我們來。\tx\nThey come.\t他们来。\tx\nI live in Tokyo.\t我住在東京。\tx\n"
+                                                 "I come.\t我来。\tx\nYou come.\t你来。\tx\n");
   try {  // written as it stands, 東京 is not the dictionary's 东京: no pair holds a name
     Seq2SeqTask as_is(c, nullptr);
     FAIL() << "a traditional 東京 matched the simplified headword";
@@ -284,13 +280,10 @@ TEST(Seq2SeqTask, SimplifiedReadsATraditionalCorpusAndInputAsSimplified) {
   c.seq2seq.tokenizer.simplified = true;
   c.train.run_dir = dir / "simplified";
   Seq2SeqTask task(c, nullptr);
-  task.begin_epoch(0, 1);
-  const auto& ex = task.epoch_examples();
-  std::set<std::string> sentences;
-  for (size_t i = static_cast<size_t>(task.main_examples()); i < ex.size(); ++i)
-    sentences.insert(task.src_codec().decode(ex[i].src) + " / " + task.tgt_codec().decode(ex[i].tgt));
-  EXPECT_EQ(sentences, (std::set<std::string>{"我住在北京。 / I live in Beijing.", "我住在故宫博物院。 / I live in Palace Museum.",
-                                              "我住在上海。 / I live in Shanghai.", "我住在东京。 / I live in Tokyo."}));
+  const std::vector<std::string> pairs = sentence_pairs(task, 0);
+  EXPECT_EQ(std::set<std::string>(pairs.begin(), pairs.end()),
+            (std::set<std::string>{"我住在北京。 / I live in Beijing.", "我住在故宫博物院。 / I live in Palace Museum.",
+                                   "我住在上海。 / I live in Shanghai.", "我住在东京。 / I live in Tokyo."}));
   const TextCodec& src = task.src_codec();
   EXPECT_EQ(src.encode("來"), src.encode("来"));
   EXPECT_EQ(src.tokens("我們來"), (std::vector<std::string>{"我", "们", "来"}));
