@@ -74,6 +74,8 @@ TEST(ChineseScript, TraditionalBecomesSimplifiedAndTheRestStays) {
   EXPECT_EQ(data::to_simplified_chinese("Welcome to Beijing, Tom! 2026"), "Welcome to Beijing, Tom! 2026");
   EXPECT_EQ(data::to_simplified_chinese(""), "");
   EXPECT_EQ(data::to_simplified_chinese(std::string_view("來來", 3)), "来");  // only the view's bytes
+  const std::string nul("來\0們\0", 8);  // a NUL byte ends no conversion early
+  EXPECT_EQ(data::to_simplified_chinese(nul), std::string("来\0们\0", 8));
 }
 
 TEST(Vocab, SpecialTokensAndBuildOrder) {

@@ -42,7 +42,16 @@ class T2s {
 std::string to_simplified_chinese(std::string_view text) {
   if (text.empty()) return {};
   static T2s t2s;
-  return t2s.convert(text);
+  // OpenCC returns a C string: text with NUL bytes is converted a piece between NULs at a time.
+  std::string out;
+  for (size_t start = 0;;) {
+    const size_t nul = text.find('\0', start);
+    const std::string_view piece = text.substr(start, nul == std::string_view::npos ? nul : nul - start);
+    if (!piece.empty()) out += t2s.convert(piece);
+    if (nul == std::string_view::npos) return out;
+    out += '\0';
+    start = nul + 1;
+  }
 }
 
 }  // namespace engram::data

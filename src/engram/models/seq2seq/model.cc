@@ -33,7 +33,8 @@ std::string TokenizerConfig::file_name(Side side) const {
 }
 
 TextCodec TokenizerConfig::load(Side side, const std::string& dir) const {
-  return TextCodec::load({.unit = unit, .lowercase = lowercase, .simplified = simplified}, (std::filesystem::path(dir) / file_name(side)).string(),
+  return TextCodec::load({.unit = unit, .lowercase = lowercase, .simplified = simplified},
+                         (std::filesystem::path(dir) / file_name(side)).string(),
                          fmt::format("the {} vocabulary of a '{}' tokenizer", side == Side::kSource ? "source" : "target",
                                      io::to_yaml(*this)["unit"].as<std::string>()));
 }
@@ -42,8 +43,8 @@ TextCodec TokenizerConfig::build(Side side, const std::vector<std::string>& line
   ENGRAM_CHECK(src_vocab_size >= 0 && !(joint && src_vocab_size > 0),
                "tokenizer: src_vocab_size {} must be >= 0, and 0 with a joint model", src_vocab_size);
   const int size = side == Side::kSource && src_vocab_size > 0 ? src_vocab_size : vocab_size;
-  return TextCodec::build({.unit = unit, .lowercase = lowercase, .simplified = simplified, .vocab_size = size, .min_count = min_count,
-                           .character_coverage = character_coverage},
+  return TextCodec::build({.unit = unit, .lowercase = lowercase, .simplified = simplified, .vocab_size = size,
+                           .min_count = min_count, .character_coverage = character_coverage},
                           lines, (std::filesystem::path(dir) / file_name(side)).string());
 }
 
