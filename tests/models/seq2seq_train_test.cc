@@ -295,6 +295,23 @@ TEST(Seq2SeqTask, SimplifiedReadsATraditionalCorpusAndInputAsSimplified) {
   EXPECT_FALSE(same_vocabulary(as_is.load(Side::kSource, c.train.run_dir), src));
 }
 
+// OpenCC writes a few of CC-CEDICT's simplified headwords otherwise (乾安 -> 干安, as it writes
+// the sentences): with tokenizer.simplified the names are looked for as converted, so the one
+// slot, a sentence with 乾安, is found.
+TEST(Seq2SeqTask, SimplifiedLooksForTheNamesAsConverted) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = names_in_sentences(dir, "I come.\t我来。\tx\nYou come.\t你来。\tx\nHe comes.\t他来。\tx\n"
+                                                 "We come.\t我们来。\tx\nI live in Qian'an.\t我住在乾安。\tx\n"
+                                                 "I come.\t我来。\tx\nYou come.\t你来。\tx\n");
+  write_file(dir / "dict.u8", "北京 北京 [Bei3 jing1] /Beijing municipality/\n乾安 乾安 [Qian2 an1] /Qian'an county/\n");
+  c.seq2seq.tokenizer.simplified = true;
+  Seq2SeqTask task(c, nullptr);
+  ASSERT_NE(task.valid_text().tgt[0], "I live in Qian'an.");  // the seeded split keeps the slot for training
+  const std::vector<std::string> pairs = sentence_pairs(task, 0);
+  EXPECT_EQ(std::set<std::string>(pairs.begin(), pairs.end()),
+            (std::set<std::string>{"我住在北京。 / I live in Beijing.", "我住在干安。 / I live in Qian'an."}));
+}
+
 TEST(Seq2SeqTask, UnpunctuatedShareStripsTrainingPairsOnly) {
   TempDir dir;
   Seq2SeqTrainConfig c = with_dictionary(dir, 0);

@@ -3,6 +3,7 @@
 
 #include <opencc.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "engram/core/error.h"
@@ -40,7 +41,9 @@ class T2s {
 }  // namespace
 
 std::string to_simplified_chinese(std::string_view text) {
-  if (text.empty()) return {};
+  // ASCII holds no Chinese character: such text (an English side) never reaches OpenCC
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+    return std::string(text);
   static T2s t2s;
   // OpenCC returns a C string: text with NUL bytes is converted a piece between NULs at a time.
   std::string out;

@@ -113,8 +113,10 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     }
   }
   // ---- one Chinese script (tokenizer.simplified): before the steps below match names and
-  // punctuation in the text; the codecs convert again at decoding, where it changes nothing here
-  if (cfg_.seq2seq.tokenizer.simplified) {
+  // punctuation in the text (the dictionary's headwords are converted below); the codecs convert
+  // every text again when they encode it, which changes nothing here
+  const bool simplified = cfg_.seq2seq.tokenizer.simplified;
+  if (simplified) {
     int64_t changed = 0, total = 0;
     for (TextPairs* p : {&train_text, &valid_text})
       for (std::vector<std::string>* side : {&p->src, &p->tgt})
@@ -174,9 +176,13 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     for (double w : {d.dictionary_weight, d.dictionary_name_weight, d.dictionary_context_weight})
       ENGRAM_CHECK(std::isfinite(w) && w >= 0 && w <= 1000,
                    "seq2seq data: dictionary weights must be in [0, 1000], got {}", w);
-    const data::DictionaryPairs dp = data::cedict_pairs(
+    data::DictionaryPairs dp = data::cedict_pairs(
         data::read_cedict(data::resolve_data_path(d.dictionary)),
         {.max_chars = d.dictionary_max_chars, .max_words = d.dictionary_max_words});
+    // OpenCC writes some simplified headwords otherwise (乾安 -> 干安); a name is looked for in the
+    // sentences as they were converted
+    if (simplified)
+      for (std::string& h : dp.zh) h = data::to_simplified_chinese(h);
     log_note(log, fmt::format("data: dictionary {}: {}", d.dictionary, data::to_string(dp.stats)));
     ENGRAM_CHECK(dp.size() > 0, "seq2seq data: dictionary {} gives no pairs", d.dictionary);
     for (bool names : {true, false}) {
