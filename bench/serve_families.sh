@@ -15,8 +15,11 @@
 #                                    NTM copy sequences of random lengths 1-20 and seeds (ntm:
 #                                    "alignments": false; ntm_traces: with the heads' traces),
 #                                    FSDD test recordings (base64 WAVs) for a 2-update fsdd-digits model
+# A decoding family's speed depends on how long its outputs are, so a 2-update model that decodes
+# every input to its maximum length is not the trained model's workload: MODEL_<family>=DIR (e.g.
+# MODEL_pointer_generator=runs/pg-bbc-headline) serves that model instead, with the same requests.
 # Environment: BUILD (build), RUNS (/tmp/engram-serve-families), REQUESTS (2000), CLIENTS (64),
-# FAMILIES (all: "seq2seq pointer memn2n tree pointer_generator ntm ntm_traces speech").
+# FAMILIES (all: "seq2seq pointer memn2n tree pointer_generator ntm ntm_traces speech"), MODEL_<family>.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-golden}
@@ -101,6 +104,10 @@ PY
 else
   echo "usage: bench/serve_families.sh golden|full" >&2; exit 2
 fi
+for family in "${!model[@]}"; do
+  override=MODEL_$family
+  if [ -n "${!override:-}" ]; then model[$family]=${!override}; fi
+done
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, commit $(git -C "$root" rev-parse --short HEAD), mode $mode"
 for family in ${FAMILIES:-seq2seq pointer memn2n tree pointer_generator ntm ntm_traces speech}; do
   [ -n "${model[$family]:-}" ] || continue

@@ -420,7 +420,8 @@ TEST(PointerGeneratorEval, SentencesStemmerAndTrigramsByHand) {
 }
 
 // A summary's attention and p_gen (one teacher-forced pass without the vocabulary's scores) are
-// those of the full teacher-forced forward of its output, row by row (<eos> last when finished).
+// those of the full teacher-forced forward of its output, row by row (<eos> last when finished);
+// without options.explain the summaries are the same, with neither.
 TEST(PointerGeneratorSummarize, AttentionAndPGenAreTheFullForwardsOfTheOutput) {
   TempDir dir;
   PointerGeneratorConfig cfg;
@@ -451,6 +452,16 @@ TEST(PointerGeneratorSummarize, AttentionAndPGenAreTheFullForwardsOfTheOutput) {
       for (size_t i = 0; i < len; ++i)
         EXPECT_NEAR(s.attention[t * len + i], f.alpha.data()[t * b.src_steps + i], 1e-6) << k << " " << t << " " << i;
     }
+  }
+  // Without the teacher-forced pass: the same summaries, without attention and p_gen.
+  o.explain = false;
+  const std::vector<Summary> text = summarize_lines(model, codec, lines, o);
+  ASSERT_EQ(text.size(), sums.size());
+  for (size_t k = 0; k < sums.size(); ++k) {
+    EXPECT_EQ(text[k].ids, sums[k].ids) << k;
+    EXPECT_EQ(text[k].text, sums[k].text) << k;
+    EXPECT_EQ(text[k].finished, sums[k].finished) << k;
+    EXPECT_TRUE(text[k].attention.empty() && text[k].p_gen.empty()) << k;
   }
 }
 

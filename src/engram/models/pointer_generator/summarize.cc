@@ -141,7 +141,8 @@ std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, c
     s.tokens = output_tokens(codec, s.ids, s.source);
     s.text = codec.join(s.tokens);
   }
-  for (std::vector<Summary*>& chunk : chunks) explain(models, chunk, options.coverage_active);
+  if (options.explain)
+    for (std::vector<Summary*>& chunk : chunks) explain(models, chunk, options.coverage_active);
   return out;
 }
 
@@ -158,11 +159,12 @@ void summarize_stream(const ModelSet<PointerGenerator>& models, const TextCodec&
     ENGRAM_CHECK(std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0,
                  "cannot write to standard output: {}", std::strerror(errno));
   };
+  SummarizeOptions o = options;
+  o.explain = false;  // the text alone is printed
   if (!stream.tokens) {
-    for (const Summary& s : summarize_lines(models, codec, lines, options, prefixes)) write(s.text + "\n");
+    for (const Summary& s : summarize_lines(models, codec, lines, o, prefixes)) write(s.text + "\n");
     return;
   }
-  SummarizeOptions o = options;
   o.batch_size = 1;
   for (size_t i = 0; i < lines.size(); ++i) {
     const ExtendedSource source = extend_source(
@@ -206,7 +208,8 @@ void LoadedPointerGenerator::set_ensemble(std::vector<std::unique_ptr<LoadedMode
 }
 
 std::string LoadedPointerGenerator::run_line(const std::string& line) {
-  const SummarizeOptions o = summarize_options(decode_options(summarize_option_set().defaults, {}));  // the model's
+  SummarizeOptions o = summarize_options(decode_options(summarize_option_set().defaults, {}));  // the model's
+  o.explain = false;
   return summarize_lines(models(), *codec, {line}, o).front().text;
 }
 

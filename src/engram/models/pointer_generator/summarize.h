@@ -35,6 +35,7 @@ struct SummarizeOptions {
   bool coverage_active = true;    // PgDecodeOptions::coverage_active
   bool block_unk = false;         // PgDecodeOptions::block_unk: never output <unk>
   float oov_bonus = 0.0f;         // PgDecodeOptions::oov_bonus: log-probability added to copying an OOV
+  bool explain = true;            // false: no teacher-forced pass; Summary::attention and p_gen stay empty
   void validate() const;
 };
 
@@ -58,7 +59,8 @@ struct Summary {
 // one per line (text, "" = none): its tokens (in the article's extended ids: a word outside the
 // vocabulary is copied from the article, else <unk>) are forced first, then decoding is free
 // (decode/search.h); the summary holds them. options.search.on_token is called with the row of
-// the sentence in its chunk (streaming: batch_size 1).
+// the sentence in its chunk (streaming: batch_size 1). Without options.explain the summaries have
+// no attention and p_gen (the text alone: the second pass over each chunk is not made).
 std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, const TextCodec& codec,
                                      const std::vector<std::string>& lines, const SummarizeOptions& options,
                                      std::span<const std::string> prefixes = {});
