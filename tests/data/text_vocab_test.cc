@@ -1,6 +1,7 @@
 // Line reading (UTF-8 validation, CRLF, gzip), tokenising helpers and the word Vocab.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 
@@ -35,6 +36,22 @@ TEST(Text, InvalidUtf8NamesFileAndLine) {
   EXPECT_EQ(find_invalid_utf8("ok \xF0\x9F\x98\x80"), std::string_view::npos);
   EXPECT_NE(error_of([&] { read_lines(tmp.file("missing.txt")); }).find("cannot open"),
             std::string::npos);
+}
+
+// "-" reads standard input (here a file put in its place) as read_lines reads a file: lines
+// longer than its 64 KiB blocks, CRLF, no final newline; errors name <stdin>:LINE.
+TEST(Text, ReadLinesOrStdinReadsStandardInputLikeAFile) {
+  TempDir tmp;
+  const std::string long_line(200000, 'x');
+  const auto read_stdin = [&](const std::string& name, const std::string& bytes) {
+    EXPECT_NE(std::freopen(tmp.write(name, bytes).c_str(), "rb", stdin), nullptr);
+    return read_lines_or_stdin("-");
+  };
+  EXPECT_EQ(read_stdin("a.txt", "one\r\n" + long_line + "\n\n中文"),
+            (std::vector<std::string>{"one", long_line, "", "中文"}));
+  EXPECT_TRUE(read_stdin("b.txt", "").empty());
+  EXPECT_EQ(error_of([&] { read_stdin("c.txt", long_line + "\nfine\nbr\xC3(ken\n"); }),
+            "<stdin>:3: invalid UTF-8 (byte 0xC3 at column 3)");
 }
 
 TEST(Text, SplittingHelpers) {

@@ -1,9 +1,10 @@
 // Line reading with UTF-8 validation and optional gzip decompression (see text.h).
 #include "engram/data/text.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
-#include <iostream>
-#include <sstream>
 
 #include "engram/core/error.h"
 #include "engram/core/read_file.h"
@@ -86,37 +87,44 @@ size_t find_invalid_utf8(std::string_view s) {
   return std::string_view::npos;
 }
 
-std::vector<std::string> read_lines(const std::string& path, uint64_t max_bytes, std::string_view what) {
-  std::string bytes = core::read_file_limited(path, max_bytes, what);
-  if (has_gzip_magic(bytes)) bytes = gunzip_file(path, max_bytes, what);
+namespace {
+
+// The lines of `bytes` ('\n'-separated; a final '\r' dropped; no line after a final '\n'), each
+// valid UTF-8; errors name `name`:LINE.
+std::vector<std::string> split_lines(std::string_view bytes, std::string_view name) {
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < bytes.size()) {
     size_t end = bytes.find('\n', start);
-    if (end == std::string::npos) end = bytes.size();
-    std::string_view line(bytes.data() + start, end - start);
+    if (end == std::string_view::npos) end = bytes.size();
+    std::string_view line = bytes.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     const size_t bad = find_invalid_utf8(line);
-    ENGRAM_CHECK(bad == std::string_view::npos, "{}:{}: invalid UTF-8 (byte 0x{:02X} at column {})",
-                 path, lines.size() + 1, static_cast<unsigned char>(line[bad]), bad + 1);
+    ENGRAM_CHECK(bad == std::string_view::npos, "{}:{}: invalid UTF-8 (byte 0x{:02X} at column {})", name,
+                 lines.size() + 1, static_cast<unsigned char>(line[bad]), bad + 1);
     lines.emplace_back(line);
     start = end + 1;
   }
   return lines;
 }
 
+}  // namespace
+
+std::vector<std::string> read_lines(const std::string& path, uint64_t max_bytes, std::string_view what) {
+  std::string bytes = core::read_file_limited(path, max_bytes, what);
+  if (has_gzip_magic(bytes)) bytes = gunzip_file(path, max_bytes, what);
+  return split_lines(bytes, path);
+}
+
+// Standard input in blocks (std::getline on a stdio-synchronised std::cin reads a byte per call).
 std::vector<std::string> read_lines_or_stdin(const std::string& path) {
   if (path != "-") return read_lines(path);
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const size_t bad = find_invalid_utf8(line);
-    ENGRAM_CHECK(bad == std::string::npos, "<stdin>:{}: invalid UTF-8 (byte 0x{:02X} at column {})",
-                 lines.size() + 1, static_cast<unsigned char>(line[bad]), bad + 1);
-    lines.push_back(std::move(line));
-  }
-  return lines;
+  std::string bytes;
+  std::vector<char> block(size_t{1} << 16);
+  size_t n = 0;
+  while ((n = std::fread(block.data(), 1, block.size(), stdin)) > 0) bytes.append(block.data(), n);
+  ENGRAM_CHECK(!std::ferror(stdin), "<stdin>: read error: {}", std::strerror(errno));
+  return split_lines(bytes, "<stdin>");
 }
 
 void write_lines(const std::string& path, const std::vector<std::string>& lines) {
