@@ -69,7 +69,7 @@ TEST(Ensemble, OneMemberIsThatMember) {
   }
 }
 
-TEST(Ensemble, AttentionIsTheMembersMean) {
+TEST(Ensemble, AttentionAndGateAreTheMembersMeans) {
   constexpr int kVocab = 5;
   const ToyModel::Dist d = toy::random_dist(kVocab, 3);
   ToyModel m1(kVocab, d), m2(kVocab, d);
@@ -83,6 +83,8 @@ TEST(Ensemble, AttentionIsTheMembersMean) {
     a[len - 1] = 1.0;
     return a;
   });
+  m1.set_gate([](int, const std::vector<int32_t>& prefix) { return 0.2 + 0.1 * static_cast<double>(prefix.size()); });
+  m2.set_gate([](int, const std::vector<int32_t>&) { return 0.6; });
   const EnsembleStepModel ens({&m1, &m2});
   SearchOptions o;
   o.alignments = true;
@@ -95,6 +97,8 @@ TEST(Ensemble, AttentionIsTheMembersMean) {
   for (size_t r = 0; r * 4 < h.alignment.size(); ++r)
     for (int s = 0; s < 4; ++s)
       EXPECT_FLOAT_EQ(h.alignment[r * 4 + s], (s == 0 || s == 3) ? 0.5f : 0.0f) << "row " << r << " position " << s;
+  ASSERT_EQ(h.gate.size(), h.ids.size() + (h.finished ? 1 : 0));  // the gates' mean, as α's
+  for (size_t r = 0; r < h.gate.size(); ++r) EXPECT_FLOAT_EQ(h.gate[r], 0.4f + 0.05f * static_cast<float>(r)) << r;
 }
 
 TEST(Ensemble, MembersMustAgreeOnTheOutputSpace) {

@@ -240,6 +240,48 @@ TEST(Search, MaxLengthAlignmentsAndErrors) {
   EXPECT_THROW(beam_search(g, model, sources({2}), o), Error);
 }
 
+// A step's gate (StepOutput::gate: the pointer-generator's p_gen) is recorded beside the
+// alignment, one value per output token (<eos> last when finished), from the step that chose it:
+// greedy, and every n-best hypothesis of a beam through the prefix tree; nothing without
+// alignments.
+TEST(Search, TheGateOfTheStepThatChoseEachTokenIsRecorded) {
+  ToyModel model(7, toy::random_dist(7, 11));
+  const ToyModel::Gate gate = [](int sentence, const std::vector<int32_t>& prefix) {
+    double x = 0.1 * sentence;
+    for (int32_t t : prefix) x = 0.5 * x + 0.01 * t + 0.001;  // depends on every token of the prefix
+    return x;
+  };
+  model.set_gate(gate);
+  const auto expect_gates = [&](const Hypothesis& h, int sentence, const std::string& what) {
+    ASSERT_EQ(h.gate.size(), h.ids.size() + (h.finished ? 1 : 0)) << what;
+    for (size_t r = 0; r < h.gate.size(); ++r)
+      EXPECT_FLOAT_EQ(h.gate[r], static_cast<float>(gate(sentence, {h.ids.begin(), h.ids.begin() + r})))
+          << what << " token " << r;
+  };
+  core::Graph g(false);
+  SearchOptions o;
+  o.max_length_ratio = 0;
+  o.max_length_offset = 2;  // some beam hypotheses end here unfinished
+  o.alignments = true;
+  const SourceBatch src = sources({4, 6, 5});  // sentence s: s repeated
+  const std::vector<Hypothesis> greedy = greedy_search(g, model, src, o);
+  for (int s = 0; s < 3; ++s) expect_gates(greedy[s], s, "greedy " + std::to_string(s));
+  o.beam = 4;
+  o.n_best = 4;
+  int finished = 0, unfinished = 0;
+  const auto beam = beam_search(g, model, src, o);
+  for (int s = 0; s < 3; ++s)
+    for (size_t k = 0; k < beam[s].size(); ++k) {
+      expect_gates(beam[s][k], s, "beam sentence " + std::to_string(s) + " best " + std::to_string(k));
+      ++(beam[s][k].finished ? finished : unfinished);
+    }
+  EXPECT_GT(finished, 0);
+  EXPECT_GT(unfinished, 0);
+  o.alignments = false;
+  EXPECT_TRUE(beam_search(g, model, src, o)[0][0].gate.empty());
+  EXPECT_TRUE(greedy_search(g, model, src, o)[0].gate.empty());
+}
+
 TEST(Search, SamplingFollowsTheDistribution) {
   ToyModel model(6, [](int, const std::vector<int32_t>& prefix) {
     std::vector<double> p(6, 1e-9);

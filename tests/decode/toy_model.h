@@ -23,13 +23,16 @@ constexpr int32_t kGo = 2, kEos = 3;
 
 // A model whose next-token distribution is a function of (sentence, prefix). The state is the
 // list of prefixes, one per row. The attention of a step is one-hot at (prefix length mod S), or
-// what set_align() gives (zero on the padded positions S_b ... S - 1), or none at all.
+// what set_align() gives (zero on the padded positions S_b ... S - 1), or none at all; its gate
+// (StepOutput::gate) is what set_gate() gives, else none.
 class ToyModel final : public StepModel {
  public:
   using Dist = std::function<std::vector<double>(int sentence, const std::vector<int32_t>& prefix)>;  // probs [V]
   using Align = std::function<std::vector<double>(int sentence, const std::vector<int32_t>& prefix, int src_len)>;
   ToyModel(int vocab, Dist dist) : vocab_(vocab), dist_(std::move(dist)) {}
+  using Gate = std::function<double(int sentence, const std::vector<int32_t>& prefix)>;
   void set_align(Align align) { align_ = std::move(align); }  // α [S_b] of the step after `prefix`
+  void set_gate(Gate gate) { gate_ = std::move(gate); }       // the gate of the step after `prefix`
   void set_no_attention() { attention_ = false; }
 
   struct State final : DecodeState {
@@ -54,7 +57,7 @@ class ToyModel final : public StepModel {
   StepOutput step(core::Graph& g, DecodeState& state, std::span<const int32_t> prev) const override {
     auto& st = static_cast<State&>(state);
     const int n = st.rows();
-    core::Tensor lp = g.alloc({n, vocab_}), al = g.alloc({n, st.src_steps});
+    core::Tensor lp = g.alloc({n, vocab_}), al = g.alloc({n, st.src_steps}), gate = g.alloc({n});
     for (int r = 0; r < n; ++r) {
       if (st.started) st.prefix[r].push_back(prev[r]);  // (a later <go> is an ordinary token here)
       else EXPECT_EQ(prev[r], kGo);
@@ -69,10 +72,11 @@ class ToyModel final : public StepModel {
         a[st.prefix[r].size() % st.src_steps] = 1.0;
       }
       for (int s = 0; s < st.src_steps; ++s) al.at(r, s) = static_cast<float>(a[s]);
+      if (gate_) gate.data[r] = static_cast<float>(gate_(st.sentence[r], st.prefix[r]));
     }
     ++steps;
     st.started = true;
-    return {lp, attention_ ? al : core::Tensor{}};
+    return {lp, attention_ ? al : core::Tensor{}, gate_ ? gate : core::Tensor{}};
   }
   void reorder(DecodeState& state, std::span<const int32_t> rows) const override {
     auto& st = static_cast<State&>(state);
@@ -92,6 +96,7 @@ class ToyModel final : public StepModel {
   int vocab_;
   Dist dist_;
   Align align_;
+  Gate gate_;
   bool attention_ = true;
 };
 

@@ -419,9 +419,9 @@ TEST(PointerGeneratorEval, SentencesStemmerAndTrigramsByHand) {
             std::string::npos);
 }
 
-// A summary's attention and p_gen (one teacher-forced pass without the vocabulary's scores) are
-// those of the full teacher-forced forward of its output, row by row (<eos> last when finished);
-// without options.explain the summaries are the same, with neither.
+// A summary's attention and p_gen (recorded by the search, greedy and beam) are those of the full
+// teacher-forced forward of its output, row by row (<eos> last when finished); without
+// options.explain the summaries are the same, with neither.
 TEST(PointerGeneratorSummarize, AttentionAndPGenAreTheFullForwardsOfTheOutput) {
   TempDir dir;
   PointerGeneratorConfig cfg;
@@ -435,9 +435,15 @@ TEST(PointerGeneratorSummarize, AttentionAndPGenAreTheFullForwardsOfTheOutput) {
   const std::vector<std::string> lines = {"the Zorvak met Belima in", "in the met Zorvak", "met met the"};
   SummarizeOptions o;
   o.search.max_length = 6;
+  o.search.beam = 3;
+  const std::vector<Summary> beam = summarize_lines(model, codec, lines, o);
+  o.search.beam = 1;
   const std::vector<Summary> sums = summarize_lines(model, codec, lines, o);
-  for (size_t k = 0; k < sums.size(); ++k) {
-    const Summary& s = sums[k];
+  std::vector<const Summary*> all;
+  for (const std::vector<Summary>* v : {&sums, &beam})
+    for (const Summary& s : *v) all.push_back(&s);
+  for (size_t k = 0; k < all.size(); ++k) {
+    const Summary& s = *all[k];
     std::vector<int32_t> tgt = s.ids;
     if (s.finished) tgt.push_back(data::kEosId);
     const data::Batch b = data::collate({{s.source.ids, s.ids}}, std::vector<int64_t>{0});

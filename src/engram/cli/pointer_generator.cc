@@ -6,7 +6,7 @@
 //   engram pointer-generator eval -m DIR --bbc test|valid [--task headline|summary]    the same on a BBC split
 //   engram pointer-generator show -m DIR "article text" -o summary.svg                    attention × p_gen heatmap
 // Each takes --ensemble DIR (repeatable): more models of the same vocabulary decoded with -m's
-// as one (their probabilities averaged); attention and p_gen are -m's.
+// as one (their probabilities averaged); attention and p_gen are the members' means.
 // DIR is a model directory (config.yaml) or a run directory (its best/, else last/).
 #include <cstdio>
 #include <filesystem>

@@ -179,6 +179,7 @@ void BeamSearch::select(const StepOutput& out, int t, int v) {
         const double score = c.log_prob / lp_level + coverage_term(cov, src_.lengths[s], o_.coverage_penalty);
         Ended e{c.log_prob, score, row_node_[c.row], true, {}};
         if (o_.alignments) append_alignment(out.alignment, c.row, src_.lengths[s], e.eos_align);
+        if (o_.alignments && out.gate.data) e.eos_gate.push_back(out.gate.data[c.row]);
         ended_[s].push_back(std::move(e));
         continue;
       }
@@ -188,6 +189,7 @@ void BeamSearch::select(const StepOutput& out, int t, int v) {
         const float* al = out.alignment.data + static_cast<int64_t>(c.row) * s_pad;
         tree_.align.insert(tree_.align.end(), al, al + s_pad);
       }
+      if (o_.alignments && out.gate.data) tree_.gate.push_back(out.gate.data[c.row]);
       live_rows_.push_back(c.row);
       live_prev_.push_back(c.token);
       live_node_.push_back(static_cast<int32_t>(tree_.token.size()) - 1);
@@ -259,8 +261,10 @@ std::vector<std::vector<Hypothesis>> BeamSearch::results() const {
           const float* al = tree_.align.data() + static_cast<int64_t>(node) * align_width_;
           h.alignment.insert(h.alignment.end(), al, al + std::min(h.src_len, align_width_));
         }
+        if (!tree_.gate.empty()) h.gate.push_back(tree_.gate[node]);
       }
       h.alignment.insert(h.alignment.end(), e.eos_align.begin(), e.eos_align.end());
+      h.gate.insert(h.gate.end(), e.eos_gate.begin(), e.eos_gate.end());
       result[s].push_back(std::move(h));
     }
   }

@@ -19,6 +19,22 @@ class EnsembleState final : public DecodeState {
 
 EnsembleState& as_state(DecodeState& s) { return state_as<EnsembleState>(s, "ensemble"); }
 
+// The members' mean of one per-step tensor (alignment, gate) where every member returns it in one
+// shape; else member 0's.
+core::Tensor mean_of(core::Graph& g, const std::vector<StepOutput>& outs, core::Tensor StepOutput::*field) {
+  const core::Tensor& first = outs[0].*field;
+  bool same = first.data != nullptr;
+  for (const StepOutput& o : outs) same = same && (o.*field).data != nullptr && (o.*field).shape == first.shape;
+  if (!same) return first;
+  core::Tensor mean = g.alloc(first.shape);
+  for (int64_t i = 0; i < first.numel(); ++i) {
+    float sum = 0;
+    for (const StepOutput& o : outs) sum += (o.*field).data[i];
+    mean.data[i] = sum / static_cast<float>(outs.size());
+  }
+  return mean;
+}
+
 }  // namespace
 
 EnsembleStepModel::EnsembleStepModel(std::vector<const StepModel*> members) : members_(std::move(members)) {
@@ -50,13 +66,9 @@ StepOutput EnsembleStepModel::step(core::Graph& g, DecodeState& state, std::span
   for (size_t m = 0; m < members_.size(); ++m) outs.push_back(members_[m]->step(g, *st.members[m], prev_ids));
   const core::Shape& shape = outs[0].log_probs.shape;
   ENGRAM_CHECK(shape.rank() == 2, "ensemble: member 0's log-probabilities are not [N, V]");
-  bool same_alignment = outs[0].alignment.data != nullptr;
-  for (size_t m = 1; m < outs.size(); ++m) {
+  for (size_t m = 1; m < outs.size(); ++m)
     ENGRAM_CHECK(outs[m].log_probs.shape == shape, "ensemble: member {} returns log-probabilities {}, member 0 {}",
                  m, outs[m].log_probs.shape.str(), shape.str());
-    same_alignment = same_alignment && outs[m].alignment.data != nullptr &&
-                     outs[m].alignment.shape == outs[0].alignment.shape;
-  }
   if (members_.size() == 1) return outs[0];
   const int64_t n = shape[0], v = shape[1];
   const float log_m = std::log(static_cast<float>(members_.size()));
@@ -73,17 +85,8 @@ StepOutput EnsembleStepModel::step(core::Graph& g, DecodeState& state, std::span
     for (const StepOutput& o : outs) sum += std::exp(double(o.log_probs.data[i]) - hi);
     out.log_probs.data[i] = hi + static_cast<float>(std::log(sum)) - log_m;
   }
-  if (!same_alignment) {
-    out.alignment = outs[0].alignment;
-    return out;
-  }
-  out.alignment = g.alloc(outs[0].alignment.shape);
-  const int64_t a = outs[0].alignment.numel();
-  for (int64_t i = 0; i < a; ++i) {
-    float sum = 0;
-    for (const StepOutput& o : outs) sum += o.alignment.data[i];
-    out.alignment.data[i] = sum / static_cast<float>(outs.size());
-  }
+  out.alignment = mean_of(g, outs, &StepOutput::alignment);
+  out.gate = mean_of(g, outs, &StepOutput::gate);
   return out;
 }
 

@@ -1,7 +1,7 @@
 // EnsembleStepModel: several StepModels with one output space decoded as one model. Every step
 // runs each member on its own state and returns the log of the members' mean probability,
 //   log p(y) = log (1/M Σ_m p_m(y)),
-// computed as a log-sum-exp (the ensembling of fairseq's EnsembleModel); α is the members' mean
+// computed as a log-sum-exp (the ensembling of fairseq's EnsembleModel); α and the gate are each the members' mean
 // where they all return one of the same shape, else the first member's. Any search (greedy, beam,
 // sampling) runs over it unchanged. The members must agree on <go>, <eos> and, at every step, V.
 // Dims: M members, N rows, V next-token classes, S source steps.

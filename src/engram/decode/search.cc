@@ -68,6 +68,8 @@ void check_step(const StepOutput& out, int rows, const StepModel& model, const S
                "and this model's steps return none (a model without attention)", o.coverage_penalty);
   ENGRAM_CHECK(!out.alignment.data || (out.alignment.shape.rank() == 2 && out.alignment.shape[0] == rows),
                "search: the model's step returned alignments of shape {} for {} rows", out.alignment.shape, rows);
+  ENGRAM_CHECK(!out.gate.data || (out.gate.shape.rank() == 1 && out.gate.shape[0] == rows),
+               "search: the model's step returned a gate of shape {} for {} rows", out.gate.shape, rows);
 }
 
 
@@ -183,6 +185,7 @@ std::vector<Hypothesis> run_greedy(core::Graph& g, const StepModel& model, const
       }
       if (coverage) add_coverage(out.alignment, r, h.src_len, cov[row_sentence[r]].data());
       if (options.alignments) append_alignment(out.alignment, r, h.src_len, h.alignment);
+      if (options.alignments && out.gate.data) h.gate.push_back(out.gate.data[r]);
       bool done = tok == model.eos_id();
       if (done) {
         h.finished = true;

@@ -100,6 +100,8 @@ struct Hypothesis {
   int src_len = 0;               // S of this sentence
   std::vector<float> alignment;  // [R, S], R = length (ids, then <eos> if finished); empty unless
                                  // alignments were requested and the model has attention
+  std::vector<float> gate;       // [R] the steps' StepOutput::gate, recorded as the alignment; empty
+                                 // unless alignments were requested and the model has a gate
 };
 
 // GNMT: ((5 + length) / 6)^alpha.

@@ -64,6 +64,7 @@ double coverage_term(const double* cov, int src_len, float beta);
 struct PrefixTree {
   std::vector<int32_t> parent, token;  // per node; parent -1 = the empty prefix
   std::vector<float> align;            // [nodes, S] when alignments are recorded
+  std::vector<float> gate;             // [nodes] when alignments are recorded and the model has a gate
 };
 
 struct Ended {
@@ -71,6 +72,7 @@ struct Ended {
   int32_t node;                  // last token's node (-1: the empty prefix)
   bool finished;                 // ended with <eos>
   std::vector<float> eos_align;  // α of the <eos> step
+  std::vector<float> eos_gate;   // the <eos> step's gate (one value), when recorded
 };
 
 struct Candidate {

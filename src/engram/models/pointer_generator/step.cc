@@ -88,11 +88,14 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
                                        : g.zeros({n, s, 1});
   nn::DecoderStepOutput o = model_.decoder().step(g, ctx, xw, ds, nullptr, feature);
   Var logits = model_.output().logits(g, model_.decoder().readout(g, o.top, o.context, emb, {}));  // [N, V]
-  core::Tensor lp;  // [N, V + X] with copy, [N, V] without
+  core::Tensor lp;      // [N, V + X] with copy, [N, V] without
+  core::Tensor p_gen;   // [N] with copy
   if (const nn::CopyOutput* copy = model_.copy()) {
     Var gate = copy->gate_logit(g, o.context, o.top, emb);  // [N]
-    lp = copy->distribution(g, nn::CopyStep{logits, o.scores, gate, nn::CopySource{st.ids, st.extra, st.mem.mask_rows()}})
-             .log_probs;
+    const nn::CopyDistribution d =
+        copy->distribution(g, nn::CopyStep{logits, o.scores, gate, nn::CopySource{st.ids, st.extra, st.mem.mask_rows()}});
+    lp = d.log_probs;
+    p_gen = d.p_gen;
   } else {
     lp = core::log_softmax(logits).value();
   }
@@ -112,7 +115,7 @@ decode::StepOutput PgStepModel::step(Graph& g, decode::DecodeState& state, std::
     const float* a = o.alpha.data();
     for (size_t k = 0; k < st.coverage.size(); ++k) st.coverage[k] += a[k];
   }
-  return {lp, o.alpha.value()};
+  return {lp, o.alpha.value(), p_gen};
 }
 
 void PgStepModel::reorder(decode::DecodeState& state, std::span<const int32_t> rows) const {

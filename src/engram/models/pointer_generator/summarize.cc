@@ -1,5 +1,5 @@
-// summarize_lines (decode::run_batched, then the teacher-forced attention and p_gen of each
-// output) and the model-directory loader.
+// summarize_lines (decode::run_batched, recording each output's attention and p_gen) and the
+// model-directory loader.
 #include "engram/models/pointer_generator/summarize.h"
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 #include <optional>
 
 #include "engram/core/graph.h"
-#include "engram/data/batching.h"
 #include "engram/data/vocab.h"
 #include "engram/decode/ensemble.h"
 #include "engram/decode/runner.h"
@@ -49,35 +48,6 @@ void SummarizeOptions::validate() const {
   ENGRAM_CHECK(std::isfinite(oov_bonus) && oov_bonus >= -100.0f && oov_bonus <= 100.0f,
                "summarize: oov_bonus {} outside [-100, 100]", oov_bonus);
 }
-
-namespace {
-
-// α [R, S] and p_gen [R] of each summary's output by teacher forcing (one batch).
-void explain(const ModelSet<PointerGenerator>& models, std::vector<Summary*>& batch, bool coverage_active) {
-  std::vector<data::Example> ex;
-  for (const Summary* s : batch) ex.push_back({s->source.ids, s->ids});
-  std::vector<int64_t> idx(ex.size());
-  for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int64_t>(k);
-  const data::Batch b = data::collate(ex, idx);
-  core::Graph g(false);
-  models.set_weights(g);
-  const PgForward f = models.first().forward(g, b, {.coverage_active = coverage_active, .scores = false});
-  const int64_t nb = b.batch_size, s = b.src_steps;
-  for (size_t k = 0; k < batch.size(); ++k) {
-    Summary& sum = *batch[k];
-    const int64_t len = static_cast<int64_t>(sum.source.ids.size());
-    const int64_t rows = static_cast<int64_t>(sum.ids.size()) + (sum.finished ? 1 : 0);
-    sum.attention.assign(rows * len, 0.0f);
-    sum.p_gen.assign(rows, 1.0f);
-    for (int64_t t = 0; t < rows; ++t) {
-      const int64_t r = t * nb + static_cast<int64_t>(k);
-      std::copy_n(f.alpha.data() + r * s, len, sum.attention.begin() + t * len);
-      if (f.p_gen.valid()) sum.p_gen[t] = f.p_gen.data()[r];
-    }
-  }
-}
-
-}  // namespace
 
 std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, const TextCodec& codec,
                                      const std::vector<std::string>& lines, const SummarizeOptions& options,
@@ -118,14 +88,13 @@ std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, c
   const decode::StepModel& stepper = ModelSet<PgStepModel>(members, nullptr).decoder(ensemble);
   core::Graph g(false);
   models.set_weights(g);
-  std::vector<std::vector<Summary*>> chunks;  // the runner's chunks, each explained as one batch
-  const auto results = decode::run_batched(g, stepper, lengths, options.batch_size, options.search,
+  decode::SearchOptions search = options.search;
+  search.alignments = options.explain;  // α and p_gen recorded at each step of the chosen output
+  const auto results = decode::run_batched(g, stepper, lengths, options.batch_size, search,
                                            [&](std::span<const size_t> chunk) {
     std::vector<std::vector<int32_t>> ids, forced;
-    chunks.emplace_back();
     for (size_t k : chunk) {
       Summary& s = out[order[k]];
-      chunks.back().push_back(&s);
       ids.push_back(s.source.ids);
       if (!prefixes.empty()) forced.push_back(extend_target(codec, codec.tokens(prefixes[order[k]]), s.source));
     }
@@ -140,9 +109,10 @@ std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, c
     s.finished = h.finished;
     s.tokens = output_tokens(codec, s.ids, s.source);
     s.text = codec.join(s.tokens);
+    if (!options.explain) continue;
+    s.attention = h.alignment;
+    s.p_gen = h.gate.empty() ? std::vector<float>(h.ids.size() + (h.finished ? 1 : 0), 1.0f) : h.gate;
   }
-  if (options.explain)
-    for (std::vector<Summary*>& chunk : chunks) explain(models, chunk, options.coverage_active);
   return out;
 }
 

@@ -1,11 +1,12 @@
 // Summarising text with a PointerGenerator: text -> extended ids (text.h) -> batched greedy or
 // beam search over the extended vocabulary (decode/search.h via PgStepModel) -> the output
-// tokens, temporary ids written as the source's words. Each summary then gets, for every output
-// token, its attention over the source and p_gen, from a teacher-forced pass over the chosen
-// output (the values the search saw: stepping equals teacher forcing); a token is "copied" when
-// 1 − p_gen > 0.5. An ensemble (a ModelSet of several models with one vocabulary) decodes as one (decode::EnsembleStepModel: the log of their mean probability over the
-// extended vocabulary); attention and p_gen are then the first model's, teacher-forced over the
-// ensemble's output. Also the loaded model directory (the family's LoadedModel).
+// tokens, temporary ids written as the source's words. Each summary also gets, for every output
+// token, its attention over the source and p_gen as the search saw them at the step that chose
+// it (stepping equals teacher forcing: the same values as a teacher-forced pass over the output);
+// a token is "copied" when 1 − p_gen > 0.5. An ensemble (a ModelSet of several models with one
+// vocabulary) decodes as one (decode::EnsembleStepModel: the log of their mean probability over
+// the extended vocabulary); attention and p_gen are then the members' means. Also the loaded
+// model directory (the family's LoadedModel).
 // Dims: S source tokens, R output tokens (+1 for <eos> when finished).
 #pragma once
 
@@ -35,7 +36,7 @@ struct SummarizeOptions {
   bool coverage_active = true;    // PgDecodeOptions::coverage_active
   bool block_unk = false;         // PgDecodeOptions::block_unk: never output <unk>
   float oov_bonus = 0.0f;         // PgDecodeOptions::oov_bonus: log-probability added to copying an OOV
-  bool explain = true;            // false: no teacher-forced pass; Summary::attention and p_gen stay empty
+  bool explain = true;            // false: Summary::attention and p_gen are not recorded (stay empty)
   void validate() const;
 };
 
@@ -60,7 +61,7 @@ struct Summary {
 // vocabulary is copied from the article, else <unk>) are forced first, then decoding is free
 // (decode/search.h); the summary holds them. options.search.on_token is called with the row of
 // the sentence in its chunk (streaming: batch_size 1). Without options.explain the summaries have
-// no attention and p_gen (the text alone: the second pass over each chunk is not made).
+// no attention and p_gen (the text alone).
 std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, const TextCodec& codec,
                                      const std::vector<std::string>& lines, const SummarizeOptions& options,
                                      std::span<const std::string> prefixes = {});
