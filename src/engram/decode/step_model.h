@@ -76,7 +76,7 @@ T& state_as(DecodeState& s, const char* model) {
 struct StepOutput {
   core::Tensor log_probs;  // [N, V] log p(y_t | y_<t, x), each row normalised
   core::Tensor alignment;  // [N, S] attention weights of this step; data == nullptr if none
-  core::Tensor gate;       // [N] a value of this step recorded beside the alignment (the pointer-generator's
+  core::Tensor gate{};     // [N] a value of this step recorded beside the alignment (the pointer-generator's
                            // p_gen); data == nullptr if none
 };
 
