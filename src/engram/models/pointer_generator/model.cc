@@ -163,10 +163,6 @@ PgForward PointerGenerator::forward(Graph& g, const data::Batch& batch, const Pg
   Var top_all = core::concat(tops, 0), ctx_all = core::concat(contexts, 0);  // [R, H], [R, C]
   f.alpha = core::concat(alphas, 0);                                         // [R, S]
   if (cov_on) f.coverage_loss = core::concat(cov_losses, 0);                 // [R]
-  if (!o.scores) {
-    if (copy_) f.p_gen = core::sigmoid(copy_->gate_logit(g, ctx_all, top_all, emb));  // [R]
-    return f;
-  }
   Var logits = output_->logits(g, dropout(decoder_->readout(g, top_all, ctx_all, emb, {}), o.dropout_rng));  // [R, V]
   if (!copy_) {
     f.log_p = core::pick(core::log_softmax(logits), to_vocab(batch.tgt_out));  // [R]

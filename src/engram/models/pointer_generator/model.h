@@ -62,13 +62,11 @@ struct PgForwardOptions {
   // With cfg.coverage: false runs the model as if it had none (zero coverage feature, no coverage
   // loss): the training phase before coverage is switched on (See et al.'s final phase).
   bool coverage_active = true;
-  // false: α and p_gen only — no vocabulary logits, log_p invalid (explaining a decoded output).
-  bool scores = true;
 };
 
 // Teacher-forced results of a batch, rows r = t*B + b.
 struct PgForward {
-  Var log_p;          // [R] log P(tgt_out) (row weight 0 past the target's end); invalid without scores
+  Var log_p;          // [R] log P(tgt_out) (row weight 0 past the target's end)
   Var coverage_loss;  // [R] Σ_i min(α_ti, cov_ti); invalid without active coverage
   Var alpha;          // [R, S] attention weights
   Var p_gen;          // [R] σ(z); invalid without copy
