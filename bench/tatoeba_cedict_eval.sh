@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tatoeba zh->en runs with and without CC-CEDICT, attention and fixed C (issue 41): for each run's
-# best checkpoint, sacreBLEU-13a BLEU and chrF on the 1,000 held-out Tatoeba pairs (RUN/valid.src,
+# best checkpoint (or RUN/$MODEL), sacreBLEU-13a BLEU and chrF on the 1,000 held-out Tatoeba pairs (RUN/valid.src,
 # RUN/valid.tgt: the same pairs in every run of tatoeba-zh-en.yaml / tatoeba-cedict-zh-en.yaml,
 # held out by a fixed seed before any dictionary pair is added) and on bench/data/zh-en-places.tsv,
 # greedy and beam; the seeds' sentences and their α rows per source word; BLEU by source length in
@@ -15,6 +15,7 @@
 #   BUCKETS=6,10,15     source-length bucket bounds in characters
 #   THREADS=1           threads for decoding
 #   PLOT=FILE.svg       also draw every run's dev BLEU per update in one chart (engram plot)
+#   MODEL=avg           score RUN/avg (engram average's output) where a run has it, else its best
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,8 +52,11 @@ echo "Beam $beam with length penalty: ${ALPHA:-each model default (RUN/decode.ya
 echo
 echo "| run | attention (style) | CC-CEDICT weights | epochs (steps) | train min | dev BLEU (greedy, best) | held-out BLEU greedy | BLEU beam $beam | chrF2 beam $beam | places BLEU greedy | places BLEU beam $beam | places chrF2 beam $beam |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+# The model scored for a run: RUN/$MODEL where MODEL is set and the run has it, else the run (best/).
+model_of() { if [ -n "${MODEL:-}" ] && [ -d "$1/$MODEL" ]; then echo "$1/$MODEL"; else echo "$1"; fi; }
 for run in "$@"; do
   name=$(basename "$run")
+  [ "$(model_of "$run")" = "$run" ] || name="$name/$MODEL"
   out=$run/eval
   mkdir -p "$out"
   for set in valid places seeds; do
@@ -61,8 +65,8 @@ for run in "$@"; do
       places) src=$tmp/places.zh ;;
       seeds) src=$tmp/seeds.zh ;;
     esac
-    "$bin" translate -m "$run" --threads "$threads" < "$src" > "$out/$set.greedy.en"
-    "$bin" translate -m "$run" --threads "$threads" --beam "$beam" "${alpha[@]}" < "$src" > "$out/$set.beam.en"
+    "$bin" translate -m "$(model_of "$run")" --threads "$threads" < "$src" > "$out/$set.greedy.en"
+    "$bin" translate -m "$(model_of "$run")" --threads "$threads" --beam "$beam" "${alpha[@]}" < "$src" > "$out/$set.beam.en"
   done
   score() { "$bin" eval "$1" -b "$2" "$3"; }
   vg=$(score bleu "$out/valid.greedy.en" "$split/valid.tgt")
@@ -118,7 +122,7 @@ for run in "$@"; do
   grep -q '^  attention: none' "$run/train.yaml" && continue
   for sentence in "欢迎来北京" "欢迎来北京。"; do
     for b in 1 "$beam"; do
-      echo "$sentence" | "$bin" translate -m "$run" --threads "$threads" --beam "$b" "${alpha[@]}" --alignments "$tmp/align.jsonl" > /dev/null
+      echo "$sentence" | "$bin" translate -m "$(model_of "$run")" --threads "$threads" --beam "$b" "${alpha[@]}" --alignments "$tmp/align.jsonl" > /dev/null
       echo
       echo "α, $(basename "$run"), \"$sentence\", beam $b (rows: output tokens; columns: source words, pieces summed):"
       echo

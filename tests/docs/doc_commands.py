@@ -5,8 +5,9 @@ Each command is one of:
   trained  `engram train ...` as written plus --set train.max_steps=2: a seconds-long training into
            the run directory the doc names (configs, --set keys and data read as in the real run).
   run      any other engram command as written, in a scratch directory: a model directory it
-           names as runs/NAME[/best|/last|/model] is that run, trained 2 steps from
-           configs/NAME.yaml when the doc has not trained it; any other (RUN, RUN2, runs/a, ...)
+           names as runs/NAME[/best|/last|/model|/avg] is that run, trained 2 steps from
+           configs/NAME.yaml when the doc has not trained it (/avg, engram average's output, is
+           its best/: a 2-step run validates once, and an average takes two checkpoints); any other (RUN, RUN2, runs/a, ...)
            is the committed golden model of the verb's family (tests/golden/models/), or for
            speech a 2-step fsdd-digits run. Input files (hyp.en, a.wav, ...) are small fixtures.
            It must exit 0; a `# prints: TEXT` comment on the line is compared with the first
@@ -120,11 +121,11 @@ class Runs:
         command's -m model (an ensemble member that no config makes is the model itself)."""
         if word.startswith("RUN") and VERB_FAMILY.get(verb) == "seq2seq":
             word = "runs/multi30k-de-en" + word[len(word.split("/")[0]):]
-        m = re.fullmatch(r"runs/([\w.-]+)(/(best|last|model))?", word)
+        m = re.fullmatch(r"runs/([\w.-]+)(/(best|last|model|avg))?", word)
         if m and (os.path.exists(os.path.join(self.work, "runs", m.group(1), "train.yaml")) or
                   os.path.exists(os.path.join(self.root, "configs", m.group(1) + ".yaml"))):
             base = self.train(m.group(1), "runs/" + m.group(1))
-            return base + (m.group(2) or "")
+            return base + ("/best" if m.group(3) == "avg" else (m.group(2) or ""))
         if first:
             return first
         if verb == "speech":  # speech eval reads the run's data config (train.yaml): a run, not the golden model
@@ -139,7 +140,7 @@ def substitute(seg, verb, runs):
     for i, w in enumerate(words[1:], 1):
         prev = words[i - 1]
         if prev in ("-m", "--ensemble") or (
-                prev != "-o" and re.fullmatch(r"(runs/[\w.-]+(/(best|last|model))?|RUN\d*(/(best|last))?)", w)):
+                prev != "-o" and re.fullmatch(r"(runs/[\w.-]+(/(best|last|model|avg))?|RUN\d*(/(best|last))?)", w)):
             path = runs.model(w, verb, first if prev == "--ensemble" else None)
             first = first or path
             out.append(quote(path))
