@@ -29,6 +29,21 @@ inline Error file_too_large(std::string_view path, uint64_t max_bytes, std::stri
   return Error(fmt::format("{}: more than {} (the limit of {}, docs/limits.md)", path, byte_size_text(max_bytes), what));
 }
 
+// All bytes left in open file `fd` (not closed here), at most `max_bytes` of them, read in
+// blocks; errors name `name` (a path, "<stdin>") and `what`, as read_file_limited's.
+inline std::string read_fd_limited(int fd, std::string_view name, uint64_t max_bytes, std::string_view what) {
+  std::string out;
+  char block[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(fmt::format("{}: cannot read: {}", name, std::strerror(errno)));
+    if (n == 0) return out;
+    if (static_cast<uint64_t>(n) > max_bytes - out.size()) throw file_too_large(name, max_bytes, what);
+    out.append(block, static_cast<size_t>(n));
+  }
+}
+
 // All bytes of `path`, at most `max_bytes` of them; `what` names the kind of file in the error
 // ("a vocabulary file"). Memory stays within max_bytes plus one read block whatever PATH is (a
 // regular file, a link to /dev/zero, a pipe). A FIFO with no writer reads as empty rather than
@@ -39,25 +54,14 @@ inline std::string read_file_limited(const std::string& path, uint64_t max_bytes
   ENGRAM_CHECK(fd >= 0, "{}: cannot open for reading: {}", path, std::strerror(errno));
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);  // blocking reads from here on
-  std::string out;
-  char block[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, block, sizeof block);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(err)));
-    }
-    if (n == 0) break;
-    if (static_cast<uint64_t>(n) > max_bytes - out.size()) {
-      ::close(fd);
-      throw file_too_large(path, max_bytes, what);
-    }
-    out.append(block, static_cast<size_t>(n));
+  try {
+    std::string out = read_fd_limited(fd, path, max_bytes, what);
+    ::close(fd);
+    return out;
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  ::close(fd);
-  return out;
 }
 
 }  // namespace engram::core

@@ -1,9 +1,8 @@
 // Line reading with UTF-8 validation and optional gzip decompression (see text.h).
 #include "engram/data/text.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "engram/core/error.h"
@@ -116,15 +115,11 @@ std::vector<std::string> read_lines(const std::string& path, uint64_t max_bytes,
   return split_lines(bytes, path);
 }
 
-// Standard input in blocks (std::getline on a stdio-synchronised std::cin reads a byte per call).
+// Standard input as a file is read (std::getline on a stdio-synchronised std::cin would take a
+// byte per call), within the same limit.
 std::vector<std::string> read_lines_or_stdin(const std::string& path) {
   if (path != "-") return read_lines(path);
-  std::string bytes;
-  std::vector<char> block(size_t{1} << 16);
-  size_t n = 0;
-  while ((n = std::fread(block.data(), 1, block.size(), stdin)) > 0) bytes.append(block.data(), n);
-  ENGRAM_CHECK(!std::ferror(stdin), "<stdin>: read error: {}", std::strerror(errno));
-  return split_lines(bytes, "<stdin>");
+  return split_lines(core::read_fd_limited(STDIN_FILENO, "<stdin>", kMaxTextFileBytes, "a text file"), "<stdin>");
 }
 
 void write_lines(const std::string& path, const std::vector<std::string>& lines) {

@@ -27,7 +27,8 @@ inline constexpr uint64_t kMaxTextFileBytes = uint64_t{4} << 30;
 std::vector<std::string> read_lines(const std::string& path, uint64_t max_bytes = kMaxTextFileBytes,
                                     std::string_view what = "a text file");
 
-// read_lines(path), or for "-" the lines of standard input (no gzip; errors name "<stdin>:LINE").
+// read_lines(path), or for "-" the lines of standard input, at most kMaxTextFileBytes of it (no
+// gzip; errors name "<stdin>", "<stdin>:LINE").
 std::vector<std::string> read_lines_or_stdin(const std::string& path);
 
 // Writes lines joined by '\n' (with a final '\n'); throws on I/O failure.
