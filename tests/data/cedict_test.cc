@@ -156,6 +156,17 @@ TEST(Cedict, PairsFiltersAndCounts) {
   EXPECT_EQ(s.senses_surname, 1);
   EXPECT_EQ(s.senses_cross_reference, 2);
   EXPECT_EQ(s.senses_empty, 1);
+  EXPECT_EQ(s.infinitives, 0);
+  // Without the infinitive's "to": verbs lose it, names and other glosses keep their words; the
+  // word limit counts what is left (欣's gloss is still 10 words).
+  o.infinitive_to = false;
+  const DictionaryPairs bare = cedict_pairs(read_cedict(p), o);
+  EXPECT_EQ(bare.en, (std::vector<std::string>{"open up", "Hangzhou", "Hangzhou", "Palace Museum", "finish",
+                                               "Terracotta Army"}));
+  EXPECT_EQ(bare.stats.infinitives, 2);
+  EXPECT_EQ(bare.stats.too_long_en, 1);
+  o.max_words = 1;  // "to finish" is 2 words, "finish" 1; 张 takes its first sense that fits
+  EXPECT_EQ(cedict_pairs(read_cedict(p), o).en, (std::vector<std::string>{"spread", "Hangzhou", "Hangzhou", "finish"}));
   EXPECT_EQ(error_of([&] { cedict_pairs({}, {.max_chars = 0}); }),
             "dictionary: max_chars 0 and max_words 6 must be >= 1");
 }

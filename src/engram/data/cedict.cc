@@ -218,7 +218,7 @@ DictionaryPairs cedict_pairs(const std::vector<CedictEntry>& entries, const Dict
   // Pass 1: each entry's own gloss (its first kept sense of at most max_words words; "" when
   // none), whether it has a kept sense at all, and the first gloss of every headword.
   std::vector<std::string> gloss(entries.size());
-  std::vector<bool> han(entries.size()), usable(entries.size()), proper(entries.size());
+  std::vector<bool> han(entries.size()), usable(entries.size()), proper(entries.size()), bare(entries.size());
   std::unordered_map<std::string, std::string> by_headword;
   for (size_t k = 0; k < entries.size(); ++k) {
     const CedictEntry& e = entries[k];
@@ -241,7 +241,11 @@ DictionaryPairs cedict_pairs(const std::vector<CedictEntry>& entries, const Dict
       }
       if (g.reject != SenseReject::kNone) continue;
       usable[k] = true;
-      if (gloss[k].empty() && static_cast<int64_t>(split_whitespace(g.text).size()) <= o.max_words) gloss[k] = g.text;
+      std::string text = g.text;
+      const bool infinitive = !o.infinitive_to && !proper[k] && starts_with(text, "to ");
+      if (infinitive) text.erase(0, 3);
+      if (gloss[k].empty() && static_cast<int64_t>(split_whitespace(text).size()) <= o.max_words)
+        gloss[k] = std::move(text), bare[k] = infinitive;
     }
     if (!gloss[k].empty()) by_headword.emplace(e.simplified, gloss[k]);
   }
@@ -282,6 +286,7 @@ DictionaryPairs cedict_pairs(const std::vector<CedictEntry>& entries, const Dict
       ++st.kept;
       if (followed) ++st.see_followed;
       if (proper[k]) ++st.names;
+      if (bare[k]) ++st.infinitives;
     }
   }
   return out;
@@ -289,11 +294,11 @@ DictionaryPairs cedict_pairs(const std::vector<CedictEntry>& entries, const Dict
 
 std::string to_string(const DictionaryStats& s) {
   return fmt::format(
-      "{} entries: {} pairs kept ({} names, {} through 'see X'); dropped: {} headwords not all Han, {} without a usable "
+      "{} entries: {} pairs kept ({} names, {} through 'see X', {} without an infinitive's 'to'); dropped: {} headwords not all Han, {} without a usable "
       "sense, {} headwords over max_chars, {} glosses over max_words, {} repeated headwords (senses: {} read, "
       "{} register-marked, {} cross-references, {} surnames, {} classifiers, {} 'lit.', {} with Chinese left, "
       "{} empty, {} proper nouns without a name)",
-      s.entries, s.kept, s.names, s.see_followed, s.not_hanzi, s.no_gloss, s.too_long_zh, s.too_long_en, s.duplicate, s.senses,
+      s.entries, s.kept, s.names, s.see_followed, s.infinitives, s.not_hanzi, s.no_gloss, s.too_long_zh, s.too_long_en, s.duplicate, s.senses,
       s.senses_register, s.senses_cross_reference, s.senses_surname, s.senses_classifier, s.senses_literal,
       s.senses_chinese, s.senses_empty, s.senses_no_name);
 }

@@ -68,11 +68,14 @@ SenseGloss cedict_gloss(std::string_view sense, bool proper_noun);
 struct DictionaryOptions {
   int64_t max_chars = 8;  // headword code points, >= 1
   int64_t max_words = 6;  // gloss words (whitespace tokens), >= 1
+  // false: a gloss "to V..." of an entry that is not a name loses its "to " (来 -> "come", not
+  // "to come"), before the max_words test.
+  bool infinitive_to = true;
 };
 
 // Every entry is counted in exactly one of not_hanzi, no_gloss, too_long_zh, too_long_en,
 // duplicate, kept; see_followed counts kept entries whose gloss came from a "see X" entry, names
-// kept proper nouns.
+// kept proper nouns, infinitives kept entries whose "to " was removed (infinitive_to false).
 // The sense counters count senses (of all entries that reach step 2).
 struct DictionaryStats {
   int64_t entries = 0;
@@ -84,6 +87,7 @@ struct DictionaryStats {
   int64_t kept = 0;
   int64_t see_followed = 0;
   int64_t names = 0;
+  int64_t infinitives = 0;
   int64_t senses = 0;
   int64_t senses_register = 0, senses_cross_reference = 0, senses_surname = 0, senses_classifier = 0,
           senses_literal = 0, senses_chinese = 0, senses_empty = 0, senses_no_name = 0;

@@ -178,7 +178,9 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                    "seq2seq data: dictionary weights must be in [0, 1000], got {}", w);
     data::DictionaryPairs dp = data::cedict_pairs(
         data::read_cedict(data::resolve_data_path(d.dictionary)),
-        {.max_chars = d.dictionary_max_chars, .max_words = d.dictionary_max_words});
+        {.max_chars = d.dictionary_max_chars,
+         .max_words = d.dictionary_max_words,
+         .infinitive_to = d.dictionary_infinitive_to});
     // OpenCC writes some simplified headwords otherwise (乾安 -> 干安); a name is looked for in the
     // sentences as they were converted
     if (simplified)

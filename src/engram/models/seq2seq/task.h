@@ -71,6 +71,7 @@ struct Seq2SeqDataConfig {
   int64_t dictionary_max_chars = 8;  // headwords of at most this many characters
   int64_t dictionary_max_words = 6;  // glosses of at most this many words
   bool dictionary_reverse = false;   // gloss -> headword (for an English-to-Chinese model)
+  bool dictionary_infinitive_to = true;  // false: 来 -> "come", not "to come" (data/cedict.h)
 
   template <class V>
   void visit(V& v) {
@@ -109,6 +110,8 @@ struct Seq2SeqDataConfig {
     v("dictionary_max_chars", dictionary_max_chars, "dictionary: headwords of at most this many characters");
     v("dictionary_max_words", dictionary_max_words, "dictionary: glosses of at most this many words");
     v("dictionary_reverse", dictionary_reverse, "dictionary pairs as English gloss -> Chinese headword");
+    v("dictionary_infinitive_to", dictionary_infinitive_to, "dictionary: keep the 'to' of a verb's gloss (来 -> "
+      "'to come'); false: 'come'");
   }
 };
 
