@@ -147,7 +147,7 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
 // precision as ops/matmul.h weight_product runs it: fp32 on the packed copy (oneDNN's sgemm
 // beside it), bf16 on the packed few-row kernel up to kSmallRows rows and oneDNN's bf16 matmul
 // above (on its own weight layout where the packed copy has one), int8 as weight_product runs it (oneDNN's int8 matmul from kInt8DnnlRows rows where it has
-// one, else the VNNI kernel where the CPU has it), int8_vnni engram's VNNI kernel at any M (above
+// one, else the VNNI kernel where the CPU has it, else the AVX2 one), int8_vnni engram's VNNI kernel at any M (above
 // M = 1), int8_scalar the portable loops (M = 1 only). GOPS = 2 M N K / s (multiply and add counted apart, whatever the precision).
 enum class Prec { kFp32Packed, kFp32Dnnl, kBf16, kInt8, kInt8Vnni, kInt8Scalar };
 void run_precision(benchmark::State& state, Prec kind, int m, int threads) {

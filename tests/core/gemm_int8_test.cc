@@ -1,8 +1,8 @@
 // kernels::gemm_int8_packed (kernels/gemm_int8.h) against a double-precision product of the fp32
 // operands: every output within the worst-case quantization bound the header derives, and the
 // error's root mean square near the random-walk size of rounding errors (Δ²/12 per term), so a
-// scale off by a factor or a missing zero-point term fails; the scalar, VNNI and oneDNN kernels
-// give bit-equal outputs; bias, beta, zero rows, non-finite rows and bad shapes.
+// scale off by a factor or a missing zero-point term fails; the scalar, VNNI, AVX2 and oneDNN
+// kernels give bit-equal outputs; bias, beta, zero rows, non-finite rows and bad shapes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -85,23 +85,37 @@ TEST(GemmInt8, WithinTheQuantizationBoundOfTheFp32Product) {
   }
 }
 
-TEST(GemmInt8, ScalarVnniAndDnnlKernelsGiveEqualOutputs) {
-  if (!int8_vnni_kernel()) GTEST_SKIP() << "this CPU lacks AVX-512 VNNI";
-  EXPECT_TRUE(int8_dnnl_available()) << "oneDNN has no int8 matmul on a CPU with AVX-512 VNNI";
-  for (const Case& c : kCases) {
-    const Operands o = make(c, c.m + c.n + c.k);
-    for (int mode = 0; mode < 3; ++mode) {  // 0: no bias, beta 0; 1: bias; 2: beta 0.5 onto y
-      const float beta = mode == 2 ? 0.5f : 0.0f;
-      const float* bias = mode == 1 ? o.bias.data() : nullptr;
-      const int ldy = c.n + 3;
-      std::vector<float> scalar(static_cast<size_t>(c.m) * ldy, 0.25f);
-      gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), beta, scalar.data(), ldy, bias,
-                       Int8Kernel::kScalar);
-      for (const Int8Kernel kernel : {Int8Kernel::kVnni, Int8Kernel::kDnnl, Int8Kernel::kAuto}) {
-        std::vector<float> y(scalar.size(), 0.25f);
-        gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), beta, y.data(), ldy, bias, kernel);
-        EXPECT_EQ(0, std::memcmp(scalar.data(), y.data(), scalar.size() * sizeof(float)))
-            << "m=" << c.m << " n=" << c.n << " k=" << c.k << " mode=" << mode << " kernel=" << int(kernel);
+// Every kernel this CPU runs (kAuto always) against the scalar loops. The second pass puts every
+// quantized value at ±127 (x and W of one magnitude, random signs): the AVX2 kernel's int16 pairs
+// then reach their largest, 2 · 127 · 127; pairs of u · q (u up to 255) would saturate there.
+TEST(GemmInt8, EveryKernelGivesTheScalarOutputs) {
+  std::vector<Int8Kernel> kernels{Int8Kernel::kAuto};
+  if (int8_vnni_kernel()) kernels.push_back(Int8Kernel::kVnni);
+  if (int8_avx2_kernel()) kernels.push_back(Int8Kernel::kAvx2);
+  if (int8_dnnl_available()) kernels.push_back(Int8Kernel::kDnnl);
+  if (int8_vnni_kernel()) EXPECT_TRUE(int8_dnnl_available()) << "oneDNN has no int8 matmul on a CPU with AVX-512 VNNI";
+  for (int extreme = 0; extreme < 2; ++extreme) {
+    for (const Case& c : kCases) {
+      Operands o = make(c, c.m + c.n + c.k);
+      if (extreme) {
+        for (float& v : o.x) v = v < 0 ? -1.0f : 1.0f;
+        for (float& v : o.w) v = v < 0 ? -0.5f : 0.5f;
+        pack_int8(o.w.data(), c.n, c.k, o.packed.data());
+      }
+      for (int mode = 0; mode < 3; ++mode) {  // 0: no bias, beta 0; 1: bias; 2: beta 0.5 onto y
+        const float beta = mode == 2 ? 0.5f : 0.0f;
+        const float* bias = mode == 1 ? o.bias.data() : nullptr;
+        const int ldy = c.n + 3;
+        std::vector<float> scalar(static_cast<size_t>(c.m) * ldy, 0.25f);
+        gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), beta, scalar.data(), ldy, bias,
+                         Int8Kernel::kScalar);
+        for (const Int8Kernel kernel : kernels) {
+          std::vector<float> y(scalar.size(), 0.25f);
+          gemm_int8_packed(c.m, c.n, c.k, o.x.data(), c.k, o.packed.data(), beta, y.data(), ldy, bias, kernel);
+          EXPECT_EQ(0, std::memcmp(scalar.data(), y.data(), scalar.size() * sizeof(float)))
+              << "m=" << c.m << " n=" << c.n << " k=" << c.k << " mode=" << mode << " kernel=" << int(kernel)
+              << " extreme=" << extreme;
+        }
       }
     }
   }
@@ -158,6 +172,10 @@ TEST(GemmInt8, BadInputIsAnError) {
   EXPECT_THROW(gemm_int8_packed(1, 2, kInt8MaxK + 1, x.data(), 4, packed.data(), 0.0f, y.data(), 2), engram::Error);
   if (!int8_vnni_kernel()) {
     EXPECT_THROW(gemm_int8_packed(1, 2, 4, x.data(), 4, packed.data(), 0.0f, y.data(), 2, nullptr, Int8Kernel::kVnni),
+                 engram::Error);
+  }
+  if (!int8_avx2_kernel()) {
+    EXPECT_THROW(gemm_int8_packed(1, 2, 4, x.data(), 4, packed.data(), 0.0f, y.data(), 2, nullptr, Int8Kernel::kAvx2),
                  engram::Error);
   }
 }

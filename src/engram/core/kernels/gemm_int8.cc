@@ -1,5 +1,6 @@
 // int8 products (gemm_int8.h has the maths): W's packing, x's quantization, the portable scalar
-// kernel, and the split over the team. The VNNI kernel is gemm_int8_vnni.cc, chosen at run time.
+// kernel, and the split over the team. The VNNI and AVX2 kernels are gemm_int8_vnni.cc and
+// gemm_int8_avx2.cc, chosen at run time.
 // Dims: M rows of x, N outputs, K the shared width, KQ = ceil(K/4).
 #include "engram/core/kernels/gemm_int8.h"
 
@@ -176,15 +177,30 @@ bool int8_vnni_kernel() {
 #endif
 }
 
+bool int8_avx2_kernel() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
 void gemm_int8_blocks(Int8Kernel kernel, int m, int n, int k, const uint8_t* u, const float* t, const int8_t* packed,
                       int64_t b0, int64_t b1, float beta, float* y, int ldy, const float* bias) {
   ENGRAM_CHECK(kernel != Int8Kernel::kVnni || int8_vnni_kernel(), "gemm_int8: this CPU lacks AVX-512 VNNI");
+  ENGRAM_CHECK(kernel != Int8Kernel::kAvx2 || int8_avx2_kernel(), "gemm_int8: this CPU lacks AVX2");
   ENGRAM_CHECK(kernel != Int8Kernel::kDnnl, "gemm_int8_blocks: oneDNN's product is not split into blocks");
   const int kq = (k + 3) / 4;
-  if (kernel == Int8Kernel::kScalar || !int8_vnni_kernel())
-    blocks_scalar(m, n, kq, u, t, packed, b0, b1, beta, y, ldy, bias);
-  else
+  if (kernel == Int8Kernel::kAuto) kernel = int8_vnni_kernel()   ? Int8Kernel::kVnni
+                                            : int8_avx2_kernel() ? Int8Kernel::kAvx2
+                                                                 : Int8Kernel::kScalar;
+  if (kernel == Int8Kernel::kVnni)
     gemm_int8_blocks_vnni(m, n, kq, u, t, packed, b0, b1, beta, y, ldy, bias);
+  else if (kernel == Int8Kernel::kAvx2)
+    gemm_int8_blocks_avx2(m, n, kq, u, t, packed, b0, b1, beta, y, ldy, bias);
+  else
+    blocks_scalar(m, n, kq, u, t, packed, b0, b1, beta, y, ldy, bias);
 }
 
 void gemm_int8_packed(int m, int n, int k, const float* x, int ldx, const int8_t* packed, float beta, float* y,

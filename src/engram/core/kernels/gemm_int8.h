@@ -46,17 +46,20 @@ void pack_int8(const float* w, int n, int k, int8_t* out);
 // and their scales t [m], as the header's maths says. Raw pointers, no allocation.
 void quantize_rows_u8(int m, int k, const float* x, int ldx, uint8_t* u, float* t);
 
-// Which integer kernel: the portable scalar loops, AVX-512 VNNI (vpdpbusd), oneDNN's int8 matmul
-// on the second copy, or the best this CPU runs (oneDNN from kInt8DnnlRows rows where available,
-// else VNNI where int8_vnni_kernel()). All give the same integer sums, so the same y.
-enum class Int8Kernel { kAuto, kScalar, kVnni, kDnnl };
+// Which integer kernel: the portable scalar loops, AVX-512 VNNI (vpdpbusd), AVX2 (vpmaddubsw on
+// |q| and a · sign q: gemm_int8_avx2.cc), oneDNN's int8 matmul on the second copy, or the best this
+// CPU runs (oneDNN from kInt8DnnlRows rows where available, else VNNI where int8_vnni_kernel(),
+// else AVX2 where int8_avx2_kernel()). All give the same integer sums, so the same y.
+enum class Int8Kernel { kAuto, kScalar, kVnni, kAvx2, kDnnl };
 // Whether the VNNI kernel was compiled in and this CPU runs it (AVX-512 F, BW and VNNI; checked
-// at run time, so a build without -march=native still uses it where the CPU has it).
+// at run time, so a build without -march=native still uses it where the CPU has it); the same
+// for the AVX2 kernel (AVX2 and FMA).
 bool int8_vnni_kernel();
+bool int8_avx2_kernel();
 
 // y [m, n] (row stride ldy) from quantized x (u [m, 4·KQ], t [m]) and packed W, for output blocks
 // b0 .. b1 (kPackCols outputs each): y = t_i s_n d + bias (bias given: n values) or + beta · y.
-// kVnni where !int8_vnni_kernel() is an error. Raw pointers, no allocation, one thread.
+// kVnni where !int8_vnni_kernel(), kAvx2 where !int8_avx2_kernel(), are errors. Raw pointers, no allocation, one thread.
 void gemm_int8_blocks(Int8Kernel kernel, int m, int n, int k, const uint8_t* u, const float* t, const int8_t* packed,
                       int64_t b0, int64_t b1, float beta, float* y, int ldy, const float* bias);
 
@@ -78,6 +81,9 @@ bool gemm_int8_dnnl(int m, int n, int k, const uint8_t* u, const int8_t* weights
 // The VNNI blocks (gemm_int8_vnni.cc, compiled for AVX-512 VNNI whatever the build's -march):
 // call only where int8_vnni_kernel().
 void gemm_int8_blocks_vnni(int m, int n, int kq, const uint8_t* u, const float* t, const int8_t* packed, int64_t b0,
+                           int64_t b1, float beta, float* y, int ldy, const float* bias);
+// The AVX2 blocks (gemm_int8_avx2.cc, compiled for AVX2 and FMA): call only where int8_avx2_kernel().
+void gemm_int8_blocks_avx2(int m, int n, int kq, const uint8_t* u, const float* t, const int8_t* packed, int64_t b0,
                            int64_t b1, float beta, float* y, int ldy, const float* bias);
 
 }  // namespace engram::core::kernels
