@@ -148,8 +148,8 @@ void run_few_rows(benchmark::State& state, FewRow kind, int m) {
 // beside it), bf16 on the packed few-row kernel up to kSmallRows rows and oneDNN's bf16 matmul
 // above (on its own weight layout where the packed copy has one), int8 as weight_product runs it (oneDNN's int8 matmul from kInt8DnnlRows rows where it has
 // one, else the VNNI kernel where the CPU has it, else the AVX2 one), int8_vnni engram's VNNI kernel at any M (above
-// M = 1), int8_scalar the portable loops (M = 1 only). GOPS = 2 M N K / s (multiply and add counted apart, whatever the precision).
-enum class Prec { kFp32Packed, kFp32Dnnl, kBf16, kInt8, kInt8Vnni, kInt8Scalar };
+// M = 1), int8_avx2 its AVX2 kernel and int8_scalar the portable loops (M = 1 and 64, one thread). GOPS = 2 M N K / s (multiply and add counted apart, whatever the precision).
+enum class Prec { kFp32Packed, kFp32Dnnl, kBf16, kInt8, kInt8Vnni, kInt8Avx2, kInt8Scalar };
 void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
   engram::bench::set_threads(threads);
   const int n = 32000, k = 1024;
@@ -175,6 +175,9 @@ void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
     case Prec::kInt8Vnni:
       if (!kernels::int8_vnni_kernel()) return state.SkipWithError("no AVX-512 VNNI on this CPU");
       [[fallthrough]];
+    case Prec::kInt8Avx2:
+      if (kind == Prec::kInt8Avx2 && !kernels::int8_avx2_kernel()) return state.SkipWithError("no AVX2 on this CPU");
+      [[fallthrough]];
     case Prec::kInt8:
     case Prec::kInt8Scalar:
       wq.resize(kernels::packed_int8_size(n, k));
@@ -195,9 +198,12 @@ void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
         break;
       case Prec::kInt8: kernels::gemm_int8_packed(m, n, k, x.data(), k, wq.data(), 0.0f, y.data(), n); break;
       case Prec::kInt8Vnni:
+      case Prec::kInt8Avx2:
       case Prec::kInt8Scalar:
         kernels::gemm_int8_packed(m, n, k, x.data(), k, wq.data(), 0.0f, y.data(), n, nullptr,
-                                  kind == Prec::kInt8Vnni ? kernels::Int8Kernel::kVnni : kernels::Int8Kernel::kScalar);
+                                  kind == Prec::kInt8Vnni   ? kernels::Int8Kernel::kVnni
+                                  : kind == Prec::kInt8Avx2 ? kernels::Int8Kernel::kAvx2
+                                                            : kernels::Int8Kernel::kScalar);
         break;
     }
   };
@@ -224,8 +230,8 @@ void register_all() {
     for (int t : {1, 2})
       for (auto [kind, name] : {std::pair{Prec::kFp32Packed, "fp32_packed"}, {Prec::kFp32Dnnl, "fp32_sgemm"},
                                 {Prec::kBf16, "bf16"}, {Prec::kInt8, "int8"}, {Prec::kInt8Vnni, "int8_vnni"},
-                                {Prec::kInt8Scalar, "int8_scalar"}}) {
-        if (kind == Prec::kInt8Scalar && (m != 1 || t != 1)) continue;
+                                {Prec::kInt8Avx2, "int8_avx2"}, {Prec::kInt8Scalar, "int8_scalar"}}) {
+        if ((kind == Prec::kInt8Scalar || kind == Prec::kInt8Avx2) && ((m != 1 && m != 64) || t != 1)) continue;
         if (kind == Prec::kInt8Vnni && m == 1) continue;
         if ((m == 16 || m == 8) && kind != Prec::kInt8 && kind != Prec::kInt8Vnni) continue;
         benchmark::RegisterBenchmark(
