@@ -79,6 +79,65 @@ void six_row_groups(int m, Block&& block) {
 }
 #endif
 
+#if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
+// The plain kernel on AVX2 (a build for a CPU without AVX-512): 8 lanes, 16 registers.
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+// The last k - kv < 8 values, zero past them.
+inline __m256 load8_tail(const float* p, int count, __m256i mask) {
+  (void)count;
+  return _mm256_maskload_ps(p, mask);
+}
+inline __m256 load8_tail(const uint16_t* p, int count, __m256i) {
+  uint16_t v[8] = {};
+  std::memcpy(v, p, sizeof(uint16_t) * static_cast<size_t>(count));
+  return load8(v);
+}
+inline float sum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+template <class V>
+inline V keep_in_register(V v) {
+  asm("" : "+x"(v));
+  return v;
+}
+
+// Outputs j .. j + R for MR rows of x: MR x R accumulators (at most 12 of the 16 registers).
+template <int MR, int R, class W, class Finish>
+inline void dots_avx2(int j, int k, const float* x, int ldx, const W* w, int ldw, Finish&& finish) {
+  const int kv = k / 8 * 8;
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(k - kv), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256 acc[R][MR];
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < MR; ++i) acc[r][i] = _mm256_setzero_ps();
+  const W* w0 = w + static_cast<int64_t>(j) * ldw;
+  for (int p = 0; p < kv; p += 8) {
+    __m256 wr[R];
+    for (int r = 0; r < R; ++r) wr[r] = keep_in_register(load8(w0 + static_cast<int64_t>(r) * ldw + p));
+    for (int i = 0; i < MR; ++i) {
+      const __m256 xv = _mm256_loadu_ps(x + static_cast<int64_t>(i) * ldx + p);
+      for (int r = 0; r < R; ++r) acc[r][i] = _mm256_fmadd_ps(wr[r], xv, acc[r][i]);
+    }
+  }
+  if (kv < k) {
+    __m256 wr[R];
+    for (int r = 0; r < R; ++r) wr[r] = load8_tail(w0 + static_cast<int64_t>(r) * ldw + kv, k - kv, mask);
+    for (int i = 0; i < MR; ++i) {
+      const __m256 xv = _mm256_maskload_ps(x + static_cast<int64_t>(i) * ldx + kv, mask);
+      for (int r = 0; r < R; ++r) acc[r][i] = _mm256_fmadd_ps(wr[r], xv, acc[r][i]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < MR; ++i) finish(i, j + r, sum8(acc[r][i]));
+}
+#endif
+
 inline float widen(float v) { return v; }
 inline float widen(uint16_t v) {
   const uint32_t u = static_cast<uint32_t>(v) << 16;
@@ -88,7 +147,8 @@ inline float widen(uint16_t v) {
 }
 
 // Rows j0..j1 of the output, for MR rows of x, NR rows of W at a time (compile-time counts so the
-// MR x NR accumulators stay in registers): y[i, j] = alpha * x_i · w_j + beta * y[i, j].
+// MR x NR accumulators stay in registers; an AVX2 build takes R <= 12 / MR rows of W, as it has
+// 16 registers): y[i, j] = alpha * x_i · w_j + beta * y[i, j].
 template <int MR, int NR, class W>
 void rows_block(int j0, int j1, int k, float alpha, const float* x, int ldx, const W* w, int ldw, float beta, float* y,
                 int ldy) {
@@ -140,6 +200,11 @@ void rows_block(int j0, int j1, int k, float alpha, const float* x, int ldx, con
     }
     for (int i = 0; i < MR; ++i) finish(i, j, _mm512_reduce_add_ps(acc[i]));
   }
+#elif defined(__AVX2__) && defined(__FMA__)
+  constexpr int R = MR <= 3 ? 4 : MR == 4 ? 3 : MR <= 6 ? 2 : 1;  // MR x R <= 12 accumulators
+  int j = j0;
+  for (; j + R <= j1; j += R) dots_avx2<MR, R>(j, k, x, ldx, w, ldw, finish);
+  for (; j < j1; ++j) dots_avx2<MR, 1>(j, k, x, ldx, w, ldw, finish);
 #else
   for (int j = j0; j < j1; ++j) {
     const W* wj = w + static_cast<int64_t>(j) * ldw;
