@@ -294,13 +294,13 @@ DictionaryPairs cedict_pairs(const std::vector<CedictEntry>& entries, const Dict
 
 std::string to_string(const DictionaryStats& s) {
   return fmt::format(
-      "{} entries: {} pairs kept ({} names, {} through 'see X', {} without an infinitive's 'to'); dropped: {} headwords not all Han, {} without a usable "
-      "sense, {} headwords over max_chars, {} glosses over max_words, {} repeated headwords (senses: {} read, "
-      "{} register-marked, {} cross-references, {} surnames, {} classifiers, {} 'lit.', {} with Chinese left, "
-      "{} empty, {} proper nouns without a name)",
-      s.entries, s.kept, s.names, s.see_followed, s.infinitives, s.not_hanzi, s.no_gloss, s.too_long_zh, s.too_long_en, s.duplicate, s.senses,
-      s.senses_register, s.senses_cross_reference, s.senses_surname, s.senses_classifier, s.senses_literal,
-      s.senses_chinese, s.senses_empty, s.senses_no_name);
+      "{} entries: {} pairs kept ({} names, {} through 'see X', {} without an infinitive's 'to'); dropped: {} "
+      "headwords not all Han, {} without a usable sense, {} headwords over max_chars, {} glosses over max_words, "
+      "{} repeated headwords (senses: {} read, {} register-marked, {} cross-references, {} surnames, {} classifiers, "
+      "{} 'lit.', {} with Chinese left, {} empty, {} proper nouns without a name)",
+      s.entries, s.kept, s.names, s.see_followed, s.infinitives, s.not_hanzi, s.no_gloss, s.too_long_zh,
+      s.too_long_en, s.duplicate, s.senses, s.senses_register, s.senses_cross_reference, s.senses_surname,
+      s.senses_classifier, s.senses_literal, s.senses_chinese, s.senses_empty, s.senses_no_name);
 }
 
 }  // namespace engram::data
