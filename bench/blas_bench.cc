@@ -173,13 +173,12 @@ void run_precision(benchmark::State& state, Prec kind, int m, int threads) {
       }
       break;
     case Prec::kInt8Vnni:
-      if (!kernels::int8_vnni_kernel()) return state.SkipWithError("no AVX-512 VNNI on this CPU");
-      [[fallthrough]];
     case Prec::kInt8Avx2:
-      if (kind == Prec::kInt8Avx2 && !kernels::int8_avx2_kernel()) return state.SkipWithError("no AVX2 on this CPU");
-      [[fallthrough]];
     case Prec::kInt8:
     case Prec::kInt8Scalar:
+      if (kind == Prec::kInt8Vnni && !kernels::int8_vnni_kernel())
+        return state.SkipWithError("no AVX-512 VNNI on this CPU");
+      if (kind == Prec::kInt8Avx2 && !kernels::int8_avx2_kernel()) return state.SkipWithError("no AVX2 on this CPU");
       wq.resize(kernels::packed_int8_size(n, k));
       kernels::pack_int8(w.data(), n, k, wq.data());
       break;

@@ -54,9 +54,10 @@ echo "| run | attention (style) | CC-CEDICT weights | epochs (steps) | train min
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 # The model scored for a run: RUN/$MODEL where MODEL is set and the run has it, else the run (best/).
 model_of() { if [ -n "${MODEL:-}" ] && [ -d "$1/$MODEL" ]; then echo "$1/$MODEL"; else echo "$1"; fi; }
+# Its name in the tables: RUN's base name, with /$MODEL where that is what is scored.
+label() { if [ "$(model_of "$1")" = "$1" ]; then basename "$1"; else echo "$(basename "$1")/$MODEL"; fi; }
 for run in "$@"; do
-  name=$(basename "$run")
-  [ "$(model_of "$run")" = "$run" ] || name="$name/$MODEL"
+  name=$(label "$run")
   out=$run/eval
   mkdir -p "$out"
   for set in valid places seeds; do
@@ -106,7 +107,7 @@ echo "The seeds' sentences (greedy / beam $beam):"
 echo
 header="| source |"
 rule="|---|"
-for run in "$@"; do header="$header $(basename "$run") greedy | beam $beam |"; rule="$rule---|---|"; done
+for run in "$@"; do header="$header $(label "$run") greedy | beam $beam |"; rule="$rule---|---|"; done
 echo "$header"
 echo "$rule"
 for i in "${!seeds[@]}"; do
@@ -124,7 +125,7 @@ for run in "$@"; do
     for b in 1 "$beam"; do
       echo "$sentence" | "$bin" translate -m "$(model_of "$run")" --threads "$threads" --beam "$b" "${alpha[@]}" --alignments "$tmp/align.jsonl" > /dev/null
       echo
-      echo "α, $(basename "$run"), \"$sentence\", beam $b (rows: output tokens; columns: source words, pieces summed):"
+      echo "α, $(label "$run"), \"$sentence\", beam $b (rows: output tokens; columns: source words, pieces summed):"
       echo
       python3 - "$tmp/align.jsonl" "$sentence" <<'EOF'
 import json, sys
@@ -164,7 +165,7 @@ done
 
 echo
 for run in "$@"; do
-  echo "BLEU by source length (characters), held-out pairs, beam $beam, $(basename "$run"):"
+  echo "BLEU by source length (characters), held-out pairs, beam $beam, $(label "$run"):"
   echo
   "$bin" eval bleu "$run/eval/valid.beam.en" "$split/valid.tgt" --by-length "$split/valid.src" --length-unit chars \
     --buckets "$buckets" | tail -n +3

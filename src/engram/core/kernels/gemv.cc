@@ -87,10 +87,7 @@ inline __m256 load8(const uint16_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 // The last k - kv < 8 values, zero past them.
-inline __m256 load8_tail(const float* p, int count, __m256i mask) {
-  (void)count;
-  return _mm256_maskload_ps(p, mask);
-}
+inline __m256 load8_tail(const float* p, int /*count*/, __m256i mask) { return _mm256_maskload_ps(p, mask); }
 inline __m256 load8_tail(const uint16_t* p, int count, __m256i) {
   uint16_t v[8] = {};
   std::memcpy(v, p, sizeof(uint16_t) * static_cast<size_t>(count));
