@@ -153,10 +153,22 @@ Var Seq2Seq::logits(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, 
   return readout_logits(g, core::concat(tops, 0), core::concat(contexts, 0), emb, {}, dropout_rng);
 }
 
-Var Seq2Seq::loss(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, float label_smoothing) const {
-  Var out = logits(g, batch, dropout_rng);  // [T*B, V]
-  return core::cross_entropy(out, batch.tgt_out,
-                             core::CrossEntropyOptions{.label_smoothing = label_smoothing, .ignore_index = data::kPadId});
+Var Seq2Seq::loss(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, float label_smoothing,
+                  const AlignmentGuide* guide) const {
+  const bool guided = guide && guide->weight != 0.0f && guide->guided > 0;
+  ENGRAM_CHECK(!guided || has_attention(), "seq2seq: guided alignment needs attention (attention: none has no α)");
+  std::vector<Var> alphas;                                          // T x [B, S]
+  Var out = logits(g, batch, dropout_rng, guided ? &alphas : nullptr);  // [T*B, V]
+  Var ce = core::cross_entropy(out, batch.tgt_out,
+                               core::CrossEntropyOptions{.label_smoothing = label_smoothing, .ignore_index = data::kPadId});
+  if (!guided) return ce;
+  const int rows = static_cast<int>(batch.tgt_steps * batch.batch_size), s = static_cast<int>(batch.src_steps);
+  ENGRAM_CHECK(static_cast<int64_t>(guide->rows.size()) == int64_t{rows} * s,
+               "seq2seq: alignment guide of {} values for T*B={} x S={}", guide->rows.size(), rows, s);
+  Var alpha = core::concat(alphas, 0);  // [T*B, S]
+  Var target = g.constant({rows, s}, guide->rows.data());
+  Var term = core::sum_all(core::mul(target, core::log(core::add_scalar(alpha, 1e-6f))));
+  return core::add(ce, core::scale(term, -guide->weight / static_cast<float>(guide->guided)));
 }
 
 }  // namespace engram::models

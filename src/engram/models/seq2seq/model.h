@@ -155,6 +155,17 @@ using nn::DecoderContext;
 using nn::DecoderState;
 using nn::DecoderStepOutput;
 
+// Guided alignment (Chen et al. 2016, "Guided Alignment Training for Topic-Aware Neural Machine
+// Translation"; Marian's guided-alignment cost "ce"): a target distribution over the source
+// positions for the target tokens of a batch, which attention is asked to follow. rows [T*B, S]
+// (row t*B + b, as the teacher-forced steps), all zero for a position without a guide (padding,
+// <eos>); guided = the rows that have one.
+struct AlignmentGuide {
+  std::vector<float> rows;
+  int64_t guided = 0;
+  float weight = 0.0f;  // λ: loss = cross-entropy + λ * guided-alignment term
+};
+
 // Encoder results for a batch.
 struct EncoderOutput {
   Var outputs;                // [S, B, C] time-major, 0 at padded steps
@@ -182,8 +193,10 @@ class Seq2Seq final : public Model, public decode::StepModel {
   // Logits [T*B, V] (row t*B + b) of every target position for inputs batch.tgt_in. If
   // `alignments` is given it receives α of every step (T x [B, S]).
   Var logits(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, std::vector<Var>* alignments = nullptr) const;
-  // Mean (label-smoothed unless smoothing = 0) cross-entropy over the non-pad targets.
-  Var loss(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, float label_smoothing) const;
+  // Mean (label-smoothed unless smoothing = 0) cross-entropy over the non-pad targets, plus with
+  // a guide (needs attention) λ * -(1/R) Σ_r Σ_s A[r, s] log(α[r, s] + 1e-6) over its R guided rows.
+  Var loss(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, float label_smoothing,
+           const AlignmentGuide* guide = nullptr) const;
 
   // ---- the parts (nn/encoder.h, nn/attention_decoder.h, nn/output_layer.h)
   const nn::RnnEncoder& encoder() const { return *encoder_; }

@@ -3,6 +3,7 @@
 #include "engram/models/seq2seq/task.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -71,6 +72,12 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   ENGRAM_CHECK(d.max_length >= 1 && d.max_tokens >= 1 && d.decode_batch >= 1,
                "seq2seq data: max_length {}, max_tokens {} and decode_batch {} must be >= 1", d.max_length,
                d.max_tokens, d.decode_batch);
+  ENGRAM_CHECK(d.guided_alignment >= 0 && std::isfinite(d.guided_alignment),
+               "seq2seq data: guided_alignment {} must be a finite weight >= 0", d.guided_alignment);
+  ENGRAM_CHECK(d.guided_alignment_iterations >= 1 && d.guided_alignment_iterations <= 100,
+               "seq2seq data: guided_alignment_iterations {} must be in [1, 100]", d.guided_alignment_iterations);
+  ENGRAM_CHECK(d.guided_alignment == 0 || cfg_.seq2seq.attention != AttentionKind::kNone,
+               "seq2seq data: guided_alignment needs attention (seq2seq.attention is none)");
   // ---- text
   TextPairs train_text, valid_text;
   bool held_out = false;  // validation pairs held out of the training file
@@ -299,6 +306,15 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     }
   }
   ENGRAM_CHECK(!train_.empty() && !valid_.empty(), "seq2seq data: no training or validation pairs left");
+  if (d.guided_alignment > 0) {
+    std::vector<data::Example> all = train_;
+    all.insert(all.end(), dict_.begin(), dict_.end());
+    const auto start = std::chrono::steady_clock::now();
+    aligner_ = data::Ibm1::train(all, static_cast<int>(d.guided_alignment_iterations));
+    log_note(log, fmt::format("data: guided alignment, IBM Model 1 ({} EM iterations) over {} pairs: {} token pairs "
+                              "seen together, {:.1f} s", d.guided_alignment_iterations, all.size(), aligner_.pairs(),
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  }
   train::write_run_config(run, io::dump_config(cfg_));
   core::Rng init(cfg_.train.seed);
   model_ = std::make_unique<Seq2Seq>(cfg_.seq2seq, init);
@@ -375,7 +391,21 @@ train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
   // Dropout masks are a pure function of (seed, epoch, batch): a resumed run draws the same ones.
   core::Rng dropout(train::shard_seed(train::batch_seed(seed_, epoch_, index), shard()));
   graph_.reset();
-  Var loss = model_->loss(graph_, batch, &dropout, cfg_.seq2seq.label_smoothing);
+  AlignmentGuide guide;
+  if (cfg_.data.guided_alignment > 0) {  // row t*B + b: the posterior of target token t of column b
+    const int64_t b = batch.batch_size, s = batch.src_steps;
+    guide.weight = static_cast<float>(cfg_.data.guided_alignment);
+    guide.rows.assign(static_cast<size_t>(batch.tgt_steps * b * s), 0.0f);
+    for (int64_t c = 0; c < b; ++c) {
+      const data::Example& e = epoch_examples_[static_cast<size_t>(mine[static_cast<size_t>(c)])];
+      const std::vector<float> post = aligner_.posterior(e.src, e.tgt);  // [n, S_c]
+      for (size_t t = 0; t < e.tgt.size(); ++t)
+        std::copy_n(post.begin() + static_cast<int64_t>(t * e.src.size()), e.src.size(),
+                    guide.rows.begin() + (static_cast<int64_t>(t) * b + c) * s);
+      guide.guided += static_cast<int64_t>(e.tgt.size());
+    }
+  }
+  Var loss = model_->loss(graph_, batch, &dropout, cfg_.seq2seq.label_smoothing, &guide);
   int64_t tokens = 0;
   for (int32_t n : batch.tgt_len) tokens += n;
   if (hi - lo < static_cast<int64_t>(all.size())) {

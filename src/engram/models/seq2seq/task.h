@@ -18,6 +18,7 @@
 
 #include "engram/core/graph.h"
 #include "engram/data/batching.h"
+#include "engram/data/ibm1.h"
 #include "engram/models/seq2seq/model.h"
 #include "engram/models/text_codec.h"
 #include "engram/models/training.h"
@@ -72,6 +73,13 @@ struct Seq2SeqDataConfig {
   int64_t dictionary_max_words = 6;  // glosses of at most this many words
   bool dictionary_reverse = false;   // gloss -> headword (for an English-to-Chinese model)
   bool dictionary_infinitive_to = true;  // false: 来 -> "come", not "to come" (data/cedict.h)
+  // Guided alignment (Seq2Seq::loss, AlignmentGuide): IBM Model 1 (data/ibm1.h) is trained on
+  // every training, dictionary and joined pair as ids (guided_alignment_iterations EM iterations,
+  // once, when the task is built); each target token but <eos> of a training batch then asks
+  // attention for that token's alignment posterior, with weight guided_alignment (0 = off). The
+  // logged training loss includes the term; validation's does not.
+  double guided_alignment = 0;
+  int64_t guided_alignment_iterations = 5;
 
   template <class V>
   void visit(V& v) {
@@ -112,6 +120,9 @@ struct Seq2SeqDataConfig {
     v("dictionary_reverse", dictionary_reverse, "dictionary pairs as English gloss -> Chinese headword");
     v("dictionary_infinitive_to", dictionary_infinitive_to, "dictionary: keep the 'to' of a verb's gloss (来 -> "
       "'to come'); false: 'come'");
+    v("guided_alignment", guided_alignment, "weight of the guided-alignment loss: attention asked to follow IBM "
+      "Model 1's alignment of the training pairs (0 = off; needs attention)");
+    v("guided_alignment_iterations", guided_alignment_iterations, "guided alignment: IBM Model 1 EM iterations (1-100)");
   }
 };
 
@@ -169,6 +180,7 @@ class Seq2SeqTask final : public train::TrainTask {
     std::vector<int64_t> members;  // dict_ indices of equal weight and batching lengths, seeded order
   };
   std::vector<DictGroup> dict_groups_;
+  data::Ibm1 aligner_;                             // data.guided_alignment > 0: over train_ and dict_
   std::vector<data::Example> epoch_examples_;     // this epoch's examples: train_, then the dictionary's
   TextPairs valid_text_;                           // raw validation text (BLEU references)
   std::vector<std::vector<int64_t>> plan_;         // this epoch's batches (example indices)
