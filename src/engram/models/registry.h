@@ -81,9 +81,8 @@ class LoadedModel {
                  members.size());
   }
 
-  // This model's own decode defaults: its run config's `decode:` section (RUN/decode.yaml), read
+  // This model's own decode defaults: its run config's `decode:` section (RUN/decode.yaml), set
   // by load_model; none where the run had none.
-  const decode::ModelDefaults& decode_defaults() const { return decode_defaults_; }
   void set_decode_defaults(decode::ModelDefaults d) { decode_defaults_ = std::move(d); }
   // The options every front end decodes with (decode::with_model_defaults): `asked` (the
   // family's defaults with the `given` fields of a command line or request over them), where each
