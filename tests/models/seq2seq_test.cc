@@ -108,7 +108,7 @@ TEST(Seq2SeqGradCheck, LossWithAlignmentGuide) {
     core::Rng rng(5);
     Seq2Seq model(tiny_config(v), rng);
     const data::Batch batch = tiny_batch();  // T = 4, B = 2, S = 3
-    AlignmentGuide guide{.rows = std::vector<float>(4 * 2 * 3, 0.0f), .guided = 5, .weight = 0.7f};
+    AlignmentGuide guide{.rows = std::vector<float>(4 * 2 * 3, 0.0f), .norm = 5, .weight = 0.7f};
     const float rows[5][3] = {{0.7f, 0.2f, 0.1f}, {0.5f, 0.5f, 0}, {0, 0.1f, 0.9f}, {1, 0, 0}, {0.3f, 0.7f, 0}};
     const int at[5] = {0, 1, 2, 3, 5};  // (t, b) rows t*B + b of the 2 + 3 target tokens (source 1 has 2 positions)
     for (int r = 0; r < 5; ++r) std::copy_n(rows[r], 3, guide.rows.begin() + at[r] * 3);
@@ -124,7 +124,7 @@ TEST(Seq2SeqGradCheck, LossWithAlignmentGuide) {
   Variant none = variants()[0];
   core::Rng rng(5);
   Seq2Seq fixed(tiny_config(none), rng);
-  AlignmentGuide guide{.rows = std::vector<float>(24, 0.0f), .guided = 1, .weight = 1.0f};
+  AlignmentGuide guide{.rows = std::vector<float>(24, 0.0f), .norm = 1, .weight = 1.0f};
   Graph g;
   try {
     fixed.loss(g, tiny_batch(), nullptr, 0.0f, &guide);
@@ -165,7 +165,7 @@ TEST(Seq2SeqLearns, AttentionFollowsAnAlignmentGuide) {
       for (int64_t c = 0; c < b; ++c)
         for (int64_t t = 0; t + 1 < batch.tgt_len[static_cast<size_t>(c)]; ++t) {
           guide.rows[static_cast<size_t>((t * b + c) * s + batch.src_len[static_cast<size_t>(c)] - 1)] = 1.0f;
-          ++guide.guided;
+          ++guide.norm;
         }
       return guide;
     };

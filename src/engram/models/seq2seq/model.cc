@@ -155,7 +155,7 @@ Var Seq2Seq::logits(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, 
 
 Var Seq2Seq::loss(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, float label_smoothing,
                   const AlignmentGuide* guide) const {
-  const bool guided = guide && guide->weight != 0.0f && guide->guided > 0;
+  const bool guided = guide && guide->weight != 0.0f && guide->norm > 0;
   ENGRAM_CHECK(!guided || has_attention(), "seq2seq: guided alignment needs attention (attention: none has no α)");
   std::vector<Var> alphas;                                          // T x [B, S]
   Var out = logits(g, batch, dropout_rng, guided ? &alphas : nullptr);  // [T*B, V]
@@ -168,7 +168,7 @@ Var Seq2Seq::loss(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, fl
   Var alpha = core::concat(alphas, 0);  // [T*B, S]
   Var target = g.constant({rows, s}, guide->rows.data());
   Var term = core::sum_all(core::mul(target, core::log(core::add_scalar(alpha, 1e-6f))));
-  return core::add(ce, core::scale(term, -guide->weight / static_cast<float>(guide->guided)));
+  return core::add(ce, core::scale(term, static_cast<float>(-guide->weight / guide->norm)));
 }
 
 }  // namespace engram::models

@@ -159,10 +159,12 @@ using nn::DecoderStepOutput;
 // Translation"; Marian's guided-alignment cost "ce"): a target distribution over the source
 // positions for the target tokens of a batch, which attention is asked to follow. rows [T*B, S]
 // (row t*B + b, as the teacher-forced steps), all zero for a position without a guide (padding,
-// <eos>); guided = the rows that have one.
+// <eos>). The term is a mean over R rows: the rows that have a guide (a data-parallel shard
+// passes the whole batch's count times its share of the batch's loss, so that the shards' scaled
+// losses add up to the whole batch's).
 struct AlignmentGuide {
   std::vector<float> rows;
-  int64_t guided = 0;
+  double norm = 0;      // R > 0
   float weight = 0.0f;  // λ: loss = cross-entropy + λ * guided-alignment term
 };
 
@@ -194,7 +196,7 @@ class Seq2Seq final : public Model, public decode::StepModel {
   // `alignments` is given it receives α of every step (T x [B, S]).
   Var logits(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, std::vector<Var>* alignments = nullptr) const;
   // Mean (label-smoothed unless smoothing = 0) cross-entropy over the non-pad targets, plus with
-  // a guide (needs attention) λ * -(1/R) Σ_r Σ_s A[r, s] log(α[r, s] + 1e-6) over its R guided rows.
+  // a guide (needs attention) λ * -(1/R) Σ_r Σ_s A[r, s] log(α[r, s] + 1e-6) (R = guide->norm).
   Var loss(Graph& g, const data::Batch& batch, core::Rng* dropout_rng, float label_smoothing,
            const AlignmentGuide* guide = nullptr) const;
 

@@ -402,8 +402,13 @@ train::BatchResult Seq2SeqTask::train_batch(int64_t index) {
       for (size_t t = 0; t < e.tgt.size(); ++t)
         std::copy_n(post.begin() + static_cast<int64_t>(t * e.src.size()), e.src.size(),
                     guide.rows.begin() + (static_cast<int64_t>(t) * b + c) * s);
-      guide.guided += static_cast<int64_t>(e.tgt.size());
     }
+    // The batch's guided rows (every target token but <eos>), in this shard's share: the loss
+    // below is scaled by tokens / batch_tokens when the shard is not the whole batch.
+    int64_t shard_tokens = 0;
+    for (int32_t n : batch.tgt_len) shard_tokens += n;
+    guide.norm = static_cast<double>(batch_tokens - static_cast<int64_t>(all.size())) *
+                 static_cast<double>(shard_tokens) / static_cast<double>(batch_tokens);
   }
   Var loss = model_->loss(graph_, batch, &dropout, cfg_.seq2seq.label_smoothing, &guide);
   int64_t tokens = 0;
