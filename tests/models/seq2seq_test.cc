@@ -100,6 +100,17 @@ TEST(Seq2SeqGradCheck, TeacherForcedLogitsEveryVariant) {
   }
 }
 
+// The learnability tests' model: 8 symbols, E 16, H 32, no dropout or label smoothing.
+Seq2SeqConfig small_config() {
+  Seq2SeqConfig cfg;
+  cfg.src_vocab = cfg.tgt_vocab = data::kNumSpecial + 8;
+  cfg.embed_dim = 16;
+  cfg.hidden = 32;
+  cfg.dropout = 0.0f;
+  cfg.label_smoothing = 0.0f;
+  return cfg;
+}
+
 // The loss with a guided-alignment term (Seq2Seq::loss, AlignmentGuide): the guide's rows put
 // their mass on arbitrary source positions, and rows without a guide (padding, <eos>) are zero.
 TEST(Seq2SeqGradCheck, LossWithAlignmentGuide) {
@@ -148,12 +159,7 @@ TEST(Seq2SeqLearns, AttentionFollowsAnAlignmentGuide) {
     train.push_back(e);
   }
   auto last_position_mass = [&](float weight) {
-    Seq2SeqConfig cfg;
-    cfg.src_vocab = cfg.tgt_vocab = data::kNumSpecial + 8;
-    cfg.embed_dim = 16;
-    cfg.hidden = 32;
-    cfg.dropout = 0.0f;
-    cfg.label_smoothing = 0.0f;
+    const Seq2SeqConfig cfg = small_config();
     core::Rng rng(1);
     Seq2Seq model(cfg, rng);
     optim::Adam adam(model.params(), {.lr = 0.01f});
@@ -354,12 +360,7 @@ TEST(Seq2SeqLearns, ReversesSequences) {
     return ex;
   };
   const std::vector<data::Example> train = make(2000), test = make(200);
-  Seq2SeqConfig cfg;
-  cfg.src_vocab = cfg.tgt_vocab = data::kNumSpecial + 8;
-  cfg.embed_dim = 16;
-  cfg.hidden = 32;
-  cfg.dropout = 0.0f;
-  cfg.label_smoothing = 0.0f;
+  const Seq2SeqConfig cfg = small_config();
   core::Rng rng(1);
   Seq2Seq model(cfg, rng);
   optim::Adam adam(model.params(), {.lr = 0.01f});
