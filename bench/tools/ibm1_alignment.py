@@ -10,7 +10,10 @@ src/engram/data/cedict.h's rules: no cross-references, variants or surnames, hea
 without the NULL source word; prints each English word's alignment posterior over NULL and the
 source characters of the sentences given (default the seeds' 欢迎来北京).
 
-Usage: bench/tools/ibm1_alignment.py [CHINESE<TAB>ENGLISH ...]   (ENGRAM_DATA_DIR, default ../shared/data)
+With --no-infinitive-to a dictionary sense "to V" is read as "V" (as seq2seq's
+data.dictionary_infinitive_to: false does).
+
+Usage: bench/tools/ibm1_alignment.py [--no-infinitive-to] [CHINESE<TAB>ENGLISH ...]   (ENGRAM_DATA_DIR, default ../shared/data)
 """
 import collections
 import os
@@ -20,7 +23,7 @@ import sys
 WORD = re.compile(r"[A-Za-z']+|[.,!?]")
 
 
-def corpus(data):
+def corpus(data, infinitive_to=True):
     pairs = []
     with open(os.path.join(data, "tatoeba-zh-en", "cmn.txt"), encoding="utf8") as f:
         for line in f:
@@ -38,7 +41,10 @@ def corpus(data):
                 continue
             if len(simplified) > 8 or len(sense.split()) > 6:
                 continue
-            pairs.append((list(simplified), WORD.findall(sense)))
+            words = WORD.findall(sense)
+            if not infinitive_to and len(words) > 1 and words[0] == "to":
+                words = words[1:]
+            pairs.append((list(simplified), words))
     return pairs
 
 
@@ -60,8 +66,11 @@ def train(pairs, null, iterations=5):
 
 def main():
     data = os.environ.get("ENGRAM_DATA_DIR", "../shared/data")
-    sentences = [a.split("\t") for a in sys.argv[1:]] or [["欢迎来北京", "Welcome to Beijing"]]
-    pairs = corpus(data)
+    args = sys.argv[1:]
+    infinitive_to = "--no-infinitive-to" not in args
+    args = [a for a in args if a != "--no-infinitive-to"]
+    sentences = [a.split("\t") for a in args] or [["欢迎来北京", "Welcome to Beijing"]]
+    pairs = corpus(data, infinitive_to)
     print(f"{len(pairs)} pairs ({data}: tatoeba-zh-en/cmn.txt + cc-cedict/cedict_ts.u8)")
     for null in (True, False):
         t = train(pairs, null)
