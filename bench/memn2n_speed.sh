@@ -36,8 +36,9 @@ libdir=/usr/lib/x86_64-linux-gnu
 
 engram_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-pthread"
             "$bin" --data "$data" --batch "$batch" --steps "$steps" --threads 1)
-torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-openmp"
-           OPENBLAS_CORETYPE=SkylakeX "$python" bench/pytorch/memn2n.py --data "$data" --batch "$batch"
+. bench/torch_coretype.sh
+torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u OPENBLAS_CORETYPE "LD_LIBRARY_PATH=$libdir/openblas-openmp"
+           "${coretype[@]}" "$python" bench/pytorch/memn2n.py --data "$data" --batch "$batch"
            --threads 1,2 --steps "$torch_steps" --warmup 20)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -71,14 +71,11 @@ shortlists=${SHORTLIST:-off}
 [[ " $shortlists " != *" on "* ]] || [ -f "$model/shortlist.tsv" ] ||
   { echo "multi30k_throughput.sh: SHORTLIST=on needs $model/shortlist.tsv (engram shortlist)" >&2; exit 1; }
 base_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS)
-# PyTorch's best OpenBLAS kernels: SkylakeX where the CPU has AVX-512, else what OpenBLAS picks
-# (SkylakeX forced on a CPU without AVX-512 dies of an illegal instruction).
-coretype=()
-grep -qw avx512f /proc/cpuinfo && coretype=(OPENBLAS_CORETYPE=SkylakeX)
+. bench/torch_coretype.sh
 engram_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-pthread")
 # PyTorch's OpenMP pool sized to THREADS as well: at its default (one thread per core) the pool's
 # other threads compete with the decoding thread for the cores.
-torch_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-openmp" "${coretype[@]}" "OMP_NUM_THREADS=$threads")
+torch_env=("${base_env[@]}" -u OPENBLAS_CORETYPE "LD_LIBRARY_PATH=$libdir/openblas-openmp" "${coretype[@]}" "OMP_NUM_THREADS=$threads")
 : > "$tmp/empty"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)

@@ -32,13 +32,10 @@ libdir=/usr/lib/x86_64-linux-gnu
 [ -x "$bin" ] || { echo "ntm_speed.sh: $bin missing (build it, or set BUILD)" >&2; exit 1; }
 "$python" -c 'import torch' 2>/dev/null || { echo "ntm_speed.sh: $python cannot import torch" >&2; exit 1; }
 
-# PyTorch's best OpenBLAS kernels: SkylakeX where the CPU has AVX-512, else what OpenBLAS picks
-# (SkylakeX forced on a CPU without AVX-512 dies of an illegal instruction).
-coretype=()
-grep -qw avx512f /proc/cpuinfo && coretype=(OPENBLAS_CORETYPE=SkylakeX)
+. bench/torch_coretype.sh
 engram_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-pthread"
             "$bin" --batch "$batches" --steps "$steps" --warmup 20 --threads 1)
-torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-openmp"
+torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u OPENBLAS_CORETYPE "LD_LIBRARY_PATH=$libdir/openblas-openmp"
            "${coretype[@]}" "$python" bench/pytorch/ntm.py --batch "$batches" --threads "$torch_threads"
            --steps "$torch_steps" --warmup 5)
 tmp=$(mktemp -d)

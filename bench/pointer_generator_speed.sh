@@ -37,9 +37,7 @@ libdir=/usr/lib/x86_64-linux-gnu
 
 base_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS)
 engram_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-pthread")
-# PyTorch's best OpenBLAS kernels: SkylakeX where the CPU has AVX-512, else what OpenBLAS picks.
-coretype=()
-grep -qw avx512f /proc/cpuinfo && coretype=(OPENBLAS_CORETYPE=SkylakeX)
+. bench/torch_coretype.sh
 [ -d "$libdir/openblas-openmp" ] && torch_lib=$libdir/openblas-openmp || torch_lib=$libdir/openblas-pthread
 torch_cmd=("${base_env[@]}" -u OPENBLAS_CORETYPE "LD_LIBRARY_PATH=$torch_lib" "${coretype[@]}"
            "$python" bench/pytorch/pointer_generator.py --threads "$threads" --steps "$steps" --warmup "$warmup" --sentences "$sentences" "$@")

@@ -13,7 +13,7 @@
 #   BENCH_FILTER=regex      only workloads whose name matches, on both sides (e.g. '^sgemm')
 #   BENCH_ENGRAM_CORETYPE   OPENBLAS_CORETYPE for engram's side: default = inherited from the
 #                           environment (what engram's users run with); "unset" removes it
-#   BENCH_TORCH_CORETYPE    OPENBLAS_CORETYPE for PyTorch (default SkylakeX with AVX-512, else Haswell)
+#   BENCH_TORCH_CORETYPE    OPENBLAS_CORETYPE for PyTorch (default: bench/torch_coretype.sh, SkylakeX with AVX-512)
 #   BENCH_TORCH_BLAS        openmp (default) | pthread: which Debian OpenBLAS build PyTorch loads
 #   BENCH_TORCH_ATEN        ATEN_CPU_CAPABILITY for PyTorch (avx2 | avx512; default: torch's choice)
 # Each side's BLAS is chosen with LD_LIBRARY_PATH, whatever the Debian alternatives point at:
@@ -57,12 +57,10 @@ case "${BENCH_ENGRAM_CORETYPE-inherit}" in
   *) engram_env+=("OPENBLAS_CORETYPE=$BENCH_ENGRAM_CORETYPE") ;;
 esac
 torch_blas=${BENCH_TORCH_BLAS:-openmp}
-# SkylakeX where the CPU has AVX-512; else Haswell (AVX2), the newest kernels such a CPU runs.
-torch_coretype=Haswell
-grep -qw avx512f /proc/cpuinfo && torch_coretype=SkylakeX
-torch_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS
-           "LD_LIBRARY_PATH=$libdir/openblas-$torch_blas"
-           "OPENBLAS_CORETYPE=${BENCH_TORCH_CORETYPE:-$torch_coretype}")
+. bench/torch_coretype.sh
+[ -n "${BENCH_TORCH_CORETYPE:-}" ] && coretype=("OPENBLAS_CORETYPE=$BENCH_TORCH_CORETYPE")
+torch_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS -u OPENBLAS_CORETYPE
+           "LD_LIBRARY_PATH=$libdir/openblas-$torch_blas" "${coretype[@]}")
 [ -n "${BENCH_TORCH_ATEN:-}" ] && torch_env+=("ATEN_CPU_CAPABILITY=$BENCH_TORCH_ATEN")
 [ -d "$libdir/openblas-$torch_blas" ] ||
   { echo "bench/run.sh: $libdir/openblas-$torch_blas missing; run scripts/install-bench-deps.sh" >&2; exit 1; }

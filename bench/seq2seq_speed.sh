@@ -46,13 +46,10 @@ libdir=/usr/lib/x86_64-linux-gnu
 [ -x "$build/bench/blas_bench" ] || { echo "seq2seq_speed.sh: $build/bench/blas_bench missing" >&2; exit 1; }
 "$python" -c 'import torch' 2>/dev/null || { echo "seq2seq_speed.sh: $python cannot import torch" >&2; exit 1; }
 
-# PyTorch's best OpenBLAS kernels: SkylakeX where the CPU has AVX-512, else what OpenBLAS picks
-# (SkylakeX forced on a CPU without AVX-512 dies of an illegal instruction).
-coretype=()
-grep -qw avx512f /proc/cpuinfo && coretype=(OPENBLAS_CORETYPE=SkylakeX)
+. bench/torch_coretype.sh
 base_env=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS)
 engram_env=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-pthread")
-torch_cmd=("${base_env[@]}" "LD_LIBRARY_PATH=$libdir/openblas-openmp" "${coretype[@]}"
+torch_cmd=("${base_env[@]}" -u OPENBLAS_CORETYPE "LD_LIBRARY_PATH=$libdir/openblas-openmp" "${coretype[@]}"
            "$python" bench/pytorch/seq2seq.py --threads "$threads" --steps "$steps" --sentences "$sentences"
            --precision "$precision" "${torch_shape[@]}")
 tmp=$(mktemp -d)

@@ -39,13 +39,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd bench/pytorch && "$python" tree_lstm.py --generate "$tmp/trees" --trees "$trees" --leaves "$leaves")
 
-# PyTorch's best OpenBLAS kernels: SkylakeX where the CPU has AVX-512, else what OpenBLAS picks
-# (SkylakeX forced on a CPU without AVX-512 dies of an illegal instruction).
-coretype=()
-grep -qw avx512f /proc/cpuinfo && coretype=(OPENBLAS_CORETYPE=SkylakeX)
+. bench/torch_coretype.sh
 engram_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-pthread"
             "$bin" --set "data.dir=$tmp/trees" --execution node,level --warmup 2)
-torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "LD_LIBRARY_PATH=$libdir/openblas-openmp"
+torch_cmd=(env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u OPENBLAS_CORETYPE "LD_LIBRARY_PATH=$libdir/openblas-openmp"
            "${coretype[@]}" "$python" bench/pytorch/tree_lstm.py --data "$tmp/trees/train.txt"
            --threads 1,2 --warmup 2)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
