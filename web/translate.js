@@ -18,7 +18,10 @@ Explorer.pages.push({
       placeholder: models[0].input || 'a source sentence', 'aria-label': 'source sentence'});
     const beam = el('input', {type: 'number', id: 'translate-beam', min: 1, max: 16, value: 4});
     const nbest = el('input', {type: 'number', id: 'translate-nbest', min: 1, max: 16, value: 1});
-    const alpha = el('input', {type: 'number', id: 'translate-alpha', min: 0, max: 10, step: 0.1, value: 0});
+    // Empty = the model's own length penalty (its run's decode: section); a value overrides it.
+    const alpha = el('input', {type: 'number', id: 'translate-alpha', min: 0, max: 10, step: 0.1,
+      placeholder: "model's"});
+    const alphaField = () => (alpha.value === '' ? {} : {alpha: Number(alpha.value)});
     const go = el('button', {type: 'submit', id: 'translate-go', text: 'Translate'});
     const compare = el('input', {type: 'checkbox', id: 'translate-compare'});
     const status = el('div', {class: 'status'});
@@ -39,11 +42,11 @@ Explorer.pages.push({
 
     // Every seq2seq model's best translation of the sentence, each with its attention picture
     // (a model without attention says so: its decoder reads the fixed vector C).
-    const translateAll = async (b, k, a) => {
+    const translateAll = async (b, k) => {
       const columns = [];
       for (const m of models) {
         const reply = await Explorer.api('/v1/translate', {
-          model: m.name, src: [src.value], beam: b, n_best: k, alpha: a, alignments: true,
+          model: m.name, src: [src.value], beam: b, n_best: k, ...alphaField(), alignments: true,
         });
         const hyp = reply.translations[0][0];
         const hasAlpha = hyp && (hyp.alignment || []).some((row) => row.length > 0);
@@ -66,8 +69,7 @@ Explorer.pages.push({
       go.disabled = true;
       try {
         const reply = await Explorer.api('/v1/translate', {
-          model: picker.value(), src: [src.value], beam: b, n_best: k, alpha: Number(alpha.value) || 0,
-          alignments: true,
+          model: picker.value(), src: [src.value], beam: b, n_best: k, ...alphaField(), alignments: true,
         });
         const list = reply.translations[0];
         hyps.replaceChildren(...list.map((hyp, i) => el('li', {class: 'hyp', tabindex: 0,
@@ -81,7 +83,7 @@ Explorer.pages.push({
         } else {
           show(list, 0);
         }
-        if (compare.checked) await translateAll(b, k, Number(alpha.value) || 0);
+        if (compare.checked) await translateAll(b, k);
         else sideBySide.replaceChildren();
         root.dataset.state = 'done';
       } catch (err) {

@@ -238,6 +238,7 @@ async function testCompare(browser, base) {
   await page.setRequestInterception(true);
   const seq = (await (await fetch(base + '/v1/models')).json()).models.find((m) => m.family === 'seq2seq');
   const names = ['zh-en-attention', 'zh-en-fixed-c'];
+  const bodies = [];  // every /v1/translate body the page sent
   page.on('request', async (req) => {
     const route = new URL(req.url()).pathname;
     if (route === '/v1/models') {
@@ -246,6 +247,7 @@ async function testCompare(browser, base) {
     }
     if (route === '/v1/translate' && req.method() === 'POST') {
       const body = JSON.parse(req.postData());
+      bodies.push({...body});
       const fixed = body.model === names[1];
       body.model = seq.name;
       const res = await fetch(base + route, {method: 'POST', body: JSON.stringify(body), headers: {'Content-Type': 'application/json'}});
@@ -272,7 +274,17 @@ async function testCompare(browser, base) {
       `translate: all models side by side, each with its translation: ${JSON.stringify(columns.map((c) => [c.name, c.text]))}`);
   check(columns.length === 2 && columns[0].cells > 0 && columns[1].cells === 0 && /fixed vector C/.test(columns[1].hint),
       'translate: the attention model shows its heatmap, the fixed-C model says it has none');
+  // An empty length-penalty field leaves each model its own (its run's decode: section): no
+  // "alpha" in the request; a typed value is sent.
+  check(bodies.length === 3 && bodies.every((b) => !('alpha' in b)),
+      `translate: an empty length penalty sends no alpha: ${JSON.stringify(bodies)}`);
   await page.screenshot({path: path.join(outDir, 'translate-compare.png'), fullPage: true});
+  await page.type('#translate-alpha', '0.6');
+  await page.$eval('#page-translate', (e) => { delete e.dataset.state; });
+  await page.click('#translate-go');
+  await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('page-translate').dataset.state));
+  check(bodies.length === 6 && bodies.slice(3).every((b) => b.alpha === 0.6),
+      `translate: a typed length penalty is sent: ${JSON.stringify(bodies.slice(3))}`);
   await page.close();
 }
 
