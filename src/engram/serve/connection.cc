@@ -42,7 +42,10 @@ int ms_until(Clock::time_point t, Clock::time_point now) {
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 1 << 30));
 }
 
-// Counts what httplib reads against the phase's budget (connection.h).
+}  // namespace
+
+// Counts what httplib reads against the phase's budget (connection.h). Not in the anonymous
+// namespace: SocketStream, HttpServer's friend, derives from it.
 class CountingStream : public httplib::Stream {
  public:
   CountingStream(RequestState& state, ConnectionBudget& budget, const ConnectionOptions& o)
@@ -65,8 +68,6 @@ class CountingStream : public httplib::Stream {
   ConnectionBudget& budget_;
   const ConnectionOptions& o_;
 };
-
-}  // namespace
 
 // A connected socket read through a buffer; every wait ends at the phase's deadline or the drain
 // deadline, whichever comes first.
