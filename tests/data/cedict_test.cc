@@ -172,7 +172,7 @@ TEST(Cedict, PairsFiltersAndCounts) {
 }
 
 // shared/data/cc-cedict/README.md: 124,263 entries; the seeds' words come out as the recipe
-// configs/tatoeba-cedict-zh-en.yaml needs them.
+// configs/tatoeba-cedict-zh-en.yaml needs them (it writes verbs without "to": the last checks).
 TEST_F(CorpusTest, CcCedict) {
   const auto entries = read_cedict(path("cc-cedict/cedict_ts.u8"));
   EXPECT_EQ(entries.size(), 124263u);
@@ -194,6 +194,14 @@ TEST_F(CorpusTest, CcCedict) {
   EXPECT_EQ(gloss["杭州"], "Hangzhou");  // through "see 杭州市"
   EXPECT_EQ(gloss["孔子"], "Confucius");
   EXPECT_EQ(gloss["兵马俑"], "Terracotta Army");  // the first sense has 8 words
+  const DictionaryPairs bare = cedict_pairs(entries, {.infinitive_to = false});
+  std::map<std::string, std::string> verb;
+  for (size_t i = 0; i < bare.size(); ++i) verb[bare.zh[i]] = bare.en[i];
+  EXPECT_EQ(verb["欢迎"], "welcome");
+  EXPECT_EQ(verb["来"], "come");
+  EXPECT_EQ(verb["北京"], "Beijing");
+  EXPECT_GT(bare.stats.kept, s.kept);  // a gloss without "to" may now fit max_words
+  EXPECT_GT(bare.stats.infinitives, 20000);
 }
 
 }  // namespace
