@@ -9,41 +9,21 @@
 // a font with Chinese glyphs for the screenshots (Debian's fonts-wqy-zenhei or fonts-noto-cjk).
 //   node bench/tools/seed_explorer_shots.mjs build/engram runs/tatoeba-cedict-zh-en/avg \
 //     runs/tatoeba-cedict-zh-en-none/avg docs/img
-import {spawn} from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import {createRequire} from 'node:module';
+import {closeChromium, findChromium, launchChromium, startServer} from '../../tests/web/browser.mjs';
 
 const [bin, attention, fixedC, outDir] = process.argv.slice(2);
 if (!bin || !attention || !fixedC || !outDir) {
   console.error('usage: node seed_explorer_shots.mjs ENGRAM_BINARY ATTENTION_DIR FIXED_C_DIR OUT_DIR');
   process.exit(2);
 }
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const puppeteer = createRequire(path.join(root, 'tests/web/package.json'))('puppeteer-core');
-const chromium = process.env.ENGRAM_CHROMIUM ||
-    ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+const chromium = findChromium();
 if (!chromium) throw new Error('chromium is not installed (make deps)');
 
-const server = spawn(bin, ['serve', '--port', '0', '-m', `zh-en=${attention}`, '-m', `zh-en-fixed-c=${fixedC}`],
-  {stdio: ['ignore', 'pipe', 'inherit']});
+const {server, listening} = startServer(bin, ['-m', `zh-en=${attention}`, '-m', `zh-en-fixed-c=${fixedC}`]);
 process.on('exit', () => { if (server.exitCode === null) server.kill('SIGKILL'); });
-const base = await new Promise((resolve, reject) => {
-  let out = '';
-  const timer = setTimeout(() => reject(new Error('engram serve did not listen within 120 s')), 120_000);
-  server.stdout.on('data', (d) => {
-    out += d;
-    const m = out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-    if (m) { clearTimeout(timer); resolve(m[1]); }
-  });
-  server.on('exit', (code) => reject(new Error(`engram serve exited ${code}`)));
-});
-
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-chromium-'));
-const browser = await puppeteer.launch({executablePath: chromium, headless: true, timeout: 60_000,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-    `--user-data-dir=${profile}`]});
+const base = await listening;
+const browser = await launchChromium(chromium);
 try {
   const page = await browser.newPage();
   page.setDefaultTimeout(60_000);
@@ -76,6 +56,6 @@ try {
   if (!/Beijing/.test(tokens[tokens.length - 1] || '')) throw new Error(`no "Beijing" step: ${JSON.stringify(tokens)}`);
   await page.screenshot({path: path.join(outDir, 'seed-explorer-decode.png'), fullPage: true});
 } finally {
-  await browser.close();
+  await closeChromium(browser);
   server.kill('SIGTERM');
 }

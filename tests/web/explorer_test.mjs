@@ -11,10 +11,9 @@
 // usage: node explorer_test.mjs ENGRAM_BINARY SOURCE_DIR OUT_DIR
 // The whole run is bounded (kDeadlineMs): it fails, never hangs. A missing chromium or
 // puppeteer-core is a failure that says to run `make deps`.
-import {spawn} from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import {closeChromium, findChromium, launchChromium, startServer as spawnServer} from './browser.mjs';
 
 const kDeadlineMs = 240_000;  // the ASan server is a few times slower than the release one
 const [bin, sourceDir, outDir] = process.argv.slice(2);
@@ -70,31 +69,15 @@ function goldenCases(family) {
   return text.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t'));
 }
 
-// ENGRAM_CHROMIUM when set (and then only it), else Debian's chromium.
-function findChromium() {
-  const candidates = process.env.ENGRAM_CHROMIUM ? [process.env.ENGRAM_CHROMIUM] : ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
-  return candidates.find((p) => fs.existsSync(p));
-}
-
-// Starts the server on a free port; resolves to its base URL once it prints its address.
+// Starts the server on the golden models; resolves to its base URL once it prints its address.
 function startServer() {
   const g = path.join(sourceDir, 'tests/golden/models');
-  const args = ['serve', '--port', '0', '--max-wait-ms', '0'];
+  const args = ['--max-wait-ms', '0'];
   for (const f of ['seq2seq', 'memn2n', 'ntm', 'pointer', 'pointer_generator', 'tree']) args.push('-m', path.join(g, f));
   args.push('-m', path.join(sourceDir, 'tests/web/models/speech'));  // no golden speech model: tests/web/models/README.md
-  server = spawn(bin, args, {stdio: ['ignore', 'pipe', 'pipe']});
-  let stderr = '';
-  server.stderr.on('data', (d) => { stderr += d; process.stderr.write(d); });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('no "listening on" line from engram serve in 90 s')), 90_000);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-    server.on('exit', (code) => { clearTimeout(timer); reject(new Error(`engram serve exited ${code} before listening: ${stderr}`)); });
-  });
+  const started = spawnServer(bin, args);
+  server = started.server;
+  return started.listening;
 }
 
 async function post(base, route, body) {
@@ -419,12 +402,6 @@ async function main() {
   fs.mkdirSync(outDir, {recursive: true});
   const chromium = findChromium();
   if (!chromium) await fail('chromium is not installed (make deps installs Debian\'s chromium; ENGRAM_CHROMIUM names another)');
-  let puppeteer;
-  try {
-    puppeteer = (await import('puppeteer-core')).default;
-  } catch (e) {
-    await fail(`puppeteer-core is not installed in tests/web/node_modules (make deps runs npm ci there): ${e.message}`);
-  }
   const base = await startServer().catch((e) => fail(e.message));
   log(`server at ${base}, browser ${chromium}`);
 
@@ -436,16 +413,7 @@ async function main() {
   }
   check((await fetch(base + '/static/..%2FCMakeLists.txt')).status === 404, 'a path outside web/ is 404');
 
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-chromium-'));
-  browser = await puppeteer.launch({
-    executablePath: chromium,
-    headless: true,
-    // CI runs as root: no sandbox. --headless as the Debian package expects it.
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-      '--disable-extensions', '--disable-background-networking', `--user-data-dir=${profile}`],
-    timeout: 60_000,
-    protocolTimeout: 60_000,
-  });
+  browser = await launchChromium(chromium).catch((e) => fail(e.message));
   const page = await browser.newPage();
   page.setDefaultTimeout(30_000);
   await page.setViewport({width: 1200, height: 900});
@@ -491,9 +459,8 @@ async function main() {
       `with only a memn2n model loaded the menu is ${JSON.stringify(onlyMenu)} and #translate shows ${JSON.stringify(onlyShown)}`);
   await only.close();
 
-  await browser.close();
+  await closeChromium(browser);
   browser = null;
-  fs.rmSync(profile, {recursive: true, force: true});
   // SIGTERM: the server finishes and exits 0 (under ASan, a leak would make it non-zero).
   const code = await new Promise((resolve) => {
     server.once('exit', (c, sig) => resolve(c === null ? sig : c));
