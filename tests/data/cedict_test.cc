@@ -181,8 +181,13 @@ TEST_F(CorpusTest, CcCedict) {
   EXPECT_EQ(s.entries, 124263);
   EXPECT_EQ(s.not_hanzi + s.no_gloss + s.too_long_zh + s.too_long_en + s.duplicate + s.kept, s.entries);
   EXPECT_GT(s.kept, 90000);
-  std::map<std::string, std::string> gloss;
-  for (size_t i = 0; i < d.size(); ++i) gloss[d.zh[i]] = d.en[i];
+  // headword -> gloss of a set of pairs
+  const auto glosses = [](const DictionaryPairs& p) {
+    std::map<std::string, std::string> g;
+    for (size_t i = 0; i < p.size(); ++i) g[p.zh[i]] = p.en[i];
+    return g;
+  };
+  auto gloss = glosses(d);
   EXPECT_EQ(gloss["北京"], "Beijing");
   EXPECT_EQ(gloss["欢迎"], "to welcome");
   EXPECT_EQ(gloss["来"], "to come");
@@ -195,8 +200,7 @@ TEST_F(CorpusTest, CcCedict) {
   EXPECT_EQ(gloss["孔子"], "Confucius");
   EXPECT_EQ(gloss["兵马俑"], "Terracotta Army");  // the first sense has 8 words
   const DictionaryPairs bare = cedict_pairs(entries, {.infinitive_to = false});
-  std::map<std::string, std::string> verb;
-  for (size_t i = 0; i < bare.size(); ++i) verb[bare.zh[i]] = bare.en[i];
+  auto verb = glosses(bare);
   EXPECT_EQ(verb["欢迎"], "welcome");
   EXPECT_EQ(verb["来"], "come");
   EXPECT_EQ(verb["北京"], "Beijing");
