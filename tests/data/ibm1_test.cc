@@ -1,5 +1,5 @@
-// IBM Model 1: the EM iterations of Koehn's worked example, the posterior, and alignment learnt
-// from a synthetic corpus whose true alignment is known.
+// IBM Model 1: the EM iterations of Koehn's worked example, the posterior, alignment learnt
+// from a synthetic corpus whose true alignment is known, and fast_align's diagonal prior.
 #include "engram/data/ibm1.h"
 
 #include <gtest/gtest.h>
@@ -87,10 +87,36 @@ TEST(Ibm1, LearnsAKnownAlignment) {
   EXPECT_GT(m.prob(5, 105), 0.9);
 }
 
+// Two tokens that always come together: Model 1 cannot tell which translates which (every t is
+// ½); fast_align's prior (Dyer et al. 2013) with tension λ weighs target j's source i by
+// exp(-λ |(i+½)/2 - (j+½)/2|), 1 on the diagonal and e^(-λ/2) off it, so one EM iteration from
+// uniform t gives t(10 | 0) = 1 / (1 + e^(-λ/2)), and the posterior is t·d normalised.
+TEST(Ibm1, DiagonalPriorBreaksTheTieOfTokensThatComeTogether) {
+  const std::vector<Example> corpus(3, Example{{0, 1}, {10, 11}});
+  const Ibm1 flat = Ibm1::train(corpus, 1);
+  EXPECT_FLOAT_EQ(static_cast<float>(flat.prob(0, 10)), 0.5f);
+  const double lambda = 4, off = std::exp(-lambda / 2), t = 1 / (1 + off);
+  const Ibm1 m = Ibm1::train(corpus, 1, lambda);
+  EXPECT_EQ(m.diagonal(), lambda);
+  EXPECT_NEAR(m.prob(0, 10), t, 1e-6);
+  EXPECT_NEAR(m.prob(1, 10), 1 - t, 1e-6);
+  EXPECT_NEAR(m.prob(1, 11), t, 1e-6);
+  const std::vector<float> p = m.posterior(corpus[0].src, corpus[0].tgt);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_NEAR(p[0], t / (t + (1 - t) * off), 1e-6);
+  EXPECT_NEAR(p[3], t / (t + (1 - t) * off), 1e-6);
+  EXPECT_NEAR(p[0] + p[1], 1.0, 1e-6);
+  EXPECT_GT(p[0], 0.98f);
+}
+
 TEST(Ibm1, RejectsBadInput) {
   EXPECT_NE(error_of([] { Ibm1::train(std::vector<Example>{{{0}, {0}}}, 0); }).find("iterations 0"), std::string::npos);
   EXPECT_NE(error_of([] { Ibm1::train(std::vector<Example>{{{-1}, {0}}}, 1); }).find("source id -1"), std::string::npos);
   EXPECT_NE(error_of([] { Ibm1::train(std::vector<Example>{{{1}, {-2}}}, 1); }).find("target id -2"), std::string::npos);
+  EXPECT_NE(error_of([] { Ibm1::train(std::vector<Example>{{{0}, {0}}}, 1, -1); }).find("diagonal tension -1"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { Ibm1::train(std::vector<Example>{{{0}, {0}}}, 1, std::nan("")); }).find("diagonal tension"),
+            std::string::npos);
   const Ibm1 m = Ibm1::train(std::vector<Example>{{{}, {1}}, {{2}, {}}}, 1);  // empty sides skipped
   EXPECT_EQ(m.pairs(), 0);
 }

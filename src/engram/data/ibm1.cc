@@ -2,14 +2,28 @@
 #include "engram/data/ibm1.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engram/core/error.h"
 
 namespace engram::data {
+namespace {
 
-Ibm1 Ibm1::train(std::span<const Example> pairs, int iterations) {
+// d(i, j) for source position i of s and target position j of n (ibm1.h); 1 when lambda = 0.
+double diagonal_prior(double lambda, size_t i, size_t s, size_t j, size_t n) {
+  if (lambda == 0) return 1.0;
+  const double at = (static_cast<double>(i) + 0.5) / static_cast<double>(s);
+  return std::exp(-lambda * std::abs(at - (static_cast<double>(j) + 0.5) / static_cast<double>(n)));
+}
+
+}  // namespace
+
+Ibm1 Ibm1::train(std::span<const Example> pairs, int iterations, double diagonal) {
   ENGRAM_CHECK(iterations >= 1, "IBM Model 1: iterations {} must be >= 1", iterations);
+  ENGRAM_CHECK(std::isfinite(diagonal) && diagonal >= 0, "IBM Model 1: diagonal tension {} must be finite and >= 0",
+               diagonal);
   Ibm1 m;
+  m.diagonal_ = diagonal;
   int32_t max_f = -1;
   for (const Example& p : pairs) {
     if (p.src.empty() || p.tgt.empty()) continue;
@@ -35,18 +49,21 @@ Ibm1 Ibm1::train(std::span<const Example> pairs, int iterations) {
                                              m.keys_.begin()));
   }
   m.t_.assign(m.keys_.size(), 1.0f);  // uniform (any constant gives uniform first posteriors)
-  std::vector<double> count(m.keys_.size()), total(static_cast<size_t>(max_f + 1));
+  std::vector<double> count(m.keys_.size()), total(static_cast<size_t>(max_f + 1)), w;
   for (int it = 0; it < iterations; ++it) {
     std::fill(count.begin(), count.end(), 0.0);
     std::fill(total.begin(), total.end(), 0.0);
     size_t at = 0;
     for (const Example& p : pairs) {
       if (p.src.empty() || p.tgt.empty()) continue;
-      for (size_t j = 0; j < p.tgt.size(); ++j, at += p.src.size()) {
+      const size_t s = p.src.size(), n = p.tgt.size();
+      w.resize(s);
+      for (size_t j = 0; j < n; ++j, at += s) {
         double z = 0;
-        for (size_t i = 0; i < p.src.size(); ++i) z += m.t_[cell[at + i]];
-        for (size_t i = 0; i < p.src.size(); ++i) {
-          const double c = m.t_[cell[at + i]] / z;
+        for (size_t i = 0; i < s; ++i) z += w[i] = m.t_[cell[at + i]] * diagonal_prior(diagonal, i, s, j, n);
+        if (!(z > 0)) continue;  // every t(e_j | f_i) of the row underflowed: the row counts nothing
+        for (size_t i = 0; i < s; ++i) {
+          const double c = w[i] / z;
           count[cell[at + i]] += c;
           total[static_cast<size_t>(p.src[i])] += c;
         }
@@ -71,7 +88,8 @@ std::vector<float> Ibm1::posterior(std::span<const int32_t> src, std::span<const
   for (size_t j = 0; j < tgt.size(); ++j) {
     float* row = out.data() + j * s;
     double z = 0;
-    for (size_t i = 0; i < s; ++i) z += row[i] = static_cast<float>(prob(src[i], tgt[j]));
+    for (size_t i = 0; i < s; ++i)
+      z += row[i] = static_cast<float>(prob(src[i], tgt[j]) * diagonal_prior(diagonal_, i, s, j, tgt.size()));
     for (size_t i = 0; i < s; ++i) row[i] = z > 0 ? static_cast<float>(row[i] / z) : 1.0f / static_cast<float>(s);
   }
   return out;

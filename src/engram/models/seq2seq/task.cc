@@ -76,6 +76,9 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
                "seq2seq data: guided_alignment {} must be a finite weight >= 0", d.guided_alignment);
   ENGRAM_CHECK(d.guided_alignment_iterations >= 1 && d.guided_alignment_iterations <= 100,
                "seq2seq data: guided_alignment_iterations {} must be in [1, 100]", d.guided_alignment_iterations);
+  ENGRAM_CHECK(std::isfinite(d.guided_alignment_diagonal) && d.guided_alignment_diagonal >= 0 &&
+                   d.guided_alignment_diagonal <= 100,
+               "seq2seq data: guided_alignment_diagonal {} must be in [0, 100]", d.guided_alignment_diagonal);
   ENGRAM_CHECK(d.guided_alignment == 0 || cfg_.seq2seq.attention != AttentionKind::kNone,
                "seq2seq data: guided_alignment needs attention (seq2seq.attention is none)");
   // ---- text
@@ -310,9 +313,10 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
     std::vector<data::Example> all = train_;
     all.insert(all.end(), dict_.begin(), dict_.end());
     const auto start = std::chrono::steady_clock::now();
-    aligner_ = data::Ibm1::train(all, static_cast<int>(d.guided_alignment_iterations));
-    log_note(log, fmt::format("data: guided alignment, IBM Model 1 ({} EM iterations) over {} pairs: {} token pairs "
-                              "seen together, {:.1f} s", d.guided_alignment_iterations, all.size(), aligner_.pairs(),
+    aligner_ = data::Ibm1::train(all, static_cast<int>(d.guided_alignment_iterations), d.guided_alignment_diagonal);
+    log_note(log, fmt::format("data: guided alignment, IBM Model 1 ({} EM iterations, diagonal tension {}) over {} "
+                              "pairs: {} token pairs seen together, {:.1f} s", d.guided_alignment_iterations,
+                              d.guided_alignment_diagonal, all.size(), aligner_.pairs(),
                               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   }
   train::write_run_config(run, io::dump_config(cfg_));

@@ -75,11 +75,13 @@ struct Seq2SeqDataConfig {
   bool dictionary_infinitive_to = true;  // false: 来 -> "come", not "to come" (data/cedict.h)
   // Guided alignment (Seq2Seq::loss, AlignmentGuide): IBM Model 1 (data/ibm1.h) is trained on
   // every training, dictionary and joined pair as ids (guided_alignment_iterations EM iterations,
-  // once, when the task is built); each target token but <eos> of a training batch then asks
+  // once, when the task is built; with fast_align's diagonal prior of tension
+  // guided_alignment_diagonal when that is > 0); each target token but <eos> of a training batch then asks
   // attention for that token's alignment posterior, with weight guided_alignment (0 = off). The
   // logged training loss includes the term; validation's does not.
   double guided_alignment = 0;
   int64_t guided_alignment_iterations = 5;
+  double guided_alignment_diagonal = 0;  // λ in [0, 100]; 0 = IBM Model 1
 
   template <class V>
   void visit(V& v) {
@@ -123,6 +125,8 @@ struct Seq2SeqDataConfig {
     v("guided_alignment", guided_alignment, "weight of the guided-alignment loss: attention asked to follow IBM "
       "Model 1's alignment of the training pairs (0 = off; needs attention)");
     v("guided_alignment_iterations", guided_alignment_iterations, "guided alignment: IBM Model 1 EM iterations (1-100)");
+    v("guided_alignment_diagonal", guided_alignment_diagonal, "guided alignment: tension of fast_align's diagonal "
+      "prior (0-100; 0 = IBM Model 1, fast_align uses 4): alignments near the diagonal are preferred");
   }
 };
 
