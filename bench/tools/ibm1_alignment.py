@@ -11,11 +11,15 @@ without the NULL source word; prints each English word's alignment posterior ove
 source characters of the sentences given (default the seeds' 欢迎来北京).
 
 With --no-infinitive-to a dictionary sense "to V" is read as "V" (as seq2seq's
-data.dictionary_infinitive_to: false does).
+data.dictionary_infinitive_to: false does). With --diagonal T a third model is trained: without
+NULL, with fast_align's diagonal prior of tension T (Dyer et al. 2013; seq2seq's
+data.guided_alignment_diagonal): English word j of n aligns to character i of S with prior weight
+exp(-T |(i+1/2)/S - (j+1/2)/n|), in EM and in the posterior.
 
-Usage: bench/tools/ibm1_alignment.py [--no-infinitive-to] [CHINESE<TAB>ENGLISH ...]   (ENGRAM_DATA_DIR, default ../shared/data)
+Usage: bench/tools/ibm1_alignment.py [--no-infinitive-to] [--diagonal T] [CHINESE<TAB>ENGLISH ...]   (ENGRAM_DATA_DIR, default ../shared/data)
 """
 import collections
+import math
 import os
 import re
 import sys
@@ -48,18 +52,26 @@ def corpus(data, infinitive_to=True):
     return pairs
 
 
-def train(pairs, null, iterations=5):
+def weights(t, src, en, j, diagonal):
+    """t(f | e) times the diagonal prior of English word j over the source words src."""
+    n = len(en)
+    prior = [1.0] * len(src) if not diagonal else \
+        [math.exp(-diagonal * abs((i + 0.5) / len(src) - (j + 0.5) / n)) for i in range(len(src))]
+    return [t[(e, en[j])] * d for e, d in zip(src, prior)]
+
+
+def train(pairs, null, iterations=5, diagonal=0.0):
     t = collections.defaultdict(lambda: 1.0)  # t(f | e), uniform start
     for _ in range(iterations):
         count, total = collections.defaultdict(float), collections.defaultdict(float)
         for zh, en in pairs:
             src = (["<null>"] if null else []) + zh
-            for f in en:
-                z = sum(t[(e, f)] for e in src)
-                for e in src:
-                    c = t[(e, f)] / z
-                    count[(e, f)] += c
-                    total[e] += c
+            for j, f in enumerate(en):
+                w = weights(t, src, en, j, diagonal)
+                z = sum(w)
+                for e, x in zip(src, w):
+                    count[(e, f)] += x / z
+                    total[e] += x / z
         t = collections.defaultdict(float, {k: v / total[k[0]] for k, v in count.items()})
     return t
 
@@ -69,19 +81,27 @@ def main():
     args = sys.argv[1:]
     infinitive_to = "--no-infinitive-to" not in args
     args = [a for a in args if a != "--no-infinitive-to"]
+    diagonal = 0.0
+    if "--diagonal" in args:
+        at = args.index("--diagonal")
+        diagonal = float(args[at + 1])
+        del args[at:at + 2]
     sentences = [a.split("\t") for a in args] or [["欢迎来北京", "Welcome to Beijing"]]
     pairs = corpus(data, infinitive_to)
     print(f"{len(pairs)} pairs ({data}: tatoeba-zh-en/cmn.txt + cc-cedict/cedict_ts.u8)")
-    for null in (True, False):
-        t = train(pairs, null)
-        print(f"\nIBM Model 1, {'with' if null else 'without'} NULL, 5 EM iterations: P(source | english word)")
+    for null, tension in [(True, 0.0), (False, 0.0)] + ([(False, diagonal)] if diagonal else []):
+        t = train(pairs, null, diagonal=tension)
+        prior = f", diagonal tension {tension:g}" if tension else ""
+        print(f"\nIBM Model 1, {'with' if null else 'without'} NULL{prior}, 5 EM iterations: P(source | english word)")
         for zh, en in sentences:
             src = (["<null>"] if null else []) + [c for c in zh if not c.isspace()]
+            words = WORD.findall(en)
             print("| english | " + " | ".join(src) + " |")
             print("|---|" + "---:|" * len(src))
-            for f in WORD.findall(en):
-                z = sum(t[(e, f)] for e in src) or 1.0
-                print(f"| {f} | " + " | ".join(f"{t[(e, f)] / z:.2f}" for e in src) + " |")
+            for j, f in enumerate(words):
+                w = weights(t, src, words, j, tension)
+                z = sum(w) or 1.0
+                print(f"| {f} | " + " | ".join(f"{x / z:.2f}" for x in w) + " |")
 
 
 if __name__ == "__main__":
