@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -310,6 +311,38 @@ TEST(Seq2SeqTask, SimplifiedLooksForTheNamesAsConverted) {
   const std::vector<std::string> pairs = sentence_pairs(task, 0);
   EXPECT_EQ(std::set<std::string>(pairs.begin(), pairs.end()),
             (std::set<std::string>{"我住在北京。 / I live in Beijing.", "我住在干安。 / I live in Qian'an."}));
+}
+
+// Guided alignment's keys: a run with the guide (Model 1 with fast_align's diagonal prior) trains
+// a batch to a finite loss, and each bad value is refused with its key named.
+TEST(Seq2SeqTask, GuidedAlignmentKeysAreCheckedAndTheGuideTrains) {
+  TempDir dir;
+  Seq2SeqTrainConfig c = with_dictionary(dir, 1);
+  c.data.guided_alignment = 1;
+  c.data.guided_alignment_diagonal = 4;
+  Seq2SeqTask task(c, nullptr);
+  task.begin_epoch(1, 1);
+  const train::BatchResult r = task.train_batch(0);
+  EXPECT_TRUE(std::isfinite(r.loss_sum) && r.units > 0) << r.loss_sum << " over " << r.units;
+  const auto refused = [&](auto set, const std::string& want) {
+    Seq2SeqTrainConfig bad = c;
+    set(bad.data);
+    bad.train.run_dir = dir / "bad";
+    try {
+      Seq2SeqTask t(bad, nullptr);
+      ADD_FAILURE() << "accepted: " << want;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), want);
+    }
+  };
+  refused([](Seq2SeqDataConfig& d) { d.guided_alignment_diagonal = 101; },
+          "seq2seq data: guided_alignment_diagonal 101 must be in [0, 100]");
+  refused([](Seq2SeqDataConfig& d) { d.guided_alignment_diagonal = -1; },
+          "seq2seq data: guided_alignment_diagonal -1 must be in [0, 100]");
+  refused([](Seq2SeqDataConfig& d) { d.guided_alignment_iterations = 0; },
+          "seq2seq data: guided_alignment_iterations 0 must be in [1, 100]");
+  refused([](Seq2SeqDataConfig& d) { d.guided_alignment = -0.5; },
+          "seq2seq data: guided_alignment -0.5 must be a finite weight >= 0");
 }
 
 TEST(Seq2SeqTask, UnpunctuatedShareStripsTrainingPairsOnly) {
