@@ -85,12 +85,12 @@ std::vector<float> Ibm1::posterior(std::span<const int32_t> src, std::span<const
   const size_t s = src.size();
   std::vector<float> out(tgt.size() * s);
   if (s == 0) return out;
+  std::vector<double> w(s);  // in double: t·d can be far below float's range before it is normalised
   for (size_t j = 0; j < tgt.size(); ++j) {
     float* row = out.data() + j * s;
     double z = 0;
-    for (size_t i = 0; i < s; ++i)
-      z += row[i] = static_cast<float>(prob(src[i], tgt[j]) * diagonal_prior(diagonal_, i, s, j, tgt.size()));
-    for (size_t i = 0; i < s; ++i) row[i] = z > 0 ? static_cast<float>(row[i] / z) : 1.0f / static_cast<float>(s);
+    for (size_t i = 0; i < s; ++i) z += w[i] = prob(src[i], tgt[j]) * diagonal_prior(diagonal_, i, s, j, tgt.size());
+    for (size_t i = 0; i < s; ++i) row[i] = z > 0 ? static_cast<float>(w[i] / z) : 1.0f / static_cast<float>(s);
   }
   return out;
 }

@@ -8,7 +8,8 @@
 // Simple, Fast, and Effective Reparameterization of IBM Model 2", without its NULL word): target
 // token j of n aligns to source position i of S with prior ∝ exp(-λ |(i+½)/S - (j+½)/n|), so
 //   P(a_j = i | f, e) = t(e_j | f_i) d(i, j) / Σ_k t(e_j | f_k) d(k, j),
-// in EM as in the posterior; λ = 0 is Model 1. Guided alignment training (seq2seq data.guided_alignment) asks attention to follow it.
+// in EM as in the posterior; λ = 0 is Model 1. Guided alignment training (seq2seq
+// data.guided_alignment, data.guided_alignment_diagonal = λ) asks attention to follow it.
 // EM (Koehn 2010, "Statistical Machine Translation", Figure 4.3): start from uniform t; each
 // iteration counts c(e, f) += P(a_j = i | f, e) over every target token e = e_j and source
 // position i (f = f_i) of every pair, then t(e | f) = c(e, f) / Σ_e' c(e', f). λ is fixed (fast_align
