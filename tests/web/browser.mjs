@@ -56,8 +56,10 @@ export async function launchChromium(chromium) {
   return browser;
 }
 
-// Closes a browser of launchChromium and removes its profile.
+// Closes a browser of launchChromium and removes its profile. close() waits for Chromium; one
+// stuck for 10 s is killed.
 export async function closeChromium(browser) {
-  await browser.close();
+  await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
+  try { browser.process()?.kill('SIGKILL'); } catch (e) { /* already gone */ }
   fs.rmSync(profiles.get(browser), {recursive: true, force: true});
 }

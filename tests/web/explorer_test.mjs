@@ -29,9 +29,7 @@ async function cleanup() {
   if (browser) {
     const b = browser;
     browser = null;
-    // close() waits for Chromium; a stuck one is killed.
-    await Promise.race([b.close().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
-    try { b.process()?.kill('SIGKILL'); } catch (e) { /* already gone */ }
+    await closeChromium(b);  // bounded; removes the profile a failing run would leave in /tmp
   }
   if (server && server.exitCode === null) server.kill('SIGKILL');
 }
