@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "data/test_util.h"
 #include "engram/core/error.h"
 #include "engram/models/memn2n/task.h"
@@ -161,6 +163,36 @@ TEST(GoldenModels, DamagedCopiesFailWithAnError) {
     in.close();
     std::ofstream(config, std::ios::binary | std::ios::trunc) << yaml.substr(0, yaml.size() / 2);
     EXPECT_THROW(load_model(dir), Error) << "config.yaml cut to:\n" << yaml.substr(0, yaml.size() / 2);
+  }
+}
+
+// Every family's checkpoint with one width in config.yaml raised to 40,000 (billions of
+// parameters where the file holds thousands) fails with an engram::Error naming
+// model.safetensors before the larger model's parameters are mapped (without the check: a
+// std::bad_alloc, or gigabytes mapped and then a shape mismatch).
+TEST(GoldenModels, AConfigOfALargerModelThanItsTensorsIsRefusedBeforeItIsBuilt) {
+  const std::pair<std::string, std::vector<std::string>> widths[] = {
+      {"seq2seq", {"hidden"}},        {"memn2n", {"dim"}},      {"ntm", {"ntm", "controller_size"}},
+      {"tree", {"hidden"}},           {"pointer", {"hidden"}},  {"pointer_generator", {"hidden"}},
+      {"speech", {"decoder_hidden"}}};
+  for (const auto& [family, path] : widths) {
+    SCOPED_TRACE(family);
+    TempDir tmp;
+    const fs::path dir = copy_golden(tmp, family);
+    YAML::Node file = YAML::LoadFile((dir / "config.yaml").string());
+    YAML::Node node = file["config"];
+    for (size_t i = 0; i + 1 < path.size(); ++i) node.reset(node[path[i]]);  // (operator= would copy into it)
+    ASSERT_TRUE(node[path.back()].IsScalar()) << path.back();
+    node[path.back()] = 40000;
+    std::ofstream(dir / "config.yaml", std::ios::trunc) << file;
+    std::string error;
+    try {
+      load_model(dir);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find((dir / "model.safetensors").string() + " holds "), std::string::npos) << error;
+    EXPECT_NE(error.find("the model its config describes has more"), std::string::npos) << error;
   }
 }
 

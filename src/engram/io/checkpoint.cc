@@ -350,6 +350,12 @@ CheckpointInfo read_checkpoint_info(const fs::path& target) {
   return info;
 }
 
+int64_t checkpoint_floats(const fs::path& dir) {
+  int64_t n = 0;
+  for (const SafetensorsReader::Entry& e : SafetensorsReader(normalize(dir) / kModelFile).tensors()) n += e.shape.numel();
+  return n;
+}
+
 CheckpointInfo load_checkpoint(const fs::path& target, nn::ParamStore& params, optim::Optimizer* optimizer) {
   const fs::path dir = normalize(target);
   CheckpointInfo info = read_checkpoint_info(dir);

@@ -69,6 +69,9 @@ struct CheckpointInfo {
 // a missing directory or file and on an unknown format version.
 CheckpointInfo read_checkpoint_info(const std::filesystem::path& dir);
 
+// How many floats the tensors of `dir`'s model.safetensors hold (its header read and checked).
+int64_t checkpoint_floats(const std::filesystem::path& dir);
+
 // read_checkpoint_info, then copies every tensor of model.safetensors into `params` (which must
 // hold exactly the same names and shapes) and, if `optimizer` is given, its state and scalars
 // from optimizer.safetensors. All names and shapes are checked before anything is overwritten.

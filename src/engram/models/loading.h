@@ -12,6 +12,7 @@
 #include "engram/io/checkpoint.h"
 #include "engram/io/config.h"
 #include "engram/nn/init.h"
+#include "engram/nn/param_store.h"
 
 namespace engram::models {
 
@@ -31,6 +32,7 @@ std::unique_ptr<M> load_checkpoint_model(const std::filesystem::path& dir, Read&
   std::unique_ptr<M> model;
   {
     const nn::init::SkipOnThisThread skip;  // every parameter is read from the checkpoint below
+    const nn::ParamBudgetOnThisThread budget(io::checkpoint_floats(dir), (dir / "model.safetensors").string());
     model = std::make_unique<M>(cfg, rng);
   }
   io::load_checkpoint(dir, model->params());

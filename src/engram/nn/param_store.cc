@@ -11,6 +11,14 @@
 
 namespace engram::nn {
 
+namespace {
+thread_local const ParamBudgetOnThisThread* budget = nullptr;
+}  // namespace
+
+ParamBudgetOnThisThread::ParamBudgetOnThisThread(int64_t floats, std::string what)
+    : floats_(floats), what_(std::move(what)), was_(std::exchange(budget, this)) {}
+ParamBudgetOnThisThread::~ParamBudgetOnThisThread() { budget = was_; }
+
 ZeroedFloats::ZeroedFloats(const ZeroedFloats& other) {
   grow(other.size_);
   if (size_) std::memcpy(data_, other.data_, sizeof(float) * size_);
@@ -55,6 +63,9 @@ ParamId ParamStore::add(const std::string& name, Shape shape) {
   ENGRAM_CHECK(!name.empty(), "parameter with an empty name");
   ENGRAM_CHECK(!index_.count(name), "duplicate parameter name '{}'", name);
   const int64_t offset = static_cast<int64_t>(values_.size());
+  ENGRAM_CHECK(!budget || shape.numel() <= budget->floats_ - offset,
+               "{} holds {} parameters, but the model its config describes has more ({} at '{}' of shape {})",
+               budget->what_, budget->floats_, offset + shape.numel(), name, shape.str());
   params_.push_back({name, shape, offset});
   values_.grow(values_.size() + static_cast<size_t>(shape.numel()));
   const auto id = static_cast<ParamId>(params_.size() - 1);

@@ -47,9 +47,28 @@ class ZeroedFloats {
   size_t mapped_ = 0;  // bytes mapped at data_: whole pages, >= size_ floats
 };
 
+// While one lives, a ParamStore on this thread refuses to grow past `floats` values, with an error
+// naming `what` and the parameter: the checkpoint loader sets it to the size of the tensors it
+// will read, so a corrupt or edited config.yaml describing a larger model errors before its
+// parameters are mapped.
+class ParamBudgetOnThisThread {
+ public:
+  ParamBudgetOnThisThread(int64_t floats, std::string what);
+  ~ParamBudgetOnThisThread();
+  ParamBudgetOnThisThread(const ParamBudgetOnThisThread&) = delete;
+  ParamBudgetOnThisThread& operator=(const ParamBudgetOnThisThread&) = delete;
+
+ private:
+  friend class ParamStore;
+  int64_t floats_;
+  std::string what_;
+  const ParamBudgetOnThisThread* was_;
+};
+
 class ParamStore {
  public:
-  // Adds a zero-initialised parameter. Names are unique (error on a duplicate).
+  // Adds a zero-initialised parameter. Names are unique (error on a duplicate); within a
+  // ParamBudgetOnThisThread the store's values stay within its floats (error otherwise).
   ParamId add(const std::string& name, Shape shape);
 
   Tensor value(ParamId id) { return {values_.data() + params_[id].offset, params_[id].shape}; }
