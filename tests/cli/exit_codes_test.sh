@@ -94,6 +94,9 @@ expect 1 "cannot write to standard output" -- sh -c "exec \"$bin\" rouge \"$tmp/
 # An input line over the 64 KiB limit, and a stream with no newline at all: one error, bounded memory.
 head -c 70000 /dev/zero | tr '\0' 'a' > "$tmp/long"
 stdin=$tmp/long expect 1 "longer than 65536 bytes" -- "$bin" translate -m "$golden/seq2seq"
+# A target prefix for an empty source: refused, not dropped with the empty sentence's empty output.
+printf 'ab\ta\n\ta\n' > "$tmp/empty-src"
+stdin=$tmp/empty-src expect 1 "input 2 is empty, so its target prefix" -- "$bin" translate -m "$golden/seq2seq" --prefix-column
 
 # Run directories: a copied run resumes as the copy (not into the original), a finished run run
 # again does nothing, and a second training on a directory in use is refused.
@@ -126,6 +129,8 @@ expect 2 "not in range" -- "$bin" summarize -m "$pg" --oov-bonus 200
 stdin=$tmp/article expect 1 "oov_bonus nan outside" -- "$bin" summarize -m "$pg" --oov-bonus nan
 stdin=$tmp/article expect 0 "" -- "$bin" summarize -m "$pg" --oov-bonus 2
 grep -qx "Zisi won in Seritof" "$tmp/out" || { echo "FAIL: summarize --oov-bonus 2 wrote '$(cat "$tmp/out")'"; fails=$((fails + 1)); }
+printf '\tZisi\n' > "$tmp/empty-article"
+stdin=$tmp/empty-article expect 1 "input 1 is empty, so its target prefix" -- "$bin" summarize -m "$pg" --prefix-column
 expect 1 "missing.tsv" -- "$bin" pointer-generator eval -m "$pg" --file "$tmp/missing.tsv"
 printf 'an article without a tab\n' > "$tmp/bad.tsv"
 expect 1 "bad.tsv:1: expected 'source<TAB>target'" -- "$bin" pointer-generator eval -m "$pg" --file "$tmp/bad.tsv"

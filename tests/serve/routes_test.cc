@@ -537,6 +537,8 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
       {"/v1/translate", "{\"src\": [\"a\"], \"beem\": 2}", 400, "unknown field 'beem' for a seq2seq model"},
       {"/v1/translate", "{\"src\": [\"a\", \"b\"], \"target_prefix\": [\"2\"]}", 400,
        "'target_prefix' holds 1 prefixes for 2 sentences"},
+      {"/v1/translate", "{\"src\": [\"a\", \"\"], \"target_prefix\": [\"2\", \"2\"]}", 400,
+       "input 2 is empty, so its target prefix has nothing to continue"},
       {"/v1/translate", "{\"src\": [\"a\"], \"views\": 2}", 400, "'views' is not an option of the seq2seq family"},
       {"/v1/translate", "{\"src\": [\"a\"], \"batch\": 2}", 400, "'batch' is the server's own option"},
       {"/v1/translate", "{\"src\": [\"a\"], \"shortlist\": true}", 400, "no shortlist.tsv"},

@@ -67,6 +67,10 @@ std::vector<Summary> summarize_lines(const ModelSet<PointerGenerator>& models, c
                  lines[i].size(), kPgMaxLineBytes);
     out[i].source = extend_source(codec, lines[i], max_source);
     if (!out[i].source.ids.empty()) order.push_back(i), lengths.push_back(static_cast<int>(out[i].source.ids.size()));
+    // An empty article is not decoded (its summary is empty): its prefix would be dropped.
+    ENGRAM_CHECK(!out[i].source.ids.empty() || prefixes.empty() || prefixes[i].empty(),
+                 "summarize: input {} is empty, so its target prefix has nothing to continue (give the prefix with an "
+                 "article)", i + 1);
   }
   const PgDecodeOptions decode_options{
       .coverage_active = options.coverage_active, .block_unk = options.block_unk, .oov_bonus = options.oov_bonus};

@@ -39,6 +39,9 @@ EncodedInput encode_input(const TextCodec& src, const TextCodec& tgt, const std:
                index + 1, e.ids.size(), kMaxSourceTokens);
   e.tokens = src.tokens(line);
   if (!prefix.empty()) e.prefix = tgt.encode(prefix);
+  // An empty source is not decoded (its translation is empty): its prefix would be dropped.
+  ENGRAM_CHECK(e.prefix.empty() || !e.ids.empty(), "translate: input {} is empty, so its target prefix has nothing "
+               "to continue (give the prefix with a source sentence)", index + 1);
   ENGRAM_CHECK(e.prefix.size() <= kMaxSourceTokens, "translate: the target prefix of input {} has {} tokens, more "
                "than the limit of {}", index + 1, e.prefix.size(), kMaxSourceTokens);
   return e;
