@@ -351,8 +351,9 @@ CheckpointInfo read_checkpoint_info(const fs::path& target) {
 }
 
 int64_t checkpoint_floats(const fs::path& dir) {
+  const SafetensorsReader file(normalize(dir) / kModelFile);  // named: tensors() is a reference into it
   int64_t n = 0;
-  for (const SafetensorsReader::Entry& e : SafetensorsReader(normalize(dir) / kModelFile).tensors()) n += e.shape.numel();
+  for (const SafetensorsReader::Entry& e : file.tensors()) n += e.shape.numel();
   return n;
 }
 
