@@ -45,6 +45,11 @@ expect 2 "--min-length: .*expected an integer" -- "$bin" translate -m "$golden/s
 expect 1 "neither a model directory" -- "$bin" translate -m "$tmp/missing"
 expect 1 "ntm.*takes seq2seq" -- "$bin" translate -m "$golden/ntm"
 expect 1 "bogus" -- "$bin" train "$src/configs/dates.yaml" --set train.bogus=1 --dump-config
+# --threads is bounded alike on every verb, train included; an integer that must be >= 0 names
+# its range in integers.
+expect 2 "Value 0 not in range 1 to 256" -- "$bin" train "$src/configs/dates.yaml" --threads 0 --dump-config
+expect 2 "Value 300 not in range 1 to 256" -- "$bin" train "$src/configs/dates.yaml" --threads 300 --dump-config
+expect 2 "seed: Value -1 not in range 0 to 9223372036854775807 " -- "$bin" ntm eval -m "$golden/ntm" --seed -1
 printf 'model:\n  architecture: ntm\ntrainer: {}\n' > "$tmp/old.yaml"
 expect 1 "one config shape" -- "$bin" train "$tmp/old.yaml"
 

@@ -73,7 +73,7 @@ void register_babi(CLI::App& app) {
   add_model_option(explain, ex->model);
   explain->add_option("--task", ex->options.task, "task (0 = the model's first)")->check(CLI::Range(0, 20));
   explain->add_option("--question", ex->options.question, "index of the test question in the task (0-based)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative<int>());
   add_output_option(explain, ex->svg, "also write the attention as an SVG heatmap");
   explain->add_option("--data", ex->options.data, "bAbI directory (default: the one the model was trained on)");
   add_ensemble_dirs_option(explain, ex->options.ensemble);

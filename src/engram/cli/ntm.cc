@@ -72,7 +72,7 @@ void register_ntm(CLI::App& app) {
       ->delimiter(',')->check(CLI::Range(1, 100));
   eval->add_option("--sequences", ea->options.sequences, "sequences per length")->check(CLI::Range(1, 100000));
   eval->add_option("--batch", ea->options.batch, "sequences per forward pass")->check(CLI::Range(1, 1024));
-  eval->add_option("--seed", ea->seed, "seed of the test sequences")->check(CLI::NonNegativeNumber);
+  eval->add_option("--seed", ea->seed, "seed of the test sequences")->check(non_negative<int64_t>());
   eval->callback([ea] { run_eval(*ea); });
 
   auto sa = std::make_shared<NtmShowArgs>();
@@ -80,7 +80,7 @@ void register_ntm(CLI::App& app) {
   add_model_flags(show, sa->model);
   show->add_option("--length", sa->length, "sequence length (recall: items)")->check(CLI::Range(1, kMaxShowLength));
   show->add_option("--repeat", sa->repeat, "repeat copy: repeats (0 = the training maximum)")->check(CLI::Range(0, 100));
-  show->add_option("--seed", sa->seed, "seed of the sequence")->check(CLI::NonNegativeNumber);
+  show->add_option("--seed", sa->seed, "seed of the sequence")->check(non_negative<int64_t>());
   add_output_option(show, sa->out, "SVG file to write");
   show->callback([sa] { run_show(*sa); });
 }

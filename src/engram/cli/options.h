@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,13 @@ inline CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
       ->check(CLI::Range(1, 256));
 }
 inline void use_threads(int threads) { core::kernels::set_blas_threads(threads); }
+
+// The check of an integer option that must be >= 0 (CLI::NonNegativeNumber spells its upper bound
+// as a 309-digit double in its message).
+template <class T>
+CLI::Range non_negative() {
+  return CLI::Range(T{0}, std::numeric_limits<T>::max());
+}
 
 // One --flag per listed key of `cfg` (dotted keys; "_" and "." become "-": max_length_ratio ->
 // --max-length-ratio), with the field's help and default. A value is read exactly as the config

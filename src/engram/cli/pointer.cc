@@ -89,7 +89,7 @@ void register_pointer(CLI::App& app) {
   add_model_flags(eval, ea->model, false);
   eval->add_option("--n", ea->n, "points per generated instance, e.g. 5,10,20")->delimiter(',')->check(CLI::Range(1, kMaxN));
   eval->add_option("--instances", ea->instances, "generated instances per n")->check(CLI::Range(1, 1000000));
-  eval->add_option("--seed", ea->seed, "seed of the generated instances")->check(CLI::NonNegativeNumber);
+  eval->add_option("--seed", ea->seed, "seed of the generated instances")->check(non_negative<int64_t>());
   // --seed is the generated instances' (sampling keeps its default seed).
   add_decode_flags(eval, ea->model.decode, models::pointer_option_set(), {"seed"});
   eval->add_option("--file", ea->file, "instances in the paper's format instead (grouped by n)");
@@ -99,7 +99,7 @@ void register_pointer(CLI::App& app) {
   auto* show = ptr->add_subcommand("show", "SVG: predicted vs optimal tour / hull / order, and the pointer's attention");
   add_model_option(show, sa->dir);
   show->add_option("--n", sa->n, "points")->check(CLI::Range(1, kMaxN));
-  show->add_option("--seed", sa->seed, "seed of the instance")->check(CLI::NonNegativeNumber);
+  show->add_option("--seed", sa->seed, "seed of the instance")->check(non_negative<int64_t>());
   show->add_option("--beam", sa->beam, "beam size (1 = greedy)")->check(CLI::Range(1, 64));
   show->add_option("--views", sa->views, "hull, tsp: decode over this many readings, the best kept (as eval --views)")
       ->check(CLI::Range(1, models::kMaxPointerViews));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engram/cli/commands.h"
+#include "engram/cli/options.h"
 #include "engram/core/kernels/blas.h"
 #include "engram/models/registry.h"
 
@@ -57,7 +58,7 @@ void register_train(CLI::App& app) {
   cmd->add_option("config", a->config, "CONFIG.yaml (model: <family>), or a run directory to resume")->required();
   cmd->add_option("--set", a->sets, "override a config key, e.g. --set seq2seq.hidden=512 (repeatable)");
   cmd->add_flag("--dump-config", a->dump, "print the effective config as YAML and exit");
-  cmd->add_option("--threads", a->threads, "threads (these models' small per-step products gain little from a second thread and lose a lot when the cores are shared)")->check(CLI::PositiveNumber)->capture_default_str();
+  add_threads_option(cmd, a->threads)->capture_default_str();
   cmd->callback([a] { run_train(*a); });
 }
 
