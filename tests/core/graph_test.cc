@@ -1,6 +1,7 @@
 // Engine tests: Shape and Tensor basics, the Arena's alignment and reuse, the Graph tape
 // (gradient accumulation, inference mode, leaf buffers, thread independence) and Rng determinism.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -101,6 +102,26 @@ TEST(ArenaTest, AllocationsAre64ByteAlignedAndDisjoint) {
   for (size_t k = 0; k < blocks.size(); ++k)
     for (size_t i = 0; i < blocks[k].second; ++i) ASSERT_EQ(blocks[k].first[i], static_cast<char>(k));
   EXPECT_GE(arena.used(), size_t{1 + 3 + 64 + 65 + 100 + 1000 + 4 + 2048});
+}
+
+// An arena hands out at most its limit between resets: the allocation that would pass it is an
+// engram::Error naming the limit (a batch too large for the machine, not an OOM kill); a reset
+// starts the count again. The default limit is 3/4 of the machine's physical memory.
+TEST(ArenaTest, AllocationsPastTheLimitAreAnErrorUntilTheReset) {
+  Arena arena(4096, 10000);
+  EXPECT_NO_THROW(arena.allocate(6400));
+  EXPECT_NO_THROW(arena.allocate(3584));  // 9,984 bytes: within the limit
+  try {
+    arena.allocate(1);  // 64 bytes once aligned: past it
+    ADD_FAILURE() << "no error past the limit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("over its limit of 0.00 GiB"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(arena.allocate(size_t{1} << 62), Error);  // far past it (no overflow of the count)
+  arena.reset();
+  EXPECT_NO_THROW(arena.allocate(9000));
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  EXPECT_EQ(default_arena_limit(), static_cast<size_t>(pages) / 4 * 3 * static_cast<size_t>(page));
 }
 
 // A destroyed arena's blocks serve the next arena (no fresh pages from the OS for a Graph made per

@@ -1,10 +1,16 @@
 // Arena implementation: 64-byte aligned blocks, merged on reset.
 #include "engram/core/arena.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
+
+#include <fmt/format.h>
+
+#include "engram/core/error.h"
 
 namespace engram::core {
 
@@ -78,10 +84,29 @@ Arena::Block Arena::make_block(size_t bytes) {
   return Block(p, bytes);
 }
 
-Arena::Arena(size_t initial_bytes) { blocks_.push_back(make_block(initial_bytes)); }
+size_t default_arena_limit() {
+  static const size_t limit = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return SIZE_MAX;  // unknown: no limit of our own
+    return static_cast<size_t>(pages) / 4 * 3 * static_cast<size_t>(page);
+  }();
+  return limit;
+}
+
+Arena::Arena(size_t initial_bytes, size_t limit_bytes) : limit_(limit_bytes) {
+  blocks_.push_back(make_block(initial_bytes));
+}
 
 void* Arena::allocate(size_t bytes) {
   bytes = round_up(bytes == 0 ? 1 : bytes);
+  if (bytes > limit_ || used_total_ > limit_ - bytes) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    throw Error(fmt::format("one graph needs more than {:.2f} GiB of activations, over its limit of {:.2f} GiB (3/4 "
+                            "of this machine's memory): the batch is too large for this machine (a smaller "
+                            "data.max_tokens or data.batch_size, or decode batch)",
+                            (static_cast<double>(used_total_) + static_cast<double>(bytes)) / kGiB,
+                            static_cast<double>(limit_) / kGiB));
+  }
   used_total_ += bytes;
   while (true) {
     Block& b = blocks_[current_];

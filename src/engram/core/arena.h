@@ -15,13 +15,19 @@ namespace engram::core {
 // The most bytes of freed arena blocks the process keeps for reuse.
 inline constexpr size_t kBlockCacheBytes = size_t{256} << 20;
 
+// The most bytes an arena hands out between resets unless told otherwise: 3/4 of the machine's
+// physical memory (read once). A graph over it — a batch too large for the machine — is an
+// engram::Error naming the sizes, where the kernel's OOM killer would end the process.
+size_t default_arena_limit();
+
 class Arena {
  public:
-  explicit Arena(size_t initial_bytes = size_t{1} << 20);
+  explicit Arena(size_t initial_bytes = size_t{1} << 20, size_t limit_bytes = default_arena_limit());
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
-  // `bytes` of uninitialised memory aligned to 64 bytes, valid until reset().
+  // `bytes` of uninitialised memory aligned to 64 bytes, valid until reset(). Errors when the
+  // allocations since the last reset would exceed the arena's limit.
   void* allocate(size_t bytes);
   float* floats(size_t n) { return static_cast<float*>(allocate(n * sizeof(float))); }
   template <class T>
@@ -53,6 +59,7 @@ class Arena {
   size_t current_ = 0;  // index of the block being filled
   size_t offset_ = 0;   // bytes used in the current block
   size_t used_total_ = 0;
+  size_t limit_;
 };
 
 }  // namespace engram::core
