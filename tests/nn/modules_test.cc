@@ -327,6 +327,21 @@ TEST(ParamStoreBuffers, GrowingKeepsValuesAndGradientsComeOnFirstUse) {
   EXPECT_EQ(copy.numel(), store.numel());
 }
 
+// A parameter that would take the store past 3/4 of the machine's memory (core's arena limit) is
+// an error naming it, before anything is mapped; the store is as it was.
+TEST(ParamStoreBuffers, AModelLargerThanTheMachineIsRefusedBeforeItIsMapped) {
+  ParamStore store;
+  store.add("a", {3});
+  try {
+    store.add("huge", {int64_t{1} << 20, int64_t{1} << 20});  // 4 TiB of floats
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at 'huge' of shape [1048576, 1048576]"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(store.count(), 1);
+  EXPECT_EQ(store.numel(), 3);
+}
+
 // ---------------------------------------------------------------- initialisers
 
 TEST(Init, OrthogonalGivesIdentityGramPerBlock) {
