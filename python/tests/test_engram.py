@@ -126,6 +126,8 @@ def test_options_and_errors():
         m.run(src=["x"], beam="two")
     with pytest.raises(engram.Error, match="not from a beam"):
         m.run(src=["x"], stream=True, beam=2)
+    with pytest.raises(engram.Error, match="input 2 is empty, so its target prefix"):
+        m.translate_batch(["29 November 2026", ""], target_prefix=["2027", "2027"])
     assert issubclass(engram.Error, ValueError)
     with pytest.raises(engram.Error):
         engram.load(os.path.join(SOURCE, "no", "such", "model"))

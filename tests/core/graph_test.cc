@@ -121,7 +121,7 @@ TEST(ArenaTest, AllocationsPastTheLimitAreAnErrorUntilTheReset) {
   arena.reset();
   EXPECT_NO_THROW(arena.allocate(9000));
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  EXPECT_EQ(default_arena_limit(), static_cast<size_t>(pages) / 4 * 3 * static_cast<size_t>(page));
+  EXPECT_EQ(memory_limit(), static_cast<size_t>(pages) / 4 * 3 * static_cast<size_t>(page));
 }
 
 // A destroyed arena's blocks serve the next arena (no fresh pages from the OS for a Graph made per

@@ -168,8 +168,9 @@ TEST(GoldenModels, DamagedCopiesFailWithAnError) {
 
 // Every family's checkpoint with one width in config.yaml raised to 40,000 (billions of
 // parameters where the file holds thousands) fails with an engram::Error naming
-// model.safetensors before the larger model's parameters are mapped (without the check: a
-// std::bad_alloc, or gigabytes mapped and then a shape mismatch).
+// model.safetensors before the larger model's parameters are mapped (without the budget: a shape
+// mismatch after the larger model is mapped, or, where it passes 3/4 of the machine's memory,
+// core::memory_limit's error).
 TEST(GoldenModels, AConfigOfALargerModelThanItsTensorsIsRefusedBeforeItIsBuilt) {
   const std::pair<std::string, std::vector<std::string>> widths[] = {
       {"seq2seq", {"hidden"}},        {"memn2n", {"dim"}},      {"ntm", {"ntm", "controller_size"}},

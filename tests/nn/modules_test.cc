@@ -327,7 +327,7 @@ TEST(ParamStoreBuffers, GrowingKeepsValuesAndGradientsComeOnFirstUse) {
   EXPECT_EQ(copy.numel(), store.numel());
 }
 
-// A parameter that would take the store past 3/4 of the machine's memory (core's arena limit) is
+// A parameter that would take the store past 3/4 of the machine's memory (core::memory_limit) is
 // an error naming it, before anything is mapped; the store is as it was.
 TEST(ParamStoreBuffers, AModelLargerThanTheMachineIsRefusedBeforeItIsMapped) {
   ParamStore store;

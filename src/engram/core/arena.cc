@@ -84,7 +84,7 @@ Arena::Block Arena::make_block(size_t bytes) {
   return Block(p, bytes);
 }
 
-size_t default_arena_limit() {
+size_t memory_limit() {
   static const size_t limit = [] {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
     if (pages <= 0 || page <= 0) return SIZE_MAX;  // unknown: no limit of our own

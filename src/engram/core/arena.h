@@ -15,14 +15,15 @@ namespace engram::core {
 // The most bytes of freed arena blocks the process keeps for reuse.
 inline constexpr size_t kBlockCacheBytes = size_t{256} << 20;
 
-// The most bytes an arena hands out between resets unless told otherwise: 3/4 of the machine's
-// physical memory (read once). A graph over it — a batch too large for the machine — is an
-// engram::Error naming the sizes, where the kernel's OOM killer would end the process.
-size_t default_arena_limit();
+// 3/4 of the machine's physical memory (read once): the most one graph's activations (an arena's
+// default limit) or one model's parameters (nn::ParamStore) may take. Past it is an
+// engram::Error naming the sizes — a batch or a model too large for the machine — where the
+// kernel's OOM killer would end the process.
+size_t memory_limit();
 
 class Arena {
  public:
-  explicit Arena(size_t initial_bytes = size_t{1} << 20, size_t limit_bytes = default_arena_limit());
+  explicit Arena(size_t initial_bytes = size_t{1} << 20, size_t limit_bytes = memory_limit());
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 

@@ -65,17 +65,17 @@ ParamId ParamStore::add(const std::string& name, Shape shape) {
   ENGRAM_CHECK(!name.empty(), "parameter with an empty name");
   ENGRAM_CHECK(!index_.count(name), "duplicate parameter name '{}'", name);
   const int64_t offset = static_cast<int64_t>(values_.size());
-  // A model whose parameters alone pass the arena's limit (3/4 of physical memory) would be
-  // killed by the kernel while it is initialised: refused before it is mapped.
-  const int64_t most = static_cast<int64_t>(core::default_arena_limit() / sizeof(float));
+  ENGRAM_CHECK(!budget || shape.numel() <= budget->floats_ - offset,
+               "{} holds {} parameters, but the model its config describes has more ({} at '{}' of shape {})",
+               budget->what_, budget->floats_, offset + shape.numel(), name, shape.str());
+  // Parameters past core::memory_limit() would be killed by the kernel while they are
+  // initialised: refused before they are mapped.
+  const int64_t most = static_cast<int64_t>(core::memory_limit() / sizeof(float));
   ENGRAM_CHECK(shape.numel() <= most - offset,
                "the model's parameters need more than {:.2f} GiB ({} floats at '{}' of shape {}), over the limit of "
                "3/4 of this machine's memory: a smaller config",
                static_cast<double>(offset + shape.numel()) * sizeof(float) / (1024.0 * 1024.0 * 1024.0),
                offset + shape.numel(), name, shape.str());
-  ENGRAM_CHECK(!budget || shape.numel() <= budget->floats_ - offset,
-               "{} holds {} parameters, but the model its config describes has more ({} at '{}' of shape {})",
-               budget->what_, budget->floats_, offset + shape.numel(), name, shape.str());
   params_.push_back({name, shape, offset});
   values_.grow(values_.size() + static_cast<size_t>(shape.numel()));
   const auto id = static_cast<ParamId>(params_.size() - 1);
