@@ -93,7 +93,9 @@ TEST(GemmInt8, EveryKernelGivesTheScalarOutputs) {
   if (int8_vnni_kernel()) kernels.push_back(Int8Kernel::kVnni);
   if (int8_avx2_kernel()) kernels.push_back(Int8Kernel::kAvx2);
   if (int8_dnnl_available()) kernels.push_back(Int8Kernel::kDnnl);
-  if (int8_vnni_kernel()) EXPECT_TRUE(int8_dnnl_available()) << "oneDNN has no int8 matmul on a CPU with AVX-512 VNNI";
+  if (int8_vnni_kernel()) {
+    EXPECT_TRUE(int8_dnnl_available()) << "oneDNN has no int8 matmul on a CPU with AVX-512 VNNI";
+  }
   for (int extreme = 0; extreme < 2; ++extreme) {
     for (const Case& c : kCases) {
       Operands o = make(c, c.m + c.n + c.k);

@@ -197,8 +197,11 @@ void gemm_int8_blocks(Int8Kernel kernel, int m, int n, int k, const uint8_t* u, 
                                                                  : Int8Kernel::kScalar;
   if (kernel == Int8Kernel::kVnni)
     gemm_int8_blocks_vnni(m, n, kq, u, t, packed, b0, b1, beta, y, ldy, bias);
-  else if (kernel == Int8Kernel::kAvx2)
-    gemm_int8_blocks_avx2(m, n, kq, u, t, packed, b0, b1, beta, y, ldy, bias);
+  else if (kernel == Int8Kernel::kAvx2) {
+    thread_local std::vector<uint8_t> scratch;  // x's rows as a and |a| (gemm_int8_avx2.cc)
+    scratch.resize(static_cast<size_t>(m) * kq * 8);
+    gemm_int8_blocks_avx2(m, n, kq, u, t, packed, b0, b1, scratch.data(), beta, y, ldy, bias);
+  }
   else
     blocks_scalar(m, n, kq, u, t, packed, b0, b1, beta, y, ldy, bias);
 }

@@ -47,7 +47,7 @@ void pack_int8(const float* w, int n, int k, int8_t* out);
 void quantize_rows_u8(int m, int k, const float* x, int ldx, uint8_t* u, float* t);
 
 // Which integer kernel: the portable scalar loops, AVX-512 VNNI (vpdpbusd), AVX2 (vpmaddubsw on
-// |q| and a · sign q: gemm_int8_avx2.cc), oneDNN's int8 matmul on the second copy, or the best this
+// |a| and q · sign a: gemm_int8_avx2.cc), oneDNN's int8 matmul on the second copy, or the best this
 // CPU runs (oneDNN from kInt8DnnlRows rows where available, else VNNI where int8_vnni_kernel(),
 // else AVX2 where int8_avx2_kernel()). All give the same integer sums, so the same y.
 enum class Int8Kernel { kAuto, kScalar, kVnni, kAvx2, kDnnl };
@@ -83,7 +83,8 @@ bool gemm_int8_dnnl(int m, int n, int k, const uint8_t* u, const int8_t* weights
 void gemm_int8_blocks_vnni(int m, int n, int kq, const uint8_t* u, const float* t, const int8_t* packed, int64_t b0,
                            int64_t b1, float beta, float* y, int ldy, const float* bias);
 // The AVX2 blocks (gemm_int8_avx2.cc, compiled for AVX2 and FMA): call only where int8_avx2_kernel().
+// `scratch` holds 2 · m · 4 · KQ bytes (x's rows as a = u − 128 and as |a|).
 void gemm_int8_blocks_avx2(int m, int n, int kq, const uint8_t* u, const float* t, const int8_t* packed, int64_t b0,
-                           int64_t b1, float beta, float* y, int ldy, const float* bias);
+                           int64_t b1, uint8_t* scratch, float beta, float* y, int ldy, const float* bias);
 
 }  // namespace engram::core::kernels
