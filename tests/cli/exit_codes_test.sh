@@ -343,6 +343,31 @@ stdin=$tmp/in expect 1 "$tmp/m/src.vocab.txt: more than 64 MiB \(the limit of a 
 rm "$tmp/m/src.vocab.txt" && cp "$golden/seq2seq/src.vocab.txt" "$tmp/m/" && rm "$tmp/m/config.yaml" && ln -s /dev/zero "$tmp/m/config.yaml"
 stdin=$tmp/in expect 1 "config.yaml: more than 16 MiB \(the limit of a YAML config file" -- "${bounded[@]}" "$bin" translate -m "$tmp/m"
 
+# Generated data sets are held whole: a count the machine cannot hold is refused naming it, before
+# anything is drawn (bounded: the same 4 GB as above). An allocation the machine cannot give at all
+# (a batch of 2^31 sequences) is "out of memory", not "std::bad_alloc" (under AddressSanitizer the
+# allocator returns null for it, as glibc's does, instead of aborting).
+for set in "ntm-copy data.valid_sequences" "ntm-copy data.extrapolation.sequences" "dates data.generate_train" \
+           "pointer-sort data.valid_instances" "pointer-sort data.train_instances" \
+           "pointer-generator-names data.generate_valid"; do
+  read -r cfg key <<< "$set"
+  expect 1 "$key 2147483647 needs more than [0-9.]+ GiB, over the limit of 3/4 of this machine's memory" -- \
+    "${bounded[@]}" "$bin" train "$src/configs/$cfg.yaml" --set "$key=2147483647" --set train.run_dir="$tmp/huge"
+done
+oom=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1")
+mkdir -p "$tmp/babi-ten"
+for i in 1 2 3 4 5 6 7 8 9 10; do printf '1 Mary moved to the bathroom.\n2 Where is Mary?\tbathroom\t1\n'; done \
+  > "$tmp/babi-ten/qa1_single-supporting-fact_train.txt"
+printf '1 Mary moved to the bathroom.\n2 Where is Mary?\tbathroom\t1\n' \
+  > "$tmp/babi-ten/qa1_single-supporting-fact_test.txt"
+oom_line="out of memory: a size in the config, the options or the input asks for more memory than this machine can give"
+for key in data.batch_size ntm.task.max_len; do
+  expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/ntm-copy.yaml" --set "$key=2147483647" \
+    --set train.run_dir="$tmp/huge" --set train.max_steps=1
+done
+expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/babi-1k-pertask.yaml" --set memn2n.hops=2147483647 \
+  --set data.dir="$tmp/babi-ten" --set data.tasks=1 --set train.run_dir="$tmp/huge" --set train.max_steps=1
+
 # A second YAML document in a config is an error, not ignored.
 { cat "$src/configs/dates.yaml"; printf -- '---\ntrain: {max_steps: 1}\n'; } > "$tmp/two.yaml"
 expect 1 "two.yaml: 2 YAML documents, the second at line" -- "$bin" train "$tmp/two.yaml" --dump-config

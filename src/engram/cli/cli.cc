@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,11 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     print_error(e.what(), " (see engram --help, or engram COMMAND --help)");
     return 2;
+  } catch (const std::bad_alloc&) {  // an allocation the machine cannot give: say so, not "std::bad_alloc"
+    std::fflush(stdout);
+    print_error("out of memory: a size in the config, the options or the input asks for more memory than this "
+                "machine can give");
+    return 1;
   } catch (const std::exception& e) {  // engram::Error and the rest: one line, exit 1
     std::fflush(stdout);                  // what was written stays written; the error says why it stopped
     print_error(e.what());

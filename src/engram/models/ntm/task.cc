@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engram/core/memory.h"
 #include "engram/core/ops.h"
 #include "engram/io/config.h"
 #include "engram/models/registry.h"
@@ -28,8 +29,20 @@ class NtmTrainTask : public train::TrainTask {
     ENGRAM_CHECK(cfg.data.batch_size >= 1 && cfg.data.batches_per_epoch >= 1 && cfg.data.valid_sequences >= 1,
                  "ntm: data.batch_size {}, data.batches_per_epoch {} and data.valid_sequences {} must be >= 1", cfg.data.batch_size,
                  cfg.data.batches_per_epoch, cfg.data.valid_sequences);
+    // The two generated sets are held whole: their memory is checked before (the batches' own
+    // size, a lower bound) and while they are drawn (every vector counted).
+    auto hold = [](std::vector<tasks::SeqBatch>& set, tasks::SeqBatch b, double& bytes, std::string_view what) {
+      bytes += static_cast<double>(sizeof b) +
+               sizeof(float) * static_cast<double>(b.input.size() + b.target.size() + b.mask.size());
+      core::check_memory(bytes, what);
+      set.push_back(std::move(b));
+    };
+    const std::string valid_what = fmt::format("ntm: data.valid_sequences {}", cfg.data.valid_sequences);
+    core::check_memory(static_cast<double>(sizeof(tasks::SeqBatch)) * cfg.data.valid_sequences, valid_what);
     core::Rng vr(cfg.data.valid_seed);
-    for (int i = 0; i < cfg.data.valid_sequences; ++i) valid_.push_back(models::make_task_batch(cfg.ntm.task, 1, vr));
+    double bytes = 0;
+    for (int i = 0; i < cfg.data.valid_sequences; ++i)
+      hold(valid_, models::make_task_batch(cfg.ntm.task, 1, vr), bytes, valid_what);
     const NtmExtrapolationSet& x = cfg.data.extrapolation;
     ENGRAM_CHECK(x.sequences >= 0, "ntm: data.extrapolation.sequences {} must be >= 0", x.sequences);
     ENGRAM_CHECK(cfg.ntm.task.task == models::NtmTaskKind::kRepeatCopy || (x.min_repeat == 0 && x.max_repeat == 0),
@@ -43,11 +56,14 @@ class NtmTrainTask : public train::TrainTask {
       ENGRAM_CHECK(lo >= 1 && lo <= hi && rlo >= 1 && rlo <= rhi,
                    "ntm: data.extrapolation lengths {}-{} and repeats {}-{} must be non-empty positive ranges", lo, hi, rlo,
                    rhi);
+      const std::string what = fmt::format("ntm: data.extrapolation.sequences {}", x.sequences);
+      core::check_memory(static_cast<double>(sizeof(tasks::SeqBatch)) * x.sequences, what);
       core::Rng xr(x.seed);
+      bytes = 0;
       for (int i = 0; i < x.sequences; ++i) {
         const int length = lo + static_cast<int>(xr.below(static_cast<uint64_t>(hi - lo + 1)));
         const int repeat = rlo + static_cast<int>(xr.below(static_cast<uint64_t>(rhi - rlo + 1)));
-        extrap_.push_back(models::make_task_batch_at(t, length, repeat, 1, xr));
+        hold(extrap_, models::make_task_batch_at(t, length, repeat, 1, xr), bytes, what);
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "engram/core/kernels/parallel.h"
+#include "engram/core/memory.h"
 #include "engram/core/ops.h"
 #include "engram/models/pointer/eval.h"
 #include "engram/models/training.h"
@@ -55,6 +56,11 @@ void PointerDataConfig::validate() const {
                "batches_per_epoch {} must be >= 1; train_instances {} >= 0",
                batch_size, valid_instances, valid_beam, batches_per_epoch, train_instances);
   tasks::make_pointer_instance(task_options(), seed, 0);  // the generator's own checks (n range, TSP labels)
+  // The two sets are held whole: at least the instances and their smallest n points (2 floats)
+  // and labels (ints) each.
+  const double instance = sizeof(tasks::PointerInstance) + 12.0 * min_n;
+  core::check_memory(instance * valid_instances, fmt::format("pointer: data.valid_instances {}", valid_instances));
+  core::check_memory(instance * train_instances, fmt::format("pointer: data.train_instances {}", train_instances));
   ENGRAM_CHECK(objective == PointerObjective::kSupervised || task == PointerTask::kTsp,
                "pointer data: objective reinforce needs task tsp (the tour length is its reward)");
   ENGRAM_CHECK(objective == PointerObjective::kSupervised || train_instances == 0,

@@ -11,6 +11,7 @@
 #include <map>
 #include <tuple>
 
+#include "engram/core/memory.h"
 #include "engram/core/ops.h"
 #include "engram/data/cedict.h"
 #include "engram/data/chinese_script.h"
@@ -86,6 +87,10 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   bool held_out = false;  // validation pairs held out of the training file
   if (!d.generator.empty()) {
     ENGRAM_CHECK(d.generator == "dates", "seq2seq data: unknown generator '{}' (known: dates)", d.generator);
+    // A generated pair is held twice (the generator's pair, the split's copy): four strings at least.
+    for (const auto& [key, n] :
+         {std::pair{"generate_train", d.generate_train}, std::pair{"generate_valid", d.generate_valid}})
+      core::check_memory(4.0 * sizeof(std::string) * n, fmt::format("seq2seq: data.{} {}", key, n));
     core::Rng rng(cfg_.train.seed * 7919 + 17);
     for (const auto& p : data::tasks::make_date_pairs(d.generate_train, {}, rng)) {
       train_text.src.push_back(p.source);
