@@ -368,6 +368,23 @@ done
 expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/babi-1k-pertask.yaml" --set memn2n.hops=2147483647 \
   --set data.dir="$tmp/babi-ten" --set data.tasks=1 --set train.run_dir="$tmp/huge" --set train.max_steps=1
 
+# Out-of-range training options that were taken silently: a NaN noise fraction (an undefined
+# float-to-int conversion), a decay every 0 or -1 epochs (decayed every batch), a NaN init, a NaN
+# constant memory, a negative max_pairs (all pairs) and bleu_sentences 0 (one sentence).
+babi_ten=(--set data.dir="$tmp/babi-ten" --set data.tasks=1 --set train.run_dir="$tmp/run-babi-ten")
+expect 1 "memn2n: data.random_noise nan must be a fraction in \[0, 1\]" -- "$bin" train \
+  "$src/configs/babi-1k-pertask.yaml" "${babi_ten[@]}" --set data.random_noise=nan
+expect 1 "memn2n: task.lr_decay_epochs must be >= 1, got 0" -- "$bin" train "$src/configs/babi-1k-pertask.yaml" \
+  "${babi_ten[@]}" --set task.lr_decay_epochs=0
+expect 1 "memn2n: init_stddev nan must be a finite number >= 0" -- "$bin" train "$src/configs/babi-1k-pertask.yaml" \
+  "${babi_ten[@]}" --set memn2n.init_stddev=nan
+expect 1 "ntm: memory_init_value nan must be finite" -- "$bin" train "$src/configs/ntm-copy.yaml" \
+  --set ntm.ntm.memory_init_value=nan --set train.run_dir="$tmp/run-nan-memory"
+expect 1 "seq2seq data: max_pairs -1 must be >= 0 \(0 = all\)" -- "$bin" train "$src/configs/dates.yaml" \
+  --set data.max_pairs=-1 --set train.run_dir="$tmp/run-pairs"
+expect 1 "bleu_sentences 0 >= 1" -- "$bin" train "$src/configs/dates.yaml" --set data.bleu_sentences=0 \
+  --set train.run_dir="$tmp/run-pairs"
+
 # A second YAML document in a config is an error, not ignored.
 { cat "$src/configs/dates.yaml"; printf -- '---\ntrain: {max_steps: 1}\n'; } > "$tmp/two.yaml"
 expect 1 "two.yaml: 2 YAML documents, the second at line" -- "$bin" train "$tmp/two.yaml" --dump-config

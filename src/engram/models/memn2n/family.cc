@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "engram/core/kernels/blas.h"
@@ -27,6 +28,10 @@ std::string train_memn2n(const YAML::Node& node, const std::string& source, cons
     for (size_t j = 0; j < i; ++j)
       ENGRAM_CHECK(cfg.task.seeds[i] != cfg.task.seeds[j], "memn2n: task.seeds holds {} twice", cfg.task.seeds[i]);
   ENGRAM_CHECK(cfg.data.batch_size >= 1, "memn2n: data.batch_size must be >= 1, got {}", cfg.data.batch_size);
+  ENGRAM_CHECK(std::isfinite(cfg.data.random_noise) && cfg.data.random_noise >= 0 && cfg.data.random_noise <= 1,
+               "memn2n: data.random_noise {} must be a fraction in [0, 1] (0 = off)", cfg.data.random_noise);
+  ENGRAM_CHECK(cfg.task.lr_decay_epochs >= 1, "memn2n: task.lr_decay_epochs must be >= 1, got {}",
+               cfg.task.lr_decay_epochs);
   const std::string dir = babi_data_dir(cfg);
   const std::vector<int> tasks = parse_babi_tasks(cfg.data.tasks, dir);
   const fs::path run_dir = cfg.train.run_dir;

@@ -15,6 +15,8 @@ Memn2n::Memn2n(const Memn2nConfig& cfg, core::Rng& rng, bool fused) : cfg_(cfg),
   ENGRAM_CHECK(cfg.vocab >= 1 && cfg.dim >= 1 && cfg.hops >= 1 && cfg.memory_size >= 1,
                "memn2n: vocab, dim, hops and memory_size must be >= 1, got {}, {}, {}, {}", cfg.vocab, cfg.dim,
                cfg.hops, cfg.memory_size);
+  ENGRAM_CHECK(std::isfinite(cfg.init_stddev) && cfg.init_stddev >= 0,
+               "memn2n: init_stddev {} must be a finite number >= 0", cfg.init_stddev);
   ENGRAM_CHECK(cfg.encoding != nn::SentenceEncoding::kPositionGlobal || cfg.sentence_length >= 1,
                "memn2n: encoding pe_global needs sentence_length >= 1 (the longest sentence), got {}",
                cfg.sentence_length);

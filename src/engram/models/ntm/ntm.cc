@@ -6,6 +6,8 @@
 
 #include <Eigen/Core>
 
+#include <cmath>
+
 #include "engram/core/ops.h"
 #include "engram/nn/init.h"
 #include "engram/nn/memory/addressing.h"
@@ -32,6 +34,7 @@ Ntm::Ntm(nn::ParamStore& store, std::string path, const NtmConfig& cfg, core::Rn
                    cfg.shift_range >= 0,
                "ntm: memory {} x {}, {} read / {} write heads and shift range {}: need N, M, R, W >= 1, range >= 0",
                cfg.memory_slots, cfg.memory_width, cfg.read_heads, cfg.write_heads, cfg.shift_range);
+  ENGRAM_CHECK(std::isfinite(cfg.memory_init_value), "ntm: memory_init_value {} must be finite", cfg.memory_init_value);
   const int h = cfg.controller_size, m = cfg.memory_width;
   const int in = cfg.input_size + cfg.read_heads * m;
   if (cfg.controller == NtmController::kLstm) {

@@ -73,6 +73,9 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   ENGRAM_CHECK(d.max_length >= 1 && d.max_tokens >= 1 && d.decode_batch >= 1,
                "seq2seq data: max_length {}, max_tokens {} and decode_batch {} must be >= 1", d.max_length,
                d.max_tokens, d.decode_batch);
+  ENGRAM_CHECK(d.max_pairs >= 0 && d.bleu_sentences >= 1,
+               "seq2seq data: max_pairs {} must be >= 0 (0 = all) and bleu_sentences {} >= 1", d.max_pairs,
+               d.bleu_sentences);
   ENGRAM_CHECK(d.guided_alignment >= 0 && std::isfinite(d.guided_alignment),
                "seq2seq data: guided_alignment {} must be a finite weight >= 0", d.guided_alignment);
   ENGRAM_CHECK(d.guided_alignment_iterations >= 1 && d.guided_alignment_iterations <= 100,
