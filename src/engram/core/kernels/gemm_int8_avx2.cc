@@ -23,11 +23,35 @@ namespace {
 
 constexpr int kVectors = kPackCols / 8;  // 32-byte vectors of one quad of a block
 
+// The epilogue, as gemm_int8.cc's finish(): y = float(d) · (t_i s_n), fused with bias or beta · y, for
+// the MR x NV accumulators of rows_vectors (outputs j0 + 8 v0 ...; `valid` of the block's are real).
+template <int MR, int NV>
+void finish(const __m256i (&acc)[MR][NV], int kq, const float* t, const int8_t* blk, int v0, float beta, float* y,
+            int ldy, int j0, int valid, const float* bias) {
+  const float* scale = reinterpret_cast<const float*>(blk + static_cast<int64_t>(kq) * kPackCols * 4);
+  for (int v = 0; v < NV; ++v) {
+    const int col = (v0 + v) * 8;
+    if (col >= valid) break;
+    const int lanes = valid - col < 8 ? valid - col : 8;
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256 s = _mm256_loadu_ps(scale + col);
+    for (int i = 0; i < MR; ++i) {
+      const __m256 d = _mm256_cvtepi32_ps(acc[i][v]);
+      const __m256 ts = _mm256_mul_ps(_mm256_set1_ps(t[i]), s);
+      float* out = y + static_cast<int64_t>(i) * ldy + j0 + col;
+      __m256 r;
+      if (bias) r = _mm256_fmadd_ps(d, ts, _mm256_maskload_ps(bias + j0 + col, mask));
+      else if (beta != 0.0f) r = _mm256_fmadd_ps(_mm256_maskload_ps(out, mask), _mm256_set1_ps(beta), _mm256_mul_ps(d, ts));
+      else r = _mm256_mul_ps(d, ts);
+      _mm256_maskstore_ps(out, mask, r);
+    }
+  }
+}
+
 // Rows i .. i + MR of x (a and |a|, row stride lda) against vectors v0 .. v0 + NV of one block
 // (8 outputs each, from output j0 + 8 v0; `valid` of the block's outputs are real): MR x NV int32
-// accumulators. Per quad and accumulator: vpsignb, vpmaddubsw, vpmaddwd, vpaddd; the registers
-// hold the accumulators, the NV weight vectors (MR > 1), one row's a and |a|, ones and a temporary
-// (16 for MR x NV = 4 x 2), so nothing spills.
+// accumulators. Per quad and accumulator: vpsignb, vpmaddubsw, vpmaddwd, vpaddd. Used for the 1 to
+// 3 rows left over; groups of 4 rows take rows4_vectors2.
 template <int MR, int NV>
 void rows_vectors(int kq, const int8_t* a, const uint8_t* abs_a, int lda, const float* t, const int8_t* blk, int v0,
                   float beta, float* y, int ldy, int j0, int valid, const float* bias) {
@@ -50,25 +74,7 @@ void rows_vectors(int kq, const int8_t* a, const uint8_t* abs_a, int lda, const 
       }
     }
   }
-  // Epilogue, as gemm_int8.cc's finish(): y = float(d) · (t_i s_n), fused with bias or beta · y.
-  const float* scale = reinterpret_cast<const float*>(blk + static_cast<int64_t>(kq) * kPackCols * 4);
-  for (int v = 0; v < NV; ++v) {
-    const int col = (v0 + v) * 8;
-    if (col >= valid) break;
-    const int lanes = valid - col < 8 ? valid - col : 8;
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m256 s = _mm256_loadu_ps(scale + col);
-    for (int i = 0; i < MR; ++i) {
-      const __m256 d = _mm256_cvtepi32_ps(acc[i][v]);
-      const __m256 ts = _mm256_mul_ps(_mm256_set1_ps(t[i]), s);
-      float* out = y + static_cast<int64_t>(i) * ldy + j0 + col;
-      __m256 r;
-      if (bias) r = _mm256_fmadd_ps(d, ts, _mm256_maskload_ps(bias + j0 + col, mask));
-      else if (beta != 0.0f) r = _mm256_fmadd_ps(_mm256_maskload_ps(out, mask), _mm256_set1_ps(beta), _mm256_mul_ps(d, ts));
-      else r = _mm256_mul_ps(d, ts);
-      _mm256_maskstore_ps(out, mask, r);
-    }
-  }
+  finish(acc, kq, t, blk, v0, beta, y, ldy, j0, valid, bias);
 }
 
 // The 4 x 2 case of rows_vectors written out with named accumulators: g++ keeps an array of
@@ -102,24 +108,7 @@ void rows4_vectors2(int kq, const int8_t* a, const uint8_t* abs_a, int lda, cons
     step(c30, w0, s, m), step(c31, w1, s, m);
   }
   const __m256i acc[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-  const float* scale = reinterpret_cast<const float*>(blk + static_cast<int64_t>(kq) * kPackCols * 4);
-  for (int v = 0; v < 2; ++v) {
-    const int col = (v0 + v) * 8;
-    if (col >= valid) break;
-    const int lanes = valid - col < 8 ? valid - col : 8;
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m256 sc = _mm256_loadu_ps(scale + col);
-    for (int i = 0; i < 4; ++i) {
-      const __m256 d = _mm256_cvtepi32_ps(acc[i][v]);
-      const __m256 ts = _mm256_mul_ps(_mm256_set1_ps(t[i]), sc);
-      float* out = y + static_cast<int64_t>(i) * ldy + j0 + col;
-      __m256 r;
-      if (bias) r = _mm256_fmadd_ps(d, ts, _mm256_maskload_ps(bias + j0 + col, mask));
-      else if (beta != 0.0f) r = _mm256_fmadd_ps(_mm256_maskload_ps(out, mask), _mm256_set1_ps(beta), _mm256_mul_ps(d, ts));
-      else r = _mm256_mul_ps(d, ts);
-      _mm256_maskstore_ps(out, mask, r);
-    }
-  }
+  finish(acc, kq, t, blk, v0, beta, y, ldy, j0, valid, bias);
 }
 
 // Rows i .. i + MR against the whole block, NV vectors at a time.
