@@ -367,6 +367,16 @@ for key in data.batch_size ntm.task.max_len; do
 done
 expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/babi-1k-pertask.yaml" --set memn2n.hops=2147483647 \
   --set data.dir="$tmp/babi-ten" --set data.tasks=1 --set train.run_dir="$tmp/huge" --set train.max_steps=1
+# A vector longer than it can be (std::length_error) is the same line.
+expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/ntm-recall.yaml" --set ntm.task.item_len=2147483647 \
+  --set train.run_dir="$tmp/huge"
+# An RNN width whose gate rows (4 H) pass int was wrapped: a negative count of parameters then
+# ended in "ZeroedFloats::grow: 18446744065119616912 < ...".
+expect 1 "rnn 'ntm/controller': hidden_size 2147483647 is past 536870911" -- "$bin" train "$src/configs/ntm-copy.yaml" \
+  --set ntm.ntm.controller_size=2147483647 --set train.run_dir="$tmp/huge"
+# 2^31 starts of the TSP heuristic labelled one instance for hours.
+expect 1 "1 <= tsp_starts <= 1000, got 10 and 2147483647" -- "$bin" train "$src/configs/pointer-tsp.yaml" \
+  --set data.tsp_starts=2147483647 --set train.run_dir="$tmp/huge"
 
 # Out-of-range training options that were taken silently: a NaN noise fraction (an undefined
 # float-to-int conversion), a decay every 0 or -1 epochs (decayed every batch), a NaN init, a NaN

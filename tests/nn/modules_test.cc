@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "engram/core/ops.h"
@@ -337,6 +338,31 @@ TEST(ParamStoreBuffers, AModelLargerThanTheMachineIsRefusedBeforeItIsMapped) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("at 'huge' of shape [1048576, 1048576]"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(store.count(), 1);
+  EXPECT_EQ(store.numel(), 3);
+}
+
+// A shape whose element count passes int64 (four dimensions of 2^31 - 1) is refused as too large
+// rather than wrapped to a small or negative count, and a negative dimension (an int width
+// product that wrapped) is refused by name; the store is as it was.
+TEST(ParamStoreBuffers, ACountPastInt64OrANegativeDimensionIsRefused) {
+  ParamStore store;
+  store.add("a", {3});
+  const int most = std::numeric_limits<int>::max();
+  try {
+    store.add("wide", {most, most, most, most});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the model's parameters need more than"), std::string::npos) << e.what();
+  }
+  Shape negative{2, 3};
+  negative[0] = -4;  // what 4 * (2^31 - 1) wraps to as an int
+  try {
+    store.add("wrapped", negative);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter 'wrapped': negative dimension"), std::string::npos) << e.what();
   }
   EXPECT_EQ(store.count(), 1);
   EXPECT_EQ(store.numel(), 3);

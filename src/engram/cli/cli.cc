@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,14 @@ bool stdout_ok() {
   return false;
 }
 
+// The one line of an allocation that failed (exit 1); what was written to standard output stays.
+int out_of_memory() {
+  std::fflush(stdout);
+  print_error("out of memory: a size in the config, the options or the input asks for more memory than this machine "
+              "can give");
+  return 1;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -98,10 +107,9 @@ int run(int argc, char** argv) {
     print_error(e.what(), " (see engram --help, or engram COMMAND --help)");
     return 2;
   } catch (const std::bad_alloc&) {  // an allocation the machine cannot give: say so, not "std::bad_alloc"
-    std::fflush(stdout);
-    print_error("out of memory: a size in the config, the options or the input asks for more memory than this "
-                "machine can give");
-    return 1;
+    return out_of_memory();
+  } catch (const std::length_error&) {  // a vector or string longer than it can be: the same
+    return out_of_memory();
   } catch (const std::exception& e) {  // engram::Error and the rest: one line, exit 1
     std::fflush(stdout);                  // what was written stays written; the error says why it stopped
     print_error(e.what());

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -65,17 +66,24 @@ ParamId ParamStore::add(const std::string& name, Shape shape) {
   ENGRAM_CHECK(!name.empty(), "parameter with an empty name");
   ENGRAM_CHECK(!index_.count(name), "duplicate parameter name '{}'", name);
   const int64_t offset = static_cast<int64_t>(values_.size());
-  ENGRAM_CHECK(!budget || shape.numel() <= budget->floats_ - offset,
-               "{} holds {} parameters, but the model its config describes has more ({} at '{}' of shape {})",
-               budget->what_, budget->floats_, offset + shape.numel(), name, shape.str());
+  // The element count, saturated where the dimensions' product passes int64 (a config's width
+  // of 2^31 squared): such a shape is then refused below as too large, never wrapped.
+  int64_t count = 1;
+  for (int i = 0; i < shape.rank(); ++i) {
+    ENGRAM_CHECK(shape[i] >= 0, "parameter '{}': negative dimension in {}", name, shape.str());
+    if (__builtin_mul_overflow(count, int64_t{shape[i]}, &count)) count = INT64_MAX;
+  }
+  const double total = static_cast<double>(offset) + static_cast<double>(count);
+  ENGRAM_CHECK(!budget || count <= budget->floats_ - offset,
+               "{} holds {} parameters, but the model its config describes has more ({:.0f} at '{}' of shape {})",
+               budget->what_, budget->floats_, total, name, shape.str());
   // Parameters past core::memory_limit() would be killed by the kernel while they are
   // initialised: refused before they are mapped.
   const int64_t most = static_cast<int64_t>(core::memory_limit() / sizeof(float));
-  ENGRAM_CHECK(shape.numel() <= most - offset,
-               "the model's parameters need more than {:.2f} GiB ({} floats at '{}' of shape {}), over the limit of "
+  ENGRAM_CHECK(count <= most - offset,
+               "the model's parameters need more than {:.2f} GiB ({:.0f} floats at '{}' of shape {}), over the limit of "
                "3/4 of this machine's memory: a smaller config",
-               static_cast<double>(offset + shape.numel()) * sizeof(float) / (1024.0 * 1024.0 * 1024.0),
-               offset + shape.numel(), name, shape.str());
+               total * sizeof(float) / (1024.0 * 1024.0 * 1024.0), total, name, shape.str());
   params_.push_back({name, shape, offset});
   values_.grow(values_.size() + static_cast<size_t>(shape.numel()));
   const auto id = static_cast<ParamId>(params_.size() - 1);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engram/core/ops.h"
 #include "engram/nn/init.h"
@@ -27,6 +28,9 @@ Rnn::Rnn(ParamStore& store, std::string path, const RnnConfig& cfg, core::Rng& r
   ENGRAM_CHECK(cfg.layers >= 1, "rnn '{}': layers = {}, needs at least 1", this->path(), cfg.layers);
   ENGRAM_CHECK(cfg.dropout >= 0.0f && cfg.dropout < 1.0f, "rnn '{}': dropout {} outside [0, 1)", this->path(),
                cfg.dropout);
+  // The gate rows G = gates · H (at most 4 H) and a bidirectional layer's input 2 H are ints.
+  ENGRAM_CHECK(cfg.hidden_size <= std::numeric_limits<int>::max() / 4, "rnn '{}': hidden_size {} is past {}",
+               this->path(), cfg.hidden_size, std::numeric_limits<int>::max() / 4);
   const int hid = cfg.hidden_size, gw = gates_of(cfg.cell) * hid;
   const float a = 1.0f / std::sqrt(static_cast<float>(hid));
   for (int l = 0; l < cfg.layers; ++l) {

@@ -59,9 +59,10 @@ void check_options(const PointerTaskOptions& o) {
   ENGRAM_CHECK(o.min_n >= 1 && o.min_n <= o.max_n && o.max_n <= kMaxPointerPoints,
                "pointer task: need 1 <= min_n <= max_n <= {}, got {} and {}", kMaxPointerPoints,
                o.min_n, o.max_n);
-  ENGRAM_CHECK(o.tsp_exact_max_n >= 0 && o.tsp_exact_max_n <= kHeldKarpMaxN && o.tsp_starts >= 1,
-               "pointer task: need 0 <= tsp_exact_max_n <= {} and tsp_starts >= 1, got {} and {}",
-               kHeldKarpMaxN, o.tsp_exact_max_n, o.tsp_starts);
+  ENGRAM_CHECK(o.tsp_exact_max_n >= 0 && o.tsp_exact_max_n <= kHeldKarpMaxN && o.tsp_starts >= 1 &&
+                   o.tsp_starts <= kTspMaxStarts,
+               "pointer task: need 0 <= tsp_exact_max_n <= {} and 1 <= tsp_starts <= {}, got {} and {}",
+               kHeldKarpMaxN, kTspMaxStarts, o.tsp_exact_max_n, o.tsp_starts);
 }
 
 bool is_space(char c) {

@@ -100,6 +100,10 @@ std::optional<double> hull_area_coverage(std::span<const float> points,
 enum class PointerTask { kSort, kHull, kTsp };
 int pointer_task_dim(PointerTask task);  // d: 1 for sorting, 2 otherwise
 
+// The most starts of the TSP heuristic: each is a whole 2-opt + Or-opt search of the instance, so
+// a count like 2^31 would label one instance for hours.
+constexpr int kTspMaxStarts = 1000;
+
 struct PointerTaskOptions {
   PointerTask task = PointerTask::kSort;
   int min_n = 5;  // n is drawn uniformly from [min_n, max_n] per instance (equal: fixed n)
@@ -107,7 +111,7 @@ struct PointerTaskOptions {
   // TSP labels: exact Held-Karp for n <= tsp_exact_max_n (at most 20; n = 20 takes ~30 ms and
   // ~40 MB), the multi-start 2-opt + Or-opt heuristic with tsp_starts starts above it.
   int tsp_exact_max_n = 10;
-  int tsp_starts = 8;
+  int tsp_starts = 8;  // 1 ... kTspMaxStarts
   bool labels = true;  // false: instances without a target (empty), for label-free training
 };
 
