@@ -201,7 +201,7 @@ def test_train_reports_progress_stops_on_request_and_resumes(tmp_path):
 
     limit = 5000  # far more updates than the test waits for: only the stop ends the runs
     overrides = {"train.max_steps": limit, "train.run_dir": run_dir, "train.log_every": 5, "train.valid_every": 0,
-                 "data.generate_train": 2000, "data.generate_valid": 50, "data.bleu_sentences": 0,
+                 "data.generate_train": 2000, "data.generate_valid": 50, "data.bleu_sentences": 1,
                  "train.max_minutes": 0, "train.max_epochs": 1000}
     config = os.path.join(SOURCE, "configs", "dates.yaml")
     out = engram.train(config, overrides, on_progress=stop_after(10), poll_seconds=0.02)
@@ -251,7 +251,7 @@ def test_ctrl_c_stops_training_after_the_update_and_the_run_resumes(tmp_path):
         "try:\n"
         "    engram.train(sys.argv[1], {'train.max_steps': 100000, 'train.run_dir': sys.argv[2], 'train.log_every': 5,\n"
         "                  'train.valid_every': 0, 'data.generate_train': 2000, 'data.generate_valid': 50,\n"
-        "                  'data.bleu_sentences': 0, 'train.max_minutes': 0, 'train.max_epochs': 10000},\n"
+        "                  'data.bleu_sentences': 1, 'train.max_minutes': 0, 'train.max_epochs': 10000},\n"
         "                 on_progress=lambda e: print('event', e.get('step'), flush=True), poll_seconds=0.02)\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)\n"
