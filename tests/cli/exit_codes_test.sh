@@ -374,6 +374,14 @@ expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/ntm-recall.yaml" 
 # ended in "ZeroedFloats::grow: 18446744065119616912 < ...".
 expect 1 "rnn 'ntm/controller': hidden_size 2147483647 is past 536870911" -- "$bin" train "$src/configs/ntm-copy.yaml" \
   --set ntm.ntm.controller_size=2147483647 --set train.run_dir="$tmp/huge"
+# Speech: 2^31 SpecAugment masks per utterance hung; a frame stack of 2^31 wrapped the encoder's
+# input width and was killed by the kernel at 23 GB; 2^31 digit strings are refused before any is made.
+expect 1 "spec_augment: mask counts must be in \[0, 1000\], got 1 and 2147483647" -- "$bin" train \
+  "$src/configs/fsdd-digits.yaml" --set data.spec_augment.time_masks=2147483647 --set train.run_dir="$tmp/huge"
+expect 1 "speech: stack 2147483647 must be in 1..1000" -- "$bin" train "$src/configs/fsdd-digits.yaml" \
+  --set speech.stack=2147483647 --set train.run_dir="$tmp/huge"
+expect 1 "speech: data.train_strings 2147483647 needs more than [0-9.]+ GiB, over the limit" -- "${bounded[@]}" "$bin" \
+  train "$src/configs/fsdd-digits.yaml" --set data.train_strings=2147483647 --set train.run_dir="$tmp/huge"
 # 2^31 starts of the TSP heuristic labelled one instance for hours.
 expect 1 "1 <= tsp_starts <= 1000, got 10 and 2147483647" -- "$bin" train "$src/configs/pointer-tsp.yaml" \
   --set data.tsp_starts=2147483647 --set train.run_dir="$tmp/huge"

@@ -122,8 +122,8 @@ TEST(Seq2SeqEnsemble, WithItselfIsTheModelAndWithAnotherIsTheMean) {
     for (size_t h = 0; h < alone[i].nbest.size(); ++h)
       EXPECT_NEAR(twice[i].nbest[h].score, alone[i].nbest[h].score, 1e-4) << lines[i];
     if (!alone[i].nbest.empty())
-      differs = differs || std::abs(mixed[i].nbest[0].score - alone[i].nbest[0].score) > 1e-4 &&
-                               std::abs(mixed[i].nbest[0].score - other_alone[i].nbest[0].score) > 1e-4;
+      differs = differs || (std::abs(mixed[i].nbest[0].score - alone[i].nbest[0].score) > 1e-4 &&
+                            std::abs(mixed[i].nbest[0].score - other_alone[i].nbest[0].score) > 1e-4);
   }
   EXPECT_TRUE(differs) << "an ensemble with another model scores as neither model alone";
 }

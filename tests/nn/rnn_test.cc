@@ -159,7 +159,9 @@ TEST_P(RnnBoth, StepProjectedEqualsStep) {
     b = rnn.step_projected(g, core::slice(xw, 0, t * kB, (t + 1) * kB), b);
     for (int j = 0; j < kB * kH; ++j) {
       EXPECT_NEAR(b[0].h.data()[j], a[0].h.data()[j], 1e-6) << "t " << t;
-      if (GetParam() == CellKind::kLstm) EXPECT_NEAR(b[0].c.data()[j], a[0].c.data()[j], 1e-6) << "t " << t;
+      if (GetParam() == CellKind::kLstm) {
+        EXPECT_NEAR(b[0].c.data()[j], a[0].c.data()[j], 1e-6) << "t " << t;
+      }
     }
   }
   // Errors: a stack of two layers, a wrong projection width, a wrong batch of states.

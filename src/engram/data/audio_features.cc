@@ -395,8 +395,8 @@ void CmvnStats::apply(Features* f, Cmvn mode) const {
 // SpecAugment
 
 void SpecAugmentConfig::validate() const {
-  ENGRAM_CHECK(freq_masks >= 0 && time_masks >= 0,
-               "spec_augment: mask counts must be >= 0, got {} and {}", freq_masks, time_masks);
+  ENGRAM_CHECK(freq_masks >= 0 && time_masks >= 0 && freq_masks <= 1000 && time_masks <= 1000,
+               "spec_augment: mask counts must be in [0, 1000], got {} and {}", freq_masks, time_masks);
   ENGRAM_CHECK(freq_mask_width >= 0 && time_mask_width >= 0,
                "spec_augment: mask widths must be >= 0, got {} and {}", freq_mask_width,
                time_mask_width);

@@ -20,7 +20,9 @@ nn::CellKind cell_kind(SpeechCell c) { return c == SpeechCell::kLstm ? nn::CellK
 
 void SpeechConfig::validate() const {
   features.validate();
-  ENGRAM_CHECK(stack >= 1, "speech: stack {} must be >= 1", stack);
+  // stack · F (the encoder's input width) and stack · 2^pyramid are ints; 1,000 frames are 10 s at
+  // the default 10 ms hop.
+  ENGRAM_CHECK(stack >= 1 && stack <= 1000, "speech: stack {} must be in 1..1000", stack);
   ENGRAM_CHECK(pyramid >= 0 && pyramid <= 4, "speech: pyramid {} must be in 0..4", pyramid);
   ENGRAM_CHECK(embed_dim > 0 && encoder_units > 0 && encoder_layers >= 1 && decoder_hidden > 0 && token_dim > 0 &&
                    readout_dim > 0 && attn_dim > 0,

@@ -10,6 +10,7 @@
 #include <map>
 #include <numeric>
 
+#include "engram/core/memory.h"
 #include "engram/core/ops.h"
 #include "engram/data/paths.h"
 #include "engram/models/speech/eval.h"
@@ -94,6 +95,11 @@ void SpeechDataConfig::validate() const {
                gap_max_ms);
   ENGRAM_CHECK(valid_reps >= 0 && valid_reps <= 45 && valid_strings >= 0,
                "speech data: valid_reps {} must be in [0, 45] and valid_strings {} >= 0", valid_reps, valid_strings);
+  // Digit strings are held whole: at least the utterances and their digits each.
+  for (const auto& [key, n] : {std::pair{"train_strings", train_strings}, std::pair{"test_strings", test_strings},
+                               std::pair{"valid_strings", valid_strings}})
+    core::check_memory((sizeof(SpeechUtterance) + sizeof(int) * static_cast<double>(min_digits)) * n,
+                       fmt::format("speech: data.{} {}", key, n));
   ENGRAM_CHECK(valid_offset >= 0 && valid_offset + valid_reps <= 45,
                "speech data: valid_offset {} must be >= 0 with valid_offset + valid_reps ({}) <= 45", valid_offset,
                valid_offset + valid_reps);
@@ -182,6 +188,7 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
   core::Rng pause_rng(seed ^ 0x9a05'e5ee'd000'0001ULL);
   core::Rng noise_rng(seed ^ 0x6e01'5e00'd000'0002ULL);
   std::vector<SpeechUtterance> out;
+  double bytes = 0;  // the strings are held whole: counted against the machine's memory as they are made
   for (int64_t n = 0; n < count; ++n) {
     const auto [speaker, pool_list] = speakers[rng.below(speakers.size())];
     const std::vector<size_t>& pool = *pool_list;
@@ -221,6 +228,10 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
     u.features = fbank.compute_unnormalised(joined);
     u.seconds = joined.seconds();
     u.speaker = speaker_key(*speaker, speed, snr);
+    bytes += static_cast<double>(sizeof u) + sizeof(float) * static_cast<double>(u.features.data.size()) +
+             static_cast<double>(u.path.size() + sizeof(int) * u.digits.size());
+    core::check_memory(bytes, fmt::format("speech: {} digit strings (data.train_strings / test_strings / "
+                                          "valid_strings)", count));
     out.push_back(std::move(u));
   }
   finish_features(cfg, &out);
