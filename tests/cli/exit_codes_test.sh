@@ -345,8 +345,7 @@ stdin=$tmp/in expect 1 "config.yaml: more than 16 MiB \(the limit of a YAML conf
 
 # Generated data sets are held whole: a count the machine cannot hold is refused naming it, before
 # anything is drawn (bounded: the same 4 GB as above). An allocation the machine cannot give at all
-# (a batch of 2^31 sequences) is "out of memory", not "std::bad_alloc" (under AddressSanitizer the
-# allocator returns null for it, as glibc's does, instead of aborting).
+# (a batch of 2^31 sequences) is "out of memory", not "std::bad_alloc" (checked below).
 for set in "ntm-copy data.valid_sequences" "ntm-copy data.extrapolation.sequences" "dates data.generate_train" \
            "pointer-sort data.valid_instances" "pointer-sort data.train_instances" \
            "pointer-generator-names data.generate_valid"; do
@@ -354,22 +353,27 @@ for set in "ntm-copy data.valid_sequences" "ntm-copy data.extrapolation.sequence
   expect 1 "$key 2147483647 needs more than [0-9.]+ GiB, over the limit of 3/4 of this machine's memory" -- \
     "${bounded[@]}" "$bin" train "$src/configs/$cfg.yaml" --set "$key=2147483647" --set train.run_dir="$tmp/huge"
 done
-oom=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1")
 mkdir -p "$tmp/babi-ten"
 for i in 1 2 3 4 5 6 7 8 9 10; do printf '1 Mary moved to the bathroom.\n2 Where is Mary?\tbathroom\t1\n'; done \
   > "$tmp/babi-ten/qa1_single-supporting-fact_train.txt"
 printf '1 Mary moved to the bathroom.\n2 Where is Mary?\tbathroom\t1\n' \
   > "$tmp/babi-ten/qa1_single-supporting-fact_test.txt"
-oom_line="out of memory: a size in the config, the options or the input asks for more memory than this machine can give"
-for key in data.batch_size ntm.task.max_len; do
-  expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/ntm-copy.yaml" --set "$key=2147483647" \
-    --set train.run_dir="$tmp/huge" --set train.max_steps=1
-done
-expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/babi-1k-pertask.yaml" --set memn2n.hops=2147483647 \
-  --set data.dir="$tmp/babi-ten" --set data.tasks=1 --set train.run_dir="$tmp/huge" --set train.max_steps=1
-# A vector longer than it can be (std::length_error) is the same line.
-expect 1 "$oom_line" -- "${oom[@]}" "$bin" train "$src/configs/ntm-recall.yaml" --set ntm.task.item_len=2147483647 \
-  --set train.run_dir="$tmp/huge"
+# AddressSanitizer's operator new ends the process on an allocation it cannot make (it never
+# throws std::bad_alloc, whatever allocator_may_return_null says), so these run in the plain build.
+if [ -z "${ENGRAM_SANITIZED:-}" ]; then
+  oom_line="out of memory: a size in the config, the options or the input asks for more memory than this machine can give"
+  for key in data.batch_size ntm.task.max_len; do
+    expect 1 "$oom_line" -- "$bin" train "$src/configs/ntm-copy.yaml" --set "$key=2147483647" \
+      --set train.run_dir="$tmp/huge" --set train.max_steps=1
+  done
+  expect 1 "$oom_line" -- "$bin" train "$src/configs/babi-1k-pertask.yaml" --set memn2n.hops=2147483647 \
+    --set data.dir="$tmp/babi-ten" --set data.tasks=1 --set train.run_dir="$tmp/huge" --set train.max_steps=1
+  # A vector longer than it can be (std::length_error) is the same line.
+  expect 1 "$oom_line" -- "$bin" train "$src/configs/ntm-recall.yaml" --set ntm.task.item_len=2147483647 \
+    --set train.run_dir="$tmp/huge"
+else
+  echo "exit_codes_test: the 4 out-of-memory checks run in the plain build (AddressSanitizer aborts on them)"
+fi
 # An RNN width whose gate rows (4 H) pass int was wrapped: a negative count of parameters then
 # ended in "ZeroedFloats::grow: 18446744065119616912 < ...".
 expect 1 "rnn 'ntm/controller': hidden_size 2147483647 is past 536870911" -- "$bin" train "$src/configs/ntm-copy.yaml" \
