@@ -188,7 +188,10 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
   core::Rng pause_rng(seed ^ 0x9a05'e5ee'd000'0001ULL);
   core::Rng noise_rng(seed ^ 0x6e01'5e00'd000'0002ULL);
   std::vector<SpeechUtterance> out;
-  double bytes = 0;  // the strings are held whole: counted against the machine's memory as they are made
+  // The strings are held whole: counted against the machine's memory as they are made.
+  const std::string what = fmt::format("speech: {} digit strings (data.train_strings / test_strings / valid_strings)",
+                                       count);
+  double bytes = 0;
   for (int64_t n = 0; n < count; ++n) {
     const auto [speaker, pool_list] = speakers[rng.below(speakers.size())];
     const std::vector<size_t>& pool = *pool_list;
@@ -230,8 +233,7 @@ std::vector<SpeechUtterance> make_digit_strings(const SpeechConfig& cfg, const s
     u.speaker = speaker_key(*speaker, speed, snr);
     bytes += static_cast<double>(sizeof u) + sizeof(float) * static_cast<double>(u.features.data.size()) +
              static_cast<double>(u.path.size() + sizeof(int) * u.digits.size());
-    core::check_memory(bytes, fmt::format("speech: {} digit strings (data.train_strings / test_strings / "
-                                          "valid_strings)", count));
+    core::check_memory(bytes, what);
     out.push_back(std::move(u));
   }
   finish_features(cfg, &out);
