@@ -374,25 +374,25 @@ if [ -z "${ENGRAM_SANITIZED:-}" ]; then
 else
   echo "exit_codes_test: the 4 out-of-memory checks run in the plain build (AddressSanitizer aborts on them)"
 fi
-# An RNN width whose gate rows (4 H) pass int was wrapped: a negative count of parameters then
-# ended in "ZeroedFloats::grow: 18446744065119616912 < ...".
+# An RNN width whose gate rows (4 H) would pass int is refused by name, before any product of it
+# wraps.
 expect 1 "rnn 'ntm/controller': hidden_size 2147483647 is past 536870911" -- "$bin" train "$src/configs/ntm-copy.yaml" \
   --set ntm.ntm.controller_size=2147483647 --set train.run_dir="$tmp/huge"
-# Speech: 2^31 SpecAugment masks per utterance hung; a frame stack of 2^31 wrapped the encoder's
-# input width and was killed by the kernel at 23 GB; 2^31 digit strings are refused before any is made.
+# Speech: SpecAugment mask counts and the frame stack (stack · F is an int) have upper bounds;
+# 2^31 digit strings are refused before any is made.
 expect 1 "spec_augment: mask counts must be in \[0, 1000\], got 1 and 2147483647" -- "$bin" train \
   "$src/configs/fsdd-digits.yaml" --set data.spec_augment.time_masks=2147483647 --set train.run_dir="$tmp/huge"
 expect 1 "speech: stack 2147483647 must be in 1..1000" -- "$bin" train "$src/configs/fsdd-digits.yaml" \
   --set speech.stack=2147483647 --set train.run_dir="$tmp/huge"
 expect 1 "speech: data.train_strings 2147483647 needs more than [0-9.]+ GiB, over the limit" -- "${bounded[@]}" "$bin" \
   train "$src/configs/fsdd-digits.yaml" --set data.train_strings=2147483647 --set train.run_dir="$tmp/huge"
-# 2^31 starts of the TSP heuristic labelled one instance for hours.
+# The TSP heuristic's starts (each a whole search of an instance) have an upper bound.
 expect 1 "1 <= tsp_starts <= 1000, got 10 and 2147483647" -- "$bin" train "$src/configs/pointer-tsp.yaml" \
   --set data.tsp_starts=2147483647 --set train.run_dir="$tmp/huge"
 
-# Out-of-range training options that were taken silently: a NaN noise fraction (an undefined
-# float-to-int conversion), a decay every 0 or -1 epochs (decayed every batch), a NaN init, a NaN
-# constant memory, a negative max_pairs (all pairs) and bleu_sentences 0 (one sentence).
+# Training options out of their ranges are errors: a noise fraction outside [0, 1] (NaN included),
+# a decay every 0 or -1 epochs, a NaN init, a NaN constant memory, a negative max_pairs and
+# bleu_sentences 0.
 babi_ten=(--set data.dir="$tmp/babi-ten" --set data.tasks=1 --set train.run_dir="$tmp/run-babi-ten")
 expect 1 "memn2n: data.random_noise nan must be a fraction in \[0, 1\]" -- "$bin" train \
   "$src/configs/babi-1k-pertask.yaml" "${babi_ten[@]}" --set data.random_noise=nan

@@ -11,8 +11,11 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "engram/core/memory.h"
 #include "engram/core/rng.h"
 #include "engram/io/config.h"
 #include "engram/train/run_config.h"
@@ -34,6 +37,16 @@ inline void log_note(std::FILE* log, const std::string& text) {
 struct TextPairs {
   std::vector<std::string> src, tgt;
 };
+
+// A text family's generated pairs (data.generate_train / generate_valid) checked against the
+// machine's memory before they are drawn: each is held twice (the generator's pair and the
+// split's copy), four strings at least.
+inline void check_generated_pairs(std::string_view family, int64_t generate_train, int64_t generate_valid) {
+  for (const auto& [key, n] :
+       {std::pair{"generate_train", generate_train}, std::pair{"generate_valid", generate_valid}})
+    core::check_memory(4.0 * sizeof(std::string) * static_cast<double>(n),
+                       fmt::format("{}: data.{} {}", family, key, n));
+}
 
 // The split of a text family's pairs when its run names no validation data: `held` of all's
 // pairs (src / tgt), chosen by a fixed seed (the same ones every run), move to `valid`, the rest

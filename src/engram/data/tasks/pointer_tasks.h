@@ -100,8 +100,8 @@ std::optional<double> hull_area_coverage(std::span<const float> points,
 enum class PointerTask { kSort, kHull, kTsp };
 int pointer_task_dim(PointerTask task);  // d: 1 for sorting, 2 otherwise
 
-// The most starts of the TSP heuristic: each is a whole 2-opt + Or-opt search of the instance, so
-// a count like 2^31 would label one instance for hours.
+// The most starts of the TSP heuristic, each a whole 2-opt + Or-opt search of the instance: the
+// label's time grows with them.
 constexpr int kTspMaxStarts = 1000;
 
 struct PointerTaskOptions {

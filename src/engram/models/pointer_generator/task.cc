@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "engram/core/memory.h"
 #include "engram/core/ops.h"
 #include "engram/data/paths.h"
 #include "engram/data/spm.h"
@@ -45,11 +44,7 @@ void PgDataConfig::validate() const {
   ENGRAM_CHECK(int{!generator.empty()} + int{!train_tsv.empty()} + int{!bbc.empty()} == 1,
                "pointer_generator data: give exactly one of data.train_tsv, data.generator and data.bbc");
   ENGRAM_CHECK(bbc.empty() || !bbc_dir.empty(), "pointer_generator data: data.bbc needs data.bbc_dir");
-  // A generated pair is held twice (the generator's pair, the split's copy): four strings at least.
-  if (!generator.empty())
-    for (const auto& [key, n] :
-         {std::pair{"generate_train", generate_train}, std::pair{"generate_valid", generate_valid}})
-      core::check_memory(4.0 * sizeof(std::string) * n, fmt::format("pointer_generator: data.{} {}", key, n));
+  if (!generator.empty()) check_generated_pairs("pointer_generator", generate_train, generate_valid);
   ENGRAM_CHECK(generate_train >= 1 && generate_valid >= 1 && valid_size >= 1 && max_pairs >= 0,
                "pointer_generator data: generate_train {}, generate_valid {} and valid_size {} must be >= 1, max_pairs "
                "{} >= 0",

@@ -11,7 +11,6 @@
 #include <map>
 #include <tuple>
 
-#include "engram/core/memory.h"
 #include "engram/core/ops.h"
 #include "engram/data/cedict.h"
 #include "engram/data/chinese_script.h"
@@ -90,10 +89,7 @@ Seq2SeqTask::Seq2SeqTask(const Seq2SeqTrainConfig& cfg, std::FILE* log) : cfg_(c
   bool held_out = false;  // validation pairs held out of the training file
   if (!d.generator.empty()) {
     ENGRAM_CHECK(d.generator == "dates", "seq2seq data: unknown generator '{}' (known: dates)", d.generator);
-    // A generated pair is held twice (the generator's pair, the split's copy): four strings at least.
-    for (const auto& [key, n] :
-         {std::pair{"generate_train", d.generate_train}, std::pair{"generate_valid", d.generate_valid}})
-      core::check_memory(4.0 * sizeof(std::string) * n, fmt::format("seq2seq: data.{} {}", key, n));
+    check_generated_pairs("seq2seq", d.generate_train, d.generate_valid);
     core::Rng rng(cfg_.train.seed * 7919 + 17);
     for (const auto& p : data::tasks::make_date_pairs(d.generate_train, {}, rng)) {
       train_text.src.push_back(p.source);
@@ -448,7 +444,7 @@ train::Metrics Seq2SeqTask::validate() {
     for (int32_t n : batch.tgt_len) tokens += n;
   }
   // Greedy BLEU and exact match on (up to) bleu_sentences pairs.
-  const size_t n = std::min(valid_text_.src.size(), static_cast<size_t>(std::max<int64_t>(cfg_.data.bleu_sentences, 1)));
+  const size_t n = std::min(valid_text_.src.size(), static_cast<size_t>(cfg_.data.bleu_sentences));
   std::vector<std::string> srcs(valid_text_.src.begin(), valid_text_.src.begin() + n);
   std::vector<std::string> refs(valid_text_.tgt.begin(), valid_text_.tgt.begin() + n);
   TranslateOptions o;
