@@ -13,6 +13,7 @@
 
 #include "engram/core/error.h"
 #include "engram/decode/search.h"
+#include "io/expect_error.h"
 #include "decode/toy_model.h"
 
 namespace engram::decode {
@@ -24,14 +25,7 @@ using toy::random_dist;
 using toy::sources;
 using toy::ToyModel;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using io::testing::error_of;
 
 // Whether some n-gram occurs twice in `seq` (the test's own reference, by brute force).
 bool repeats_ngram(const std::vector<int32_t>& seq, int n) {

@@ -75,7 +75,7 @@ TEST(NtmReport, ShowSummaryAndSvg) {
     for (int r = 0; r < k; ++r) {
       // 0 wrong bits: each scored output rounds to its target bit; unscored steps are 0 in both.
       EXPECT_EQ(at(outputs, r, t) > 0.5, at(targets, r, t) > 0.5) << "bit " << r << " at step " << t;
-      if (t <= 4) EXPECT_EQ(at(outputs, r, t), 0.0) << "step " << t << " is not scored";
+      if (t <= 4) { EXPECT_EQ(at(outputs, r, t), 0.0) << "step " << t << " is not scored"; }
     }
   }
 }

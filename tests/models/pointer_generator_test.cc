@@ -229,7 +229,7 @@ TEST(PointerGeneratorStepModel, MasksPadGoAndForeignExtraIds) {
   const decode::StepOutput a = stepper.step(g, *plain, go), b = blocking.step(g, *blocked, go);
   EXPECT_EQ(b.log_probs.at(0, data::kUnkId), -INFINITY);
   for (int c = 0; c < a.log_probs.shape[1]; ++c)
-    if (c != data::kUnkId) EXPECT_EQ(a.log_probs.at(0, c), b.log_probs.at(0, c)) << "class " << c;
+    if (c != data::kUnkId) { EXPECT_EQ(a.log_probs.at(0, c), b.log_probs.at(0, c)) << "class " << c; }
   EXPECT_NE(error_of([&] { stepper.encode(g, decode::SourceBatch::from_ids({{4, 8 + 3}})); }).find("outside"),
             std::string::npos);
 }

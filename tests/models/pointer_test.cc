@@ -167,7 +167,7 @@ TEST(PointerStepModel, GreedyAndBeamNeverReturnInvalidOutputs) {
       for (size_t i = 0; i < beams.size(); ++i) {
         ASSERT_FALSE(beams[i].empty()) << v.name;
         for (const auto& h : beams[i]) check(h, i, v.name + " beam " + std::to_string(k));
-        if (k == 1) EXPECT_EQ(beams[i][0].ids, greedy[i].ids) << v.name << ": beam 1 != greedy";
+        if (k == 1) { EXPECT_EQ(beams[i][0].ids, greedy[i].ids) << v.name << ": beam 1 != greedy"; }
       }
     }
   }
@@ -289,7 +289,7 @@ TEST(PointerDecoding, SamplingKeepsTheBestOfGreedyAndTheSamples) {
     const std::vector<PointerPrediction> best = predict_pointer(model, set, o);
     ASSERT_EQ(best.size(), set.size());
     const int better = count_kept_better(v, set, greedy, best);
-    if (v.task == PointerTask::kTsp) EXPECT_GT(better, 0) << v.name << ": no sample beat greedy";
+    if (v.task == PointerTask::kTsp) { EXPECT_GT(better, 0) << v.name << ": no sample beat greedy"; }
     const std::vector<PointerPrediction> again = predict_pointer(model, set, o);
     for (size_t i = 0; i < set.size(); ++i) EXPECT_EQ(again[i].output, best[i].output) << v.name << " instance " << i;
   }

@@ -531,7 +531,7 @@ TEST(Seq2SeqTask, TrainsResumesIdenticallyAndTranslates) {
   nlohmann::json j = nlohmann::json::parse(alignment_json(out[2]));
   EXPECT_EQ(j["src"].size(), out[2].src_tokens.size());
   EXPECT_EQ(j["alignment"].size(), j["tgt"].size());
-  if (!j["alignment"].empty()) EXPECT_EQ(j["alignment"][0].size(), j["src"].size());
+  if (!j["alignment"].empty()) { EXPECT_EQ(j["alignment"][0].size(), j["src"].size()); }
   // best/ alone is a model directory: it carries the vocabularies, and a copy elsewhere translates.
   fs::copy(dir / "a/best", dir / "moved", fs::copy_options::recursive);
   for (const char* f : {"src.vocab.txt", "tgt.vocab.txt"}) EXPECT_TRUE(fs::exists(fs::path(dir / "moved") / f)) << f;

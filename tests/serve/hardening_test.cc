@@ -179,7 +179,7 @@ TEST(ServeHardening, ConflictingFramingHeadersAre400) {
     const std::string response = conn.read_response(milliseconds(10000));
     EXPECT_EQ(status_of(response), k.status) << k.headers << response;
     EXPECT_NE(body_of(response).value("error", "").find(k.error), std::string::npos) << k.headers << response;
-    if (k.status != 200) EXPECT_TRUE(conn.closed_within(milliseconds(3000))) << k.headers;
+    if (k.status != 200) { EXPECT_TRUE(conn.closed_within(milliseconds(3000))) << k.headers; }
   }
 }
 

@@ -113,7 +113,7 @@ TEST(ServeSpeech, TranscribeMatchesTheLibraryWithAttention) {
   for (size_t t = 0; t < tokens.size(); ++t) {
     EXPECT_EQ(tokens[t]["token"], t < plain["digits"].size() ? std::to_string(plain["digits"][t].get<int>()) : "<eos>");
     EXPECT_EQ(tokens[t]["step"], t);
-    if (t < plain["digits"].size()) EXPECT_EQ(tokens[t]["id"], plain["digits"][t]) << "a digit's id is the digit";
+    if (t < plain["digits"].size()) { EXPECT_EQ(tokens[t]["id"], plain["digits"][t]) << "a digit's id is the digit"; }
     ASSERT_EQ(tokens[t]["alpha"].size(), plain["attention"][t].size());
     for (size_t k = 0; k < tokens[t]["alpha"].size(); ++k)
       EXPECT_NEAR(tokens[t]["alpha"][k].get<double>(), plain["attention"][t][k].get<double>(), 1e-6);

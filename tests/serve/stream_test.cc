@@ -69,7 +69,7 @@ TEST(ServeStream, TokensThenTheWholeResultWithTheRoutesAlphaRows) {
     EXPECT_EQ(ev.data.at("step").get<int>(), step);
     // The first event of a sentence names the columns of its α rows.
     EXPECT_EQ(ev.data.contains("src_tokens"), step == 0);
-    if (step == 0) EXPECT_EQ(ev.data["src_tokens"], plain["translations"][i][0]["src_tokens"]);
+    if (step == 0) { EXPECT_EQ(ev.data["src_tokens"], plain["translations"][i][0]["src_tokens"]); }
     const json& hyp = plain["translations"][i][0];
     ASSERT_LT(static_cast<size_t>(step), hyp["tgt_tokens"].size());
     EXPECT_EQ(ev.data.at("token"), hyp["tgt_tokens"][step]);

@@ -58,9 +58,11 @@ TEST(ServeWeb, IndexReferencesEveryScriptAndStylesheet) {
     referenced.insert((*it)[1].str());
     EXPECT_NE(find_web_asset((*it)[1].str()), nullptr) << "index.html loads /static/" << (*it)[1].str();
   }
-  for (const WebAsset& a : web_assets())
-    if (a.path.ends_with(".js") || a.path.ends_with(".css"))
+  for (const WebAsset& a : web_assets()) {
+    if (a.path.ends_with(".js") || a.path.ends_with(".css")) {
       EXPECT_TRUE(referenced.count(std::string(a.path))) << a.path << " is not loaded by index.html";
+    }
+  }
   // No inline script or style: the Content-Security-Policy would refuse them.
   EXPECT_EQ(html.find("<script>"), std::string::npos);
   EXPECT_EQ(html.find("style="), std::string::npos);

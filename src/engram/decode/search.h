@@ -74,7 +74,7 @@ struct SearchOptions {
   // Token streaming (greedy and sampling only; CTranslate2's token streaming): called as each
   // sentence's next token is chosen, <eos> included, with that step's α over the sentence's
   // source [S_b] (empty for a model without attention). Not a visited option; null = off.
-  std::function<void(int sentence, int32_t token, std::span<const float> alpha)> on_token;
+  std::function<void(int sentence, int32_t token, std::span<const float> alpha)> on_token{};
 
   template <class V>
   void visit(V& v) {

@@ -72,7 +72,7 @@ struct Ended {
   int32_t node;                  // last token's node (-1: the empty prefix)
   bool finished;                 // ended with <eos>
   std::vector<float> eos_align;  // α of the <eos> step
-  std::vector<float> eos_gate;   // the <eos> step's gate (one value), when recorded
+  std::vector<float> eos_gate{};   // the <eos> step's gate (one value), when recorded
 };
 
 struct Candidate {

@@ -27,15 +27,15 @@ struct SourceBatch {
   int steps = 0;                 // S = max source length
   std::vector<int32_t> ids;      // [S, B] time-major, padded with 0 (<pad>)
   std::vector<int32_t> lengths;  // [B] true source lengths
-  std::vector<float> features;   // [S, B, F] time-major, zero padded (feature models only)
+  std::vector<float> features{};   // [S, B, F] time-major, zero padded (feature models only)
   int feature_dim = 0;           // F
   // Target prefixes (CTranslate2's target_prefix): [B] output tokens forced first, then free
   // decoding; empty (no entry, or an empty one) = none. <eos> may not appear in one.
-  std::vector<std::vector<int32_t>> prefixes;
+  std::vector<std::vector<int32_t>> prefixes{};
   // The target classes this batch may emit, sorted and unique (a lexical shortlist,
   // models/seq2seq/shortlist.h); every other class gets log-probability -inf. Empty = all. Only
   // models that restrict their output layer read it (Seq2Seq); callers set it for those only.
-  std::vector<int32_t> output_ids;
+  std::vector<int32_t> output_ids{};
 
   // Pads id sequences into a time-major batch.
   static SourceBatch from_ids(const std::vector<std::vector<int32_t>>& seqs) {

@@ -39,10 +39,10 @@ struct CheckpointData {
   YAML::Node config;                            // a map (or null), e.g. io::to_yaml(model_config)
   const nn::ParamStore* params = nullptr;
   const optim::Optimizer* optimizer = nullptr;  // null: no optimizer.safetensors
-  nlohmann::json trainer;                       // null: no trainer.json
+  nlohmann::json trainer{};                     // null: no trainer.json
   // Files copied in as they are (e.g. the vocabularies), so the directory stands alone; their
   // names must differ from the checkpoint's own files.
-  std::vector<std::filesystem::path> files;
+  std::vector<std::filesystem::path> files{};
 };
 
 struct CheckpointSaveOptions {

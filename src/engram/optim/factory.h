@@ -37,7 +37,7 @@ struct OptimizerConfig {
   bool centered = false;                // rmsprop
   bool eps_in_root = false;             // rmsprop
   float eps = 1e-8f;                    // adam, adagrad, rmsprop
-  std::vector<ParamLrConfig> param_lr;  // parameter groups with their own rate (none: lr for all)
+  std::vector<ParamLrConfig> param_lr{};  // parameter groups with their own rate (none: lr for all)
 
   template <class V>
   void visit(V& v) {

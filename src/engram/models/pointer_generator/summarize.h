@@ -30,7 +30,7 @@ namespace engram::models {
 constexpr size_t kPgMaxLineBytes = 1 << 20;
 
 struct SummarizeOptions {
-  decode::SearchOptions search;   // beam 1 = greedy; min_length, block_ngram_repeat, coverage_penalty
+  decode::SearchOptions search{};   // beam 1 = greedy; min_length, block_ngram_repeat, coverage_penalty
   int max_source_tokens = 0;      // longer sources are truncated; 0 = the model's max_source_tokens
   int batch_size = 32;            // sources decoded together
   bool coverage_active = true;    // PgDecodeOptions::coverage_active

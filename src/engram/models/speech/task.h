@@ -151,8 +151,8 @@ struct DigitStringSpec {
   float gap_max_ms = 0;
   bool gap_noise = false;
   uint64_t seed = 1;
-  std::vector<float> speeds;
-  std::vector<float> noise_snr_db;
+  std::vector<float> speeds{};
+  std::vector<float> noise_snr_db{};
 };
 
 // Digit strings joined from `recs` (each string from one speaker's recordings). The pauses'

@@ -69,7 +69,7 @@ struct Memn2nHopConfig {
   int vocab = 0;             // V
   int dim = 0;               // D
   int time_rows = 50;        // T: temporal-encoding rows (the memory size)
-  BagEncoding encoding;      // PE by default
+  BagEncoding encoding{};    // PE by default
   bool temporal = true;      // TE: add T_A(i), T_C(i)
   float init_stddev = 0.1f;  // new tables ~ N(0, stddev²)
   bool fused = true;         // false: the composed reference ops (tests, debugging)
