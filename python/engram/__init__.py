@@ -92,9 +92,11 @@ class Model:
         self._m = _Model(os.fspath(path), precision, threads)
         self.family = self._m.family
         self.dir = self._m.dir
+        self.precision = precision            # the weights' precision, chosen here and only here
         self.inputs = list(self._m.inputs)    # the family's input fields
-        self.options = list(self._m.options)  # the decode options it honours
-        self.defaults = json.loads(self._m.defaults())
+        # the decode options it honours, as keywords of run(): all but the precision
+        self.options = [o for o in self._m.options if o != "precision"]
+        self.defaults = {k: v for k, v in json.loads(self._m.defaults()).items() if k != "precision"}
 
     def __repr__(self):
         return f"engram.Model(family={self.family!r}, dir={self.dir!r})"
@@ -102,10 +104,22 @@ class Model:
     def run(self, **fields):
         """One request of the family's route (its input fields and options) -> its reply."""
         for k in fields:
+            if k == "precision":
+                raise TypeError(f"'precision' is chosen when the model is loaded: engram.load(dir, precision=...); "
+                                f"this one has {self.precision!r}")
             if k not in self.inputs and k not in self.options and k != "model":
                 raise TypeError(f"{k!r} is not an input or an option of the {self.family} family "
                                 f"(inputs: {', '.join(self.inputs)}; options: {', '.join(self.options) or 'none'})")
         body = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in fields.items() if v is not None}
+        for k, v in body.items():  # JSON has no NaN or infinity, and only its own types
+            try:
+                json.dumps(v, allow_nan=False)
+            except ValueError as e:
+                if "Out of range float" not in str(e):
+                    raise Error(f"{k!r}: {e}") from None
+                raise Error(f"{k!r} holds NaN or an infinity; its numbers must be finite") from None
+            except TypeError as e:
+                raise TypeError(f"{k!r}: {e}") from None
         return _convert(json.loads(self._m.run(json.dumps(body))))
 
     def _need(self, family, what):

@@ -105,9 +105,13 @@ class Model {
     // together (DecodeOptions::chunk), checked as the CLI's --batch.
     int batch = 0;
     if (request.is_object() && request.contains("batch")) {
-      ENGRAM_CHECK(request["batch"].is_number_integer(), "'batch' must be an integer");
-      batch = request["batch"].get<int>();
-      ENGRAM_CHECK(batch >= 1 && batch <= decode::kMaxBatch, "batch {} must be in [1, {}]", batch, decode::kMaxBatch);
+      const json& b = request["batch"];
+      ENGRAM_CHECK(b.is_number_integer(), "'batch' must be an integer");
+      // Compared as the number given (unsigned past 2^63), never as an int it would wrap to.
+      const bool in_range = b.is_number_unsigned() ? b.get<uint64_t>() >= 1 && b.get<uint64_t>() <= static_cast<uint64_t>(decode::kMaxBatch)
+                                                   : b.get<int64_t>() >= 1 && b.get<int64_t>() <= decode::kMaxBatch;
+      ENGRAM_CHECK(in_range, "batch {} must be in [1, {}]", b.dump(), decode::kMaxBatch);
+      batch = b.get<int>();
       request.erase("batch");
     }
     std::unique_ptr<models::Request> r = model_->request(request, python_limits());

@@ -135,8 +135,23 @@ def test_options_and_errors():
         engram.load(golden("seq2seq"), precision="fp64")
     with pytest.raises(TypeError, match="translate_batch is for seq2seq models"):
         engram.load(golden("tree")).translate_batch(["x"])
+    # JSON has no NaN: named before the body is written, not a parser's error about a literal
+    with pytest.raises(engram.Error, match="'alpha' holds NaN or an infinity"):
+        m.run(src=["x"], alpha=float("inf"))
+    with pytest.raises(TypeError, match="'src': Object of type bytes"):
+        m.run(src=b"x")
+    # batch is compared as given, not as the int it would wrap to
+    with pytest.raises(engram.Error, match=r"batch 2147483648 must be in \[1, "):
+        m.translate_batch(["29 November 2026"], batch=2**31)
+    with pytest.raises(engram.Error, match=r"batch 9223372036854775808 must be in \[1, "):
+        m.translate_batch(["29 November 2026"], batch=2**63)
+    # the precision is the load's, not a keyword of run()
+    assert "precision" not in m.options and "precision" not in m.defaults and m.precision == "fp32"
+    with pytest.raises(TypeError, match="chosen when the model is loaded"):
+        m.run(src=["x"], precision="bf16")
+    assert engram.load(golden("seq2seq"), precision="bf16").precision == "bf16"
     ptr = engram.load(golden("pointer"))
-    with pytest.raises(engram.Error):
+    with pytest.raises(engram.Error, match="'points' holds NaN or an infinity"):
         ptr.solve([float("nan"), 0.5])
     with pytest.raises(engram.Error):
         ptr.solve([[0.1, 0.2, 0.3], [0.4]])  # ragged
