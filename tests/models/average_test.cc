@@ -83,6 +83,12 @@ TEST(AverageCheckpoints, RefusesWhatCannotBeAveraged) {
             std::string::npos);
   EXPECT_NE(error_of([&] { average_checkpoints({a, golden("seq2seq")}, a); }).find("is one of the inputs"),
             std::string::npos);
+  // The same checkpoint twice, once by its own path and once through its run directory's best/.
+  fs::create_directories(tmp / "run");
+  fs::create_directory_symlink(a, tmp / "run" / "best");
+  EXPECT_NE(error_of([&] { average_checkpoints({a, golden("seq2seq"), tmp / "run"}, tmp / "out"); })
+                .find("are the same checkpoint"),
+            std::string::npos);
   EXPECT_FALSE(fs::exists(tmp / "out"));
 }
 

@@ -29,9 +29,14 @@ AverageResult average_checkpoints(const std::vector<fs::path>& dirs, const fs::p
   ENGRAM_CHECK(dirs.size() >= 2, "average: {} checkpoint(s); it takes at least two", dirs.size());
   std::vector<fs::path> resolved;
   for (const fs::path& d : dirs) resolved.push_back(resolve_model_dir(d));
-  for (const fs::path& d : resolved)
-    ENGRAM_CHECK(!fs::exists(out) || !fs::equivalent(d, out), "average: the output {} is one of the inputs",
+  for (size_t i = 0; i < resolved.size(); ++i) {
+    ENGRAM_CHECK(!fs::exists(out) || !fs::equivalent(resolved[i], out), "average: the output {} is one of the inputs",
                  out.string());
+    // A checkpoint given twice would weigh twice in the mean.
+    for (size_t j = 0; j < i; ++j)
+      ENGRAM_CHECK(!fs::equivalent(resolved[i], resolved[j]), "average: {} and {} are the same checkpoint ({})",
+                   dirs[j].string(), dirs[i].string(), resolved[i].string());
+  }
   const io::CheckpointInfo first = io::read_checkpoint_info(resolved[0]);
   const std::string config = io::detail::yaml_text(first.config);
   for (size_t i = 1; i < resolved.size(); ++i) {
