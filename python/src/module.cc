@@ -108,7 +108,8 @@ class Model {
       const json& b = request["batch"];
       ENGRAM_CHECK(b.is_number_integer(), "'batch' must be an integer");
       // Compared as the number given (unsigned past 2^63), never as an int it would wrap to.
-      const bool in_range = b.is_number_unsigned() ? b.get<uint64_t>() >= 1 && b.get<uint64_t>() <= static_cast<uint64_t>(decode::kMaxBatch)
+      const auto limit = static_cast<uint64_t>(decode::kMaxBatch);
+      const bool in_range = b.is_number_unsigned() ? b.get<uint64_t>() >= 1 && b.get<uint64_t>() <= limit
                                                    : b.get<int64_t>() >= 1 && b.get<int64_t>() <= decode::kMaxBatch;
       ENGRAM_CHECK(in_range, "batch {} must be in [1, {}]", b.dump(), decode::kMaxBatch);
       batch = b.get<int>();
