@@ -88,11 +88,13 @@ def _wav_bytes(waveform, sample_rate):
 class Model:
     """A loaded model directory of any family (``engram.load``)."""
 
-    def __init__(self, path, precision="fp32", threads=1):
-        self._m = _Model(os.fspath(path), precision, threads)
+    def __init__(self, path, precision=None, threads=1):
+        self._m = _Model(os.fspath(path), precision or "", threads)
         self.family = self._m.family
         self.dir = self._m.dir
-        self.precision = precision            # the weights' precision, chosen here and only here
+        # the weights' precision, chosen here and only here: the one given, else the model's own
+        # (its run's decode: section), else fp32
+        self.precision = self._m.precision
         self.inputs = list(self._m.inputs)    # the family's input fields
         # the decode options it honours, as keywords of run(): all but the precision
         self.options = [o for o in self._m.options if o != "precision"]
@@ -187,8 +189,10 @@ class Model:
         return self.run(text=text)
 
 
-def load(path, precision="fp32", threads=1):
-    """A model directory (config.yaml) or a run directory (its best/, else last/) of any family."""
+def load(path, precision=None, threads=1):
+    """A model directory (config.yaml) or a run directory (its best/, else last/) of any family.
+    ``precision``: "fp32", "bf16" or "int8" weights; None: the model's own (its run's decode:
+    section), else fp32."""
     return Model(path, precision, threads)
 
 

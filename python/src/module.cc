@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,12 +76,17 @@ decode::Precision precision_named(const std::string& name) {
 // One loaded model directory (models::load_model): its family's request fields and one run.
 class Model {
  public:
+  // `precision` empty: the model's own (its run's decode: section), else fp32, as the CLI without
+  // --precision.
   Model(const std::string& dir, const std::string& precision, int threads) : threads_(threads) {
     ENGRAM_CHECK(threads >= 1 && threads <= 256, "threads {} must be in [1, 256]", threads);
-    const decode::Precision p = precision_named(precision);
+    const std::optional<decode::Precision> given =
+        precision.empty() ? std::nullopt : std::optional(precision_named(precision));
     model_ = models::load_model(dir);
-    model_->set_precision(p);
+    precision_ = given ? *given : model_->decode_options(model_->inference().options.defaults, {}).precision;
+    model_->set_precision(precision_);
   }
+  std::string precision() const { return std::string(decode::precision_name(precision_)); }
   std::string family() const { return model_->family(); }
   std::string dir() const { return model_->dir().string(); }
   std::vector<std::string> inputs() const { return model_->inference().inputs; }
@@ -126,6 +132,7 @@ class Model {
 
  private:
   std::unique_ptr<models::LoadedModel> model_;
+  decode::Precision precision_ = decode::Precision::kFp32;
   int threads_;
 };
 
@@ -219,12 +226,13 @@ PYBIND11_MODULE(_engram, m) {
   });
 
   py::class_<Model>(m, "Model")
-      .def(py::init<const std::string&, const std::string&, int>(), py::arg("dir"), py::arg("precision") = "fp32",
+      .def(py::init<const std::string&, const std::string&, int>(), py::arg("dir"), py::arg("precision") = "",
            py::arg("threads") = 1)
       .def_property_readonly("family", &Model::family)
       .def_property_readonly("dir", &Model::dir)
       .def_property_readonly("inputs", &Model::inputs)
       .def_property_readonly("options", &Model::options)
+      .def_property_readonly("precision", &Model::precision)
       .def("defaults", &Model::defaults)
       .def("run", &Model::run, py::arg("body"));
 

@@ -5,6 +5,7 @@ while decoding; a short training run, stopped and resumed; the metrics equal to 
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -35,7 +36,6 @@ def cli(*args, stdin=""):
 
 def test_a_models_decode_defaults_lie_under_the_keywords(tmp_path):
     # A run directory whose decode: section (RUN/decode.yaml) asks for beam 3 and alpha 0.6.
-    import shutil
     shutil.copytree(golden("seq2seq"), tmp_path / "best")
     (tmp_path / "train.yaml").write_text("")
     (tmp_path / "decode.yaml").write_text("beam: 3\nalpha: 0.6\n")
@@ -163,13 +163,24 @@ def test_options_and_errors():
     assert sp is None
 
 
+def test_the_models_own_precision_unless_one_is_given(tmp_path):
+    # A run's decode: section may set the precision; engram.load takes it, as the CLI does
+    # without --precision, and a precision given wins.
+    d = tmp_path / "m"
+    shutil.copytree(golden("seq2seq"), d)
+    (d / "decode.yaml").write_text("precision: bf16\n")
+    assert engram.load(d).precision == "bf16"
+    assert engram.load(d, precision="fp32").precision == "fp32"
+    src = cases("seq2seq")[0][0]
+    assert engram.load(d).translate(src) == cli("translate", "-m", str(d), stdin=src + "\n").strip()
+
+
 def test_shortlist(tmp_path):
     """shortlist=True decodes over the model's shortlist.tsv (engram shortlist): one that leaves out
     the first output's first character never emits it; a model without one says so."""
     src, want = next(iter(cases("seq2seq")))
     with pytest.raises(engram.Error, match="no shortlist.tsv"):
         engram.load(golden("seq2seq")).translate(src, shortlist=True)
-    import shutil
     model = tmp_path / "s2s"
     shutil.copytree(golden("seq2seq"), model)
     vocab = [line.rstrip("\n").split("\t")[0] for line in open(model / "tgt.vocab.txt", encoding="utf-8")][4:]

@@ -114,6 +114,45 @@ void check_seq2seq_precision(decode::Precision precision) {
 TEST(ServeRoutes, PrecisionBf16DecodesSeq2seqAsTheLibrary) { check_seq2seq_precision(decode::Precision::kBf16); }
 TEST(ServeRoutes, PrecisionInt8DecodesSeq2seqAsTheLibrary) { check_seq2seq_precision(decode::Precision::kInt8); }
 
+// Without --precision each model decodes at its own (its run's decode: section, as the CLI without
+// --precision), and /v1/models says which; --precision given is every model's.
+TEST(ServeRoutes, EachModelsOwnPrecisionUnlessOneIsGiven) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("serve_own_precision_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(golden_dir("seq2seq"), dir, fs::copy_options::recursive);
+  std::ofstream(dir / "decode.yaml") << "precision: bf16\n";
+  const std::string src = golden_cases("seq2seq").at(0).first;
+  auto served = [&](const ServeOptions& o) {
+    RunningServer s(o, {"bf16=" + dir.string(), "plain=" + golden_dir("seq2seq")});
+    httplib::Client c = s.client();
+    auto r = c.Get("/v1/models");
+    EXPECT_TRUE(r && r->status == 200);
+    const json models = json::parse(r->body)["models"];
+    auto [status, body] = post(c, "/v1/translate", json{{"model", "bf16"}, {"src", src}});
+    EXPECT_EQ(status, 200) << body.dump();
+    return std::make_tuple(models[0]["precision"].get<std::string>(), models[1]["precision"].get<std::string>(),
+                           body["translations"][0][0]["score"].get<double>());
+  };
+  auto score_at = [&](decode::Precision p) {
+    const auto m = models::load_model_as<models::Translator>(dir, "seq2seq");
+    m->set_precision(p);
+    models::TranslateOptions one;
+    return m->translate({src}, one)[0].nbest[0].score;
+  };
+  const auto [own, plain, own_score] = served(ServeOptions{});
+  EXPECT_EQ(own, "bf16");
+  EXPECT_EQ(plain, "fp32");
+  EXPECT_NEAR(own_score, score_at(decode::Precision::kBf16), 1e-6);
+  EXPECT_NE(own_score, score_at(decode::Precision::kFp32));
+  ServeOptions fp32;
+  fp32.precision = decode::Precision::kFp32;
+  const auto [given, plain2, given_score] = served(fp32);
+  EXPECT_EQ(given, "fp32");
+  EXPECT_NEAR(given_score, score_at(decode::Precision::kFp32), 1e-6);
+  fs::remove_all(dir);
+}
+
 // --precision bf16 / int8 for the other families with products: each route answers as the
 // library's model with set_precision(bf16 / int8) answers the same request, which is not its fp32
 // answer.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "engram/models/registry.h"
@@ -31,7 +32,8 @@ struct ServeOptions {
   int drain_timeout_ms = 25000;        // SIGTERM / stop(): unanswered requests beyond it get 503, then exit
   size_t max_header_bytes = 64u << 10;  // request line + headers; beyond: 431
   models::ServeLimits limits;          // per-request caps (400)
-  decode::Precision precision = decode::Precision::kFp32;  // decode-time weights of every model
+  // Decode-time weights of every model; none: each model's own (its run's decode: section), else fp32.
+  std::optional<decode::Precision> precision;
 
   void validate() const;  // each field in range, else an engram::Error naming it
 };

@@ -53,7 +53,7 @@ void ServeOptions::validate() const {
   ENGRAM_CHECK(!host.empty(), "serve: an empty host");
 }
 
-std::vector<ServedModel> load_models(const std::vector<std::string>& specs, decode::Precision precision) {
+std::vector<ServedModel> load_models(const std::vector<std::string>& specs, std::optional<decode::Precision> precision) {
   ENGRAM_CHECK(!specs.empty(), "serve: no model (-m DIR or -m NAME=DIR)");
   std::vector<ServedModel> out;
   for (const std::string& spec : specs) {
@@ -73,7 +73,9 @@ std::vector<ServedModel> load_models(const std::vector<std::string>& specs, deco
     for (const ServedModel& o : out)
       ENGRAM_CHECK(o.name != m.name, "serve: two models named '{}'; name them with -m NAME=DIR", m.name);
     m.model = models::load_model(dir);
-    m.model->set_precision(precision);  // once, before any worker reads the model
+    m.precision = precision ? *precision
+                            : m.model->decode_options(m.model->inference().options.defaults, {}).precision;
+    m.model->set_precision(m.precision);  // once, before any worker reads the model
     m.family = &models::family(m.model->family());
     ENGRAM_CHECK(m.family->route != nullptr, "serve: the {} family has no route", m.family->name);
     out.push_back(std::move(m));
@@ -260,6 +262,7 @@ struct Server::Impl {
                       {"route", fmt::format("/v1/{}", m.family->route)},
                       {"dir", m.model->dir().string()},
                       {"input", m.model->input_help()},
+                      {"precision", decode::precision_name(m.precision)},
                       {"config", std::move(config)}});
     }
     return {{"models", std::move(list)}};

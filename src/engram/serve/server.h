@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,15 +29,17 @@ namespace engram::serve {
 
 struct ServedModel {
   std::string name;  // the "model" field of a request
+  decode::Precision precision = decode::Precision::kFp32;  // its decode-time weights
   std::unique_ptr<models::LoadedModel> model;
   const models::Family* family = nullptr;
 };
 
 // Loads each spec, "DIR" or "NAME=DIR" (NAME defaults to the directory's name, or its parent's
 // when the directory is a run's best/, last/ or model/). Names must differ. Each model decodes
-// at `precision` (LoadedModel::set_precision; a family without bf16 refuses it).
+// at `precision` (LoadedModel::set_precision; a family without bf16 refuses it), or where none is
+// given at its own (its run's decode: section), else fp32, as the CLI without --precision.
 std::vector<ServedModel> load_models(const std::vector<std::string>& specs,
-                                     decode::Precision precision = decode::Precision::kFp32);
+                                     std::optional<decode::Precision> precision = std::nullopt);
 
 class Server {
  public:
