@@ -583,7 +583,7 @@ TEST(ServeRoutes, BadRequestsGetClearErrors) {
       {"/v1/translate", "{\"src\": [\"a\"], \"shortlist\": true}", 400, "no shortlist.tsv"},
       {"/v1/translate", "{\"src\": [\"a\"], \"shortlist\": 1}", 400, "'shortlist' must be"},
       {"/v1/babi", "{\"story\": [\"Mary went home.\"], \"question\": \"Where?\", \"beam\": 2}", 400,
-       "'beam' is not an option of the memn2n family (its options: batch, precision)"},
+       "'beam' is not an option of the memn2n family (its options: none)"},
       {"/v1/pointer", "{\"points\": [0.1, 0.5], \"samples\": 6}", 400, "'samples' is 6, more than the server's limit of 5"},
       {"/v1/translate", "{\"src\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}", 400, "1 to 4"},
       {"/v1/translate", "{\"src\": [\"" + std::string(300, 'x') + " " + std::string(300, 'y') + "\"]}", 400, "tokens, more than the limit of 256"},
