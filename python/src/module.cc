@@ -83,7 +83,7 @@ class Model {
     const std::optional<decode::Precision> given =
         precision.empty() ? std::nullopt : std::optional(precision_named(precision));
     model_ = models::load_model(dir);
-    precision_ = given ? *given : model_->decode_options(model_->inference().options.defaults, {}).precision;
+    precision_ = given ? *given : model_->own_precision();
     model_->set_precision(precision_);
   }
   std::string precision() const { return std::string(decode::precision_name(precision_)); }

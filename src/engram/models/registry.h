@@ -91,6 +91,9 @@ class LoadedModel {
                                        const std::vector<std::string>& given) const {
     return decode::with_model_defaults(asked, given, decode_defaults_);
   }
+  // The precision a front end decodes at when none is given: the model's own (its run's decode:
+  // section), else fp32.
+  decode::Precision own_precision() const { return decode_options(inference().options.defaults, {}).precision; }
   // parse_request, then decode_options over the option fields the body gives: what the server and
   // Python run.
   std::unique_ptr<Request> request(const nlohmann::json& body, const ServeLimits& limits) const;

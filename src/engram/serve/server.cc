@@ -73,8 +73,7 @@ std::vector<ServedModel> load_models(const std::vector<std::string>& specs, std:
     for (const ServedModel& o : out)
       ENGRAM_CHECK(o.name != m.name, "serve: two models named '{}'; name them with -m NAME=DIR", m.name);
     m.model = models::load_model(dir);
-    m.precision = precision ? *precision
-                            : m.model->decode_options(m.model->inference().options.defaults, {}).precision;
+    m.precision = precision ? *precision : m.model->own_precision();
     m.model->set_precision(m.precision);  // once, before any worker reads the model
     m.family = &models::family(m.model->family());
     ENGRAM_CHECK(m.family->route != nullptr, "serve: the {} family has no route", m.family->name);
