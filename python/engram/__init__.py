@@ -64,6 +64,20 @@ def _convert(v, key=None):
     return v
 
 
+def _name_the_field(body):
+    """Raises the error of the first field of a request body that JSON cannot hold: a value of a
+    type it has not (TypeError), or NaN / an infinity, which it has no number for (engram.Error)."""
+    for k, v in body.items():
+        try:
+            json.dumps(v)  # NaN and infinities allowed: only the type can fail here
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{k!r}: {e}") from None
+        try:
+            json.dumps(v, allow_nan=False)
+        except ValueError:
+            raise Error(f"{k!r} holds NaN or an infinity; its numbers must be finite") from None
+
+
 def _wav_bytes(waveform, sample_rate):
     """A mono float waveform in [-1, 1] as a 16-bit PCM WAV file (RIFF), in memory."""
     w = np.asarray(waveform)
@@ -113,16 +127,12 @@ class Model:
                 raise TypeError(f"{k!r} is not an input or an option of the {self.family} family "
                                 f"(inputs: {', '.join(self.inputs)}; options: {', '.join(self.options) or 'none'})")
         body = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in fields.items() if v is not None}
-        for k, v in body.items():  # JSON has no NaN or infinity, and only its own types
-            try:
-                json.dumps(v, allow_nan=False)
-            except ValueError as e:
-                if "Out of range float" not in str(e):
-                    raise Error(f"{k!r}: {e}") from None
-                raise Error(f"{k!r} holds NaN or an infinity; its numbers must be finite") from None
-            except TypeError as e:
-                raise TypeError(f"{k!r}: {e}") from None
-        return _convert(json.loads(self._m.run(json.dumps(body))))
+        try:
+            text = json.dumps(body, allow_nan=False)
+        except (TypeError, ValueError):
+            _name_the_field(body)
+            raise
+        return _convert(json.loads(self._m.run(text)))
 
     def _need(self, family, what):
         if self.family != family:

@@ -171,8 +171,11 @@ def test_the_models_own_precision_unless_one_is_given(tmp_path):
     (d / "decode.yaml").write_text("precision: bf16\n")
     assert engram.load(d).precision == "bf16"
     assert engram.load(d, precision="fp32").precision == "fp32"
+    # the scores say which weights decoded: bf16's differs from fp32's, and Python's equals the CLI's
     src = cases("seq2seq")[0][0]
-    assert engram.load(d).translate(src) == cli("translate", "-m", str(d), stdin=src + "\n").strip()
+    score = lambda *flags: float(cli("translate", "-m", str(d), "--scores", *flags, stdin=src + "\n").split("|||")[2])
+    assert score() == score("--precision", "bf16") != score("--precision", "fp32")
+    assert round(engram.load(d).translate_batch([src])[0][0]["score"], 4) == score()
 
 
 def test_shortlist(tmp_path):

@@ -66,19 +66,16 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--max-items", o.limits.max_items, "sentences per translate request; points; story sentences")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--max-tokens", o.limits.max_tokens, "tokens of one sentence or tree")->check(CLI::Range(1, 1 << 16));
-  auto precision = std::make_shared<decode::Precision>(decode::Precision::kFp32);
-  CLI::Option* precision_flag =
-      cmd->add_option("--precision", *precision,
-                      "decoding weights of every model: fp32, bf16 or int8 (default: each model's own, its run's "
-                      "decode: section, else fp32)")
-          ->transform(CLI::CheckedTransformer(std::map<std::string, decode::Precision>{
-              {"fp32", decode::Precision::kFp32}, {"bf16", decode::Precision::kBf16}, {"int8", decode::Precision::kInt8}}));
+  // --precision from the decode-options schema, as every verb's; given, it is every model's (else
+  // each model's own: ServeOptions::precision).
+  auto decode = std::make_shared<decode::DecodeOptions>();
+  add_config_flags(cmd, decode, {"precision"});
   cmd->add_option("--max-beam", o.limits.max_beam, "largest beam, samples or views a request may ask for")->check(CLI::Range(1, 256));
   cmd->add_option("--max-n-best", o.limits.max_n_best, "largest n_best a request may ask for")->check(CLI::Range(1, 256));
   cmd->add_option("--max-length", o.limits.max_length,
                   "largest max_length / min_length a request may ask for; ntm: longest sequence")->check(CLI::Range(1, 1 << 16));
-  cmd->callback([a, precision, precision_flag] {
-    if (precision_flag->count() > 0) a->options.precision = *precision;
+  cmd->callback([a, decode, cmd] {
+    if (cmd->get_option("--precision")->count() > 0) a->options.precision = decode->precision;
     run_serve(*a);
   });
 }

@@ -27,22 +27,28 @@ void check_request_caps(const decode::DecodeOptions& o, const std::vector<std::s
 void check_request_fields(const nlohmann::json& body, const InferenceSpec& spec, std::string_view family) {
   ENGRAM_CHECK(body.is_object(), "the request body must be a JSON object, got {}", body.type_name());
   const std::vector<std::string>& options = decode::option_names();
-  // The option fields a request may give: the family's, less the server's own.
-  std::vector<std::string> request_options;
-  for (const std::string& f : spec.options.fields)
-    if (!server_option(f)) request_options.push_back(f);
+  // The option fields a request may give, for an error's message: the family's, less the server's own.
+  auto request_options = [&] {
+    std::vector<std::string> out;
+    for (const std::string& f : spec.options.fields)
+      if (!server_option(f)) out.push_back(f);
+    return out;
+  };
   for (const auto& item : body.items()) {
     const std::string& key = item.key();
     if (key == "model" || std::find(spec.inputs.begin(), spec.inputs.end(), key) != spec.inputs.end()) continue;
     if (std::find(options.begin(), options.end(), key) != options.end()) {
       ENGRAM_CHECK(!server_option(key), "'{}' is the server's own option (engram serve --{}), not a request's", key,
                    key);
-      ENGRAM_CHECK(spec.options.has(key), "'{}' is not an option of the {} family (its options: {})", key, family,
-                   request_options.empty() ? std::string("none") : fmt::format("{}", fmt::join(request_options, ", ")));
+      if (!spec.options.has(key)) {
+        const std::vector<std::string> honoured = request_options();
+        throw Error(fmt::format("'{}' is not an option of the {} family (its options: {})", key, family,
+                                honoured.empty() ? std::string("none") : fmt::format("{}", fmt::join(honoured, ", "))));
+      }
       continue;
     }
     std::vector<std::string> known = spec.inputs;
-    known.insert(known.end(), request_options.begin(), request_options.end());
+    for (std::string& f : request_options()) known.push_back(std::move(f));
     throw Error(fmt::format("unknown field '{}' for a {} model (its fields: model, {})", core::printable(key, 64),
                             family, fmt::join(known, ", ")));
   }
